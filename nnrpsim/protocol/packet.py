@@ -1,0 +1,124 @@
+"""Whole NNRP/1 packets (40-byte header + metadata + body) and the hot-path byte counts.
+
+The simulator sizes every frame it sends with these functions, so inline-versus-reference
+traffic is counted from the wire layouts rather than assumed.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .codec import decode_block, encode_block
+from .codes import MessageType
+from .errors import WireError
+from .layouts import HEADER, HEADER_LEN, MAGIC, METADATA, OBJECT_REFERENCE, metadata_len
+
+BODY_REGION_PRELUDE_LEN = 32
+INLINE_OBJECT_HEADER_LEN = 16
+INLINE_OBJECT_ALIGN = 8
+FRAME_SUBMIT_META_LEN = 72
+
+
+@dataclass(frozen=True, slots=True)
+class Packet:
+    """A decoded packet: header fields, metadata fields (or raw bytes) and the body."""
+
+    header: dict[str, object]
+    metadata: dict[str, object] | None
+    metadata_raw: bytes
+    body: bytes
+
+    @property
+    def msg_type(self) -> MessageType:
+        return MessageType(self.header["msg_type"])
+
+
+def decode_packet(data: bytes | bytearray | memoryview) -> Packet:
+    """Decode and validate a whole packet, including the header length rules."""
+    data = bytes(data)
+    if len(data) < HEADER_LEN:
+        raise WireError("header", f"a packet needs at least {HEADER_LEN} bytes, got {len(data)}")
+    header = decode_block(HEADER, data[:HEADER_LEN])
+    meta_len, body_len = header["meta_len"], header["body_len"]
+    expected = HEADER_LEN + meta_len + body_len
+    if len(data) != expected:
+        raise WireError(
+            "body_len", f"packet is {len(data)} bytes but 40 + meta_len + body_len = {expected}"
+        )
+    msg_type = MessageType(header["msg_type"])
+    fixed_len = metadata_len(msg_type)
+    if fixed_len is not None and meta_len != fixed_len:
+        raise WireError(
+            "meta_len", f"{msg_type.name} metadata is {fixed_len} bytes, got {meta_len}"
+        )
+    raw = data[HEADER_LEN : HEADER_LEN + meta_len]
+    body = data[HEADER_LEN + meta_len :]
+    layout = METADATA.get(msg_type)
+    metadata = decode_block(layout, raw) if layout is not None else None
+    _check_body(msg_type, metadata, body_len)
+    return Packet(header, metadata, raw, body)
+
+
+def _check_body(msg_type: MessageType, metadata: dict[str, object] | None, body_len: int) -> None:
+    if msg_type is MessageType.CACHE_PUT and body_len != metadata["object_bytes"]:
+        raise WireError(
+            "object_bytes",
+            f"CACHE_PUT body is {body_len} bytes but object_bytes says {metadata['object_bytes']}",
+        )
+    if msg_type in (MessageType.CACHE_ACK, MessageType.CACHE_INVALIDATE) and body_len:
+        raise WireError("body_len", f"{msg_type.name} carries no body, got {body_len} bytes")
+
+
+def encode_packet(
+    msg_type: MessageType,
+    metadata: dict[str, object] | bytes,
+    body: bytes = b"",
+    **header: int,
+) -> bytes:
+    """Encode a packet; ``meta_len`` and ``body_len`` are computed, other header fields default 0."""
+    msg_type = MessageType(msg_type)
+    layout = METADATA.get(msg_type)
+    raw = metadata if isinstance(metadata, bytes) else encode_block(layout, metadata)
+    head = encode_block(
+        HEADER,
+        {
+            "magic": MAGIC,
+            "flags": 0,
+            "session_id": 0,
+            "frame_id": 0,
+            "view_id": 0,
+            "route_id": 0,
+            "trace_id": 0,
+            **header,
+            "msg_type": int(msg_type),
+            "meta_len": len(raw),
+            "body_len": len(body),
+        },
+    )
+    packet = head + raw + body
+    decode_packet(packet)  # the same rules both ways: an invalid packet is never produced
+    return packet
+
+
+def packet_bytes(msg_type: MessageType, body_len: int = 0) -> int:
+    """Bytes on the wire for one packet of ``msg_type`` carrying ``body_len`` body bytes."""
+    fixed = metadata_len(MessageType(msg_type))
+    if fixed is None:
+        raise WireError("msg_type", f"{MessageType(msg_type).name} has no fixed metadata length")
+    return HEADER_LEN + fixed + body_len
+
+
+def inline_object_bytes(object_bytes: int) -> int:
+    """An inline object block: 16-byte header + payload, zero-padded to 8 bytes."""
+    payload = INLINE_OBJECT_HEADER_LEN + object_bytes
+    return payload + (-payload) % INLINE_OBJECT_ALIGN
+
+
+def frame_submit_bytes(inline_objects: list[int] | tuple[int, ...], references: int) -> int:
+    """A FRAME_SUBMIT carrying these inline objects and ``references`` 24-byte ORBs.
+
+    Body = 32-byte region prelude + inline object blocks + the object-reference region. Typed
+    payload and extension regions are the application's own and are not counted here.
+    """
+    body = BODY_REGION_PRELUDE_LEN + sum(inline_object_bytes(n) for n in inline_objects)
+    return HEADER_LEN + FRAME_SUBMIT_META_LEN + body + references * OBJECT_REFERENCE.size

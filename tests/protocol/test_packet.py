@@ -1,0 +1,103 @@
+"""Whole packets: header rules, length consistency, CACHE_PUT body length, and byte counts."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnrpsim.protocol import (
+    MessageType,
+    WireError,
+    decode_packet,
+    encode_packet,
+    frame_submit_bytes,
+    inline_object_bytes,
+    packet_bytes,
+)
+
+PUT = {
+    "cache_namespace": 1,
+    "object_kind": 7,
+    "cache_key_hi": 2,
+    "cache_key_lo": 3,
+    "ttl_ms": 30_000,
+    "object_bytes": 5,
+    "codec_bitmap": 3,
+    "flags": 1,
+}
+
+
+def _put_packet() -> bytearray:
+    return bytearray(encode_packet(MessageType.CACHE_PUT, PUT, b"hello", session_id=9))
+
+
+def test_cache_put_packet_round_trip():
+    packet = decode_packet(bytes(_put_packet()))
+    assert packet.msg_type is MessageType.CACHE_PUT
+    assert packet.header["meta_len"] == 40 and packet.header["body_len"] == 5
+    assert packet.header["session_id"] == 9
+    assert packet.metadata == PUT and packet.body == b"hello"
+
+
+@pytest.mark.parametrize(
+    ("offset", "value", "field"),
+    [
+        (0, ord("X"), "magic"),
+        (4, 2, "version_major"),
+        (5, 1, "wire_format"),
+        (6, 0x7F, "msg_type"),
+        (7, 41, "header_len"),
+        (8, 0x40, "flags"),
+        (12, 41, "body_len"),  # meta_len 41: 40 + 41 + 5 != length
+        (16, 6, "body_len"),
+    ],
+)
+def test_header_rules(offset, value, field):
+    raw = _put_packet()
+    raw[offset] = value
+    with pytest.raises(WireError) as err:
+        decode_packet(bytes(raw))
+    assert err.value.field == field
+
+
+def test_cache_put_body_must_equal_object_bytes():
+    with pytest.raises(WireError, match="object_bytes"):
+        encode_packet(MessageType.CACHE_PUT, PUT, b"hell")
+
+
+def test_metadata_length_must_match_the_message_type():
+    raw = encode_packet(MessageType.PING, b"")
+    assert decode_packet(raw).metadata is None
+    with pytest.raises(WireError, match="meta_len"):
+        encode_packet(MessageType.FRAME_SUBMIT, b"\0" * 71)
+
+
+def test_cache_ack_has_no_body():
+    ack = {
+        "cache_namespace": 1,
+        "status": 0,
+        "cache_key_hi": 1,
+        "cache_key_lo": 2,
+        "accepted_ttl_ms": 1,
+        "max_object_bytes": 1,
+        "detail_code": 0,
+    }
+    with pytest.raises(WireError, match="body_len"):
+        encode_packet(MessageType.CACHE_ACK, ack, b"x")
+
+
+def test_truncated_packet():
+    with pytest.raises(WireError, match="header"):
+        decode_packet(b"NNRP")
+
+
+def test_byte_counts_follow_the_layouts():
+    assert packet_bytes(MessageType.CACHE_PUT, 4096) == 40 + 40 + 4096
+    assert packet_bytes(MessageType.CACHE_ACK) == 80
+    assert packet_bytes(MessageType.CACHE_INVALIDATE) == 72
+    assert (
+        inline_object_bytes(1) == 24
+        and inline_object_bytes(8) == 24
+        and inline_object_bytes(9) == 32
+    )
+    assert frame_submit_bytes([], 3) == 40 + 72 + 32 + 3 * 24
+    assert frame_submit_bytes([1000], 0) == 40 + 72 + 32 + 1016

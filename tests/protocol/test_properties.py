@@ -1,0 +1,96 @@
+"""Properties of the codec: round trips, and that garbage only ever raises WireError."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nnrpsim.protocol import (
+    BLOCKS,
+    METADATA,
+    WireError,
+    decode_batch,
+    decode_block,
+    decode_packet,
+    encode_block,
+    encode_packet,
+)
+from nnrpsim.protocol.codec import record_to_dict
+from tests.protocol.blocks import random_valid
+
+DERIVED_HEADER_FIELDS = {"magic", "version_major", "wire_format", "msg_type", "header_len"}
+DERIVED_HEADER_FIELDS |= {"meta_len", "body_len"}
+LAYOUTS = list({layout.name: layout for layout in [*BLOCKS.values(), *METADATA.values()]}.values())
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.name)
+@settings(max_examples=50, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_encode_decode_round_trip(layout, seed):
+    (record,) = random_valid(layout, 1, np.random.default_rng(seed))
+    fields = record_to_dict(record)
+    raw = encode_block(layout, fields)
+    assert len(raw) == layout.size
+    assert decode_block(layout, raw) == fields
+
+
+@pytest.mark.parametrize("layout", LAYOUTS, ids=lambda layout: layout.name)
+@settings(max_examples=200, deadline=None)
+@given(raw=st.binary(min_size=0, max_size=100))
+def test_random_bytes_decode_or_raise_wire_error(layout, raw):
+    try:
+        fields = decode_block(layout, raw)
+    except WireError as err:
+        assert err.field and err.reason
+    else:
+        assert encode_block(layout, fields) == raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(raw=st.binary(min_size=0, max_size=200))
+def test_random_packets_decode_or_raise_wire_error(raw):
+    try:
+        packet = decode_packet(raw)
+    except WireError:
+        return
+    header = {k: v for k, v in packet.header.items() if k not in DERIVED_HEADER_FIELDS}
+    metadata = packet.metadata if packet.metadata is not None else packet.metadata_raw
+    assert encode_packet(packet.msg_type, metadata, packet.body, **header) == raw
+
+
+@settings(max_examples=300, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), position=st.integers(0, 10_000), value=st.integers(0, 255))
+def test_mutated_packets_decode_or_raise_wire_error(seed, position, value):
+    layout = METADATA[sorted(METADATA)[seed % len(METADATA)]]
+    msg_type = next(t for t, lay in METADATA.items() if lay is layout)
+    fields = record_to_dict(random_valid(layout, 1, np.random.default_rng(seed))[0])
+    body = b"x" * (fields["object_bytes"] % 64) if "object_bytes" in fields else b""
+    if "object_bytes" in fields:
+        fields["object_bytes"] = len(body)
+    packet = bytearray(encode_packet(msg_type, fields, body))
+    packet[position % len(packet)] = value
+    try:
+        decoded = decode_packet(bytes(packet))
+    except WireError:
+        return
+    assert decoded.msg_type == packet[6]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    cut=st.integers(1, 23),
+)
+def test_batch_decode_rejects_partial_blocks_and_names_first_bad_block(seed, cut):
+    layout = BLOCKS["orb"]
+    records = random_valid(layout, 8, np.random.default_rng(seed))
+    raw = records.tobytes()
+    with pytest.raises(WireError, match="whole number"):
+        decode_batch(layout, raw[:-cut])
+    records[5]["object_kind"] = 0
+    records[6]["ref_flags"] = 1
+    with pytest.raises(WireError) as err:
+        decode_batch(layout, records.tobytes())
+    assert (err.value.field, err.value.index) == ("object_kind", 5)

@@ -1,0 +1,95 @@
+"""``nnrpsim frames``: decode and encode from the terminal, and the one-line error path."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from nnrpsim.cli import main
+
+ORB_GOLDEN = "020000000700000044332211000000008877665500000000"
+PUT_PACKET = (
+    "4e4e52500100142800000000280000000500000009000000000000000000000000000000"
+    "00000000010000000700000001000000000000000200000000000000307500000500000003000000"
+    "0100000068656c6c6f"
+)
+
+
+def run(capsys, *argv):
+    status = main(list(argv))
+    out, err = capsys.readouterr()
+    return status, out, err
+
+
+def test_decode_packet_prints_one_json_object_with_spec_names(capsys):
+    status, out, err = run(capsys, "frames", "decode", PUT_PACKET)
+    assert status == 0 and err == ""
+    doc = json.loads(out)
+    assert doc["message"] == "CACHE_PUT"
+    assert doc["header"]["session_id"] == 9 and doc["header"]["magic"] == "NNRP"
+    assert doc["metadata"]["ttl_ms"] == 30_000 and doc["metadata"]["object_kind"] == 7
+    assert doc["body_hex"] == b"hello".hex()
+
+
+def test_decode_block_keeps_full_64_bit_integers(capsys):
+    hex_ = "0300000001000000887766554433221100ffeeddccbbaa990200000000000000"
+    status, out, _ = run(capsys, "frames", "decode", "--block", "cache-invalidate", hex_)
+    assert status == 0
+    assert '"cache_key_lo": 11072869122414935808' in out  # a JSON number, not a float
+    assert json.loads(out)["reason_code"] == 2
+
+
+def test_encode_prints_hex_that_decodes_back(capsys):
+    fields = {
+        "object_kind": 2,
+        "cache_namespace": 7,
+        "cache_key_hi": 0x11223344,
+        "cache_key_lo": 0x55667788,
+    }
+    status, out, _ = run(capsys, "frames", "encode", "orb", json.dumps(fields))
+    assert status == 0 and out.strip() == ORB_GOLDEN
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["frames", "decode", "--block", "orb", "zz"], "error: hex: not valid hexadecimal"),
+        (
+            [
+                "frames",
+                "decode",
+                "--block",
+                "orb",
+                "0100030001000000887766554433221100ffeeddccbbaa99",
+            ],
+            "error: ref_flags: reserved, must be 0 (got 3)",
+        ),
+        (
+            ["frames", "decode", "--block", "orb", "00"],
+            "error: object_reference: expected 24 bytes",
+        ),
+        (["frames", "encode", "orb", "{"], "error: json: Expecting property name"),
+        (["frames", "encode", "orb", "[1]"], "error: json: must be an object"),
+        (["frames", "encode", "cache-ack", '{"status": 9}'], "error: cache_namespace: missing"),
+        (["frames", "encode", "bogus", "{}"], "error: argument block: invalid choice"),
+        (["frames"], "error: the following arguments are required"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_console_entry_point_never_prints_a_traceback():
+    proc = subprocess.run(
+        [sys.executable, "-m", "nnrpsim", "frames", "decode", "4e4e5250"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: header:") and "Traceback" not in proc.stderr
