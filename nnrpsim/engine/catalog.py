@@ -1,0 +1,78 @@
+"""Dense object ids for canonical identities, assigned once, so the hot path indexes arrays."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnrpsim.protocol import CacheIdentity, CacheObjectKind, WireError
+
+
+class ObjectCatalog:
+    """Identity columns indexed by dense object id (0, 1, 2, ...).
+
+    Workload generators and trace loaders intern every identity here once; the lease table and
+    the replay then work on the integer ids. ``namespace``/``key_hi``/``key_lo``/``kind`` stay
+    available for wire encoding and for namespace and kind invalidation.
+    """
+
+    def __init__(self) -> None:
+        self.namespace = np.zeros(0, dtype=np.uint32)
+        self.key_hi = np.zeros(0, dtype=np.uint64)
+        self.key_lo = np.zeros(0, dtype=np.uint64)
+        self.kind = np.zeros(0, dtype=np.uint8)
+        self._ids: dict[tuple[int, int, int, int], int] = {}
+
+    def __len__(self) -> int:
+        return len(self.namespace)
+
+    @classmethod
+    def from_arrays(
+        cls, namespace: np.ndarray, key_hi: np.ndarray, key_lo: np.ndarray, kind: np.ndarray
+    ) -> ObjectCatalog:
+        """A catalog whose object ``i`` is row ``i``; rows must be distinct identities."""
+        catalog = cls()
+        catalog.extend(namespace, key_hi, key_lo, kind)
+        return catalog
+
+    def extend(
+        self, namespace: np.ndarray, key_hi: np.ndarray, key_lo: np.ndarray, kind: np.ndarray
+    ) -> np.ndarray:
+        """Intern many identities; returns their dense ids (existing ones keep theirs)."""
+        columns = [np.asarray(c) for c in (namespace, key_hi, key_lo, kind)]
+        if len({len(c) for c in columns}) != 1:
+            raise ValueError("identity columns must have equal lengths")
+        kinds = columns[3]
+        if len(kinds) and (kinds.min() < 1 or kinds.max() > max(CacheObjectKind)):
+            raise WireError("object_kind", "cache object kinds must be 1-9")
+        ids = np.empty(len(kinds), dtype=np.int64)
+        new_rows = []
+        for row, key in enumerate(zip(*(c.tolist() for c in columns), strict=True)):
+            found = self._ids.get(key)
+            if found is None:
+                found = self._ids[key] = len(self) + len(new_rows)
+                new_rows.append(row)
+            ids[row] = found
+        rows = np.asarray(new_rows, dtype=np.int64)
+        self.namespace = np.concatenate([self.namespace, columns[0][rows].astype(np.uint32)])
+        self.key_hi = np.concatenate([self.key_hi, columns[1][rows].astype(np.uint64)])
+        self.key_lo = np.concatenate([self.key_lo, columns[2][rows].astype(np.uint64)])
+        self.kind = np.concatenate([self.kind, kinds[rows].astype(np.uint8)])
+        return ids
+
+    def intern(self, identity: CacheIdentity) -> int:
+        """The dense id of one identity, adding it if new."""
+        (found,) = self.extend(
+            [identity.cache_namespace],
+            np.array([identity.cache_key_hi], dtype=np.uint64),
+            np.array([identity.cache_key_lo], dtype=np.uint64),
+            [int(identity.object_kind)],
+        )
+        return int(found)
+
+    def identity(self, object_id: int) -> CacheIdentity:
+        return CacheIdentity(
+            int(self.namespace[object_id]),
+            int(self.key_hi[object_id]),
+            int(self.key_lo[object_id]),
+            CacheObjectKind(int(self.kind[object_id])),
+        )

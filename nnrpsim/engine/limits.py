@@ -1,0 +1,36 @@
+"""The server's cache limits: what the handshake and the GPU memory budget allow."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from nnrpsim.protocol import CACHE_OBJECT_BITMAP_MASK, U32_MAX
+
+
+@dataclass(frozen=True, slots=True)
+class CacheLimits:
+    """Admission limits for CACHE_PUT.
+
+    ``max_cache_entries`` 0 means unlimited (as in nnrp-rs); ``max_object_bytes`` is a per-object
+    ceiling (the handshake's ``max_cache_bytes``); ``capacity_bytes`` is the GPU memory budget for
+    all objects together (None: unlimited). TTLs are clamped to ``[ttl_floor_ms, ttl_ceiling_ms]``.
+    """
+
+    object_kind_bitmap: int = CACHE_OBJECT_BITMAP_MASK
+    max_object_bytes: int = U32_MAX
+    max_cache_entries: int = 0
+    capacity_bytes: int | None = None
+    ttl_floor_ms: int = 0
+    ttl_ceiling_ms: int = U32_MAX
+    eviction: str = "lru"
+
+    def __post_init__(self) -> None:
+        if not 0 <= self.ttl_floor_ms <= self.ttl_ceiling_ms <= U32_MAX:
+            raise ValueError(
+                f"ttl_floor_ms ({self.ttl_floor_ms}) must be <= ttl_ceiling_ms "
+                f"({self.ttl_ceiling_ms}) <= {U32_MAX}"
+            )
+        if self.capacity_bytes is not None and self.capacity_bytes < 0:
+            raise ValueError(f"capacity_bytes must be >= 0, got {self.capacity_bytes}")
+        if self.max_cache_entries < 0:
+            raise ValueError(f"max_cache_entries must be >= 0, got {self.max_cache_entries}")

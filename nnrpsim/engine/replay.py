@@ -1,0 +1,353 @@
+"""Trace-level replay: whole TTL sweeps over a reference stream at once.
+
+Without a capacity limit every reference's fate depends only on its own object's history, so a
+grid of TTLs is evaluated with sorts and binary searches over the stream (reset mode) or with
+rounds that advance every (object, TTL) pair to its next miss together (non-reset mode). With a
+byte capacity the objects interact; the replay then runs the same rules as the lease table, one
+reference at a time (LRU and FIFO with an ordered map, other policies on the table itself).
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import OrderedDict
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnrpsim.protocol import U32_MAX
+
+from .catalog import ObjectCatalog
+from .limits import CacheLimits
+from .outcomes import EndReason, Outcome
+from .stream import ReferenceStream
+from .table import LeaseTable
+
+MODES = ("reset", "non_reset")
+COUNTS = (
+    "hits",
+    "cold_misses",
+    "expired_misses",
+    "invalidated_misses",
+    "evicted_misses",
+    "installs",
+    "renewals",
+    "rejected",
+)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Per TTL value: hits and misses by cause, installs, renewals, time-average live bytes.
+
+    ``cold_misses`` + ``invalidated_misses`` + ``evicted_misses`` are what a server reports as
+    cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` is NaN where the replay
+    ran on the lease table, which does not integrate over time.
+    """
+
+    ttl_ms: np.ndarray
+    references: int
+    hits: np.ndarray
+    cold_misses: np.ndarray
+    expired_misses: np.ndarray
+    invalidated_misses: np.ndarray
+    evicted_misses: np.ndarray
+    installs: np.ndarray
+    renewals: np.ndarray
+    rejected: np.ndarray
+    mean_live_bytes: np.ndarray
+
+    @property
+    def hit_rate(self) -> np.ndarray:
+        return self.hits / max(self.references, 1)
+
+    def counts(self) -> dict[str, list[int]]:
+        return {name: getattr(self, name).tolist() for name in COUNTS}
+
+
+def _check_grid(ttl_grid) -> np.ndarray:
+    grid = np.atleast_1d(np.asarray(ttl_grid, dtype=np.int64))
+    if grid.ndim != 1 or not len(grid) or grid.min() < 0 or grid.max() > U32_MAX:
+        raise ValueError(f"ttl_grid must be a non-empty list of integers in 0..{U32_MAX} ms")
+    return grid
+
+
+def replay(
+    stream: ReferenceStream,
+    ttl_grid,
+    mode: str = "reset",
+    capacity_bytes: int | None = None,
+    policy: str = "lru",
+) -> ReplayResult:
+    """Replay ``stream`` for every TTL in ``ttl_grid``.
+
+    ``reset`` renews the lease on every hit (renew on use); ``non_reset`` only reinstalls after
+    expiry. Every miss installs. With ``capacity_bytes`` the eviction ``policy`` decides victims,
+    exactly as :class:`LeaseTable` would.
+    """
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    grid = _check_grid(ttl_grid)
+    if capacity_bytes is None:
+        sweep = _reset_grid if mode == "reset" else _non_reset_grid
+        return sweep(stream, grid)
+    if policy in ("lru", "fifo"):
+        runs = [_ordered_capacity(stream, int(t), mode, capacity_bytes, policy) for t in grid]
+        return _stack(grid, len(stream), runs)
+    limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
+    return _stack(grid, len(stream), [replay_on_table(stream, int(t), mode, limits) for t in grid])
+
+
+def _stack(grid: np.ndarray, n: int, runs: list[dict[str, float]]) -> ReplayResult:
+    columns = {name: np.array([run[name] for run in runs], dtype=np.int64) for name in COUNTS}
+    live = np.array([run["mean_live_bytes"] for run in runs], dtype=np.float64)
+    return ReplayResult(grid, n, **columns, mean_live_bytes=live)
+
+
+# ---------------------------------------------------------------------- uncapacitated, vectorised
+@dataclass(frozen=True)
+class _ByObject:
+    """The stream sorted by (object, time), with each reference's invalidation context."""
+
+    obj: np.ndarray
+    time: np.ndarray
+    size: np.ndarray
+    first: np.ndarray  # first reference of its object
+    last: np.ndarray  # last reference of its object
+    next_inv: np.ndarray  # first invalidation of the object strictly after this reference
+    run_end: np.ndarray  # index one past the object's last reference
+    keys: np.ndarray  # obj * span + (time - t0), sorted
+    span: int
+    t0: int
+    end: int
+
+
+def _by_object(stream: ReferenceStream) -> _ByObject:
+    order = np.argsort(stream.object_id, kind="stable")
+    obj, time, size = stream.object_id[order], stream.time_ms[order], stream.size[order]
+    n = len(obj)
+    first = np.ones(n, dtype=bool)
+    first[1:] = obj[1:] != obj[:-1]
+    last = np.ones(n, dtype=bool)
+    last[:-1] = first[1:]
+    t0 = min(stream.start_ms, int(time.min()) if n else 0)
+    span = stream.end_ms - t0 + 2
+    if (int(obj.max()) + 1 if n else 1) * span >= 2**62:
+        raise ValueError("stream too long for replay keys (objects x duration overflows int64)")
+    keys = obj * span + (time - t0)
+    inv_o, inv_t = stream.invalidation_object_id, stream.invalidation_time_ms
+    inv_keys = np.sort(inv_o * span + (inv_t - t0))
+    idx = np.searchsorted(inv_keys, keys, side="right")
+    found = idx < len(inv_keys)
+    next_inv = np.full(n, np.iinfo(np.int64).max // 4, dtype=np.int64)
+    hit_keys = inv_keys[idx[found]]
+    same = hit_keys // span == obj[found]
+    next_inv[np.flatnonzero(found)[same]] = hit_keys[same] % span + t0
+    starts = np.flatnonzero(first)
+    run_end = np.repeat(np.append(starts[1:], n), np.diff(np.append(starts, n)))
+    return _ByObject(obj, time, size, first, last, next_inv, run_end, keys, span, t0, stream.end_ms)
+
+
+def _count_below(sorted_values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    return np.searchsorted(sorted_values, grid, side="left")
+
+
+def _sum_min(values: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """``sum(weights * min(values, T))`` for every T of the grid."""
+    order = np.argsort(values)
+    v, w = values[order].astype(np.float64), weights[order].astype(np.float64)
+    below = np.concatenate([[0.0], np.cumsum(v * w)])
+    weight_left = np.concatenate([[0.0], np.cumsum(w)])
+    k = np.searchsorted(v, grid, side="left")
+    return below[k] + grid * (weight_left[-1] - weight_left[k])
+
+
+def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
+    """Renew on use: reference k hits iff its gap is below T and no invalidation came between."""
+    b = _by_object(stream)
+    n = len(b.obj)
+    prev_time = np.empty(n, dtype=np.int64)
+    prev_time[1:] = b.time[:-1]
+    prev_next_inv = np.empty(n, dtype=np.int64)
+    prev_next_inv[1:] = b.next_inv[:-1]
+    repeat = ~b.first
+    gap = (b.time - prev_time)[repeat]
+    killed = (prev_next_inv <= b.time)[repeat]
+    kill_age = (prev_next_inv - prev_time)[repeat][killed]
+    hits = _count_below(np.sort(gap[~killed]), grid)
+    invalidated = _count_below(np.sort(kill_age), grid)
+    expired = int(repeat.sum()) - hits - invalidated
+    # Each reference's lease lives until T, the next reference (which renews it), an
+    # invalidation, or the end of the window, whichever comes first.
+    next_time = np.empty(n, dtype=np.int64)
+    next_time[:-1] = b.time[1:]
+    horizon = np.where(b.last, b.end, next_time)
+    live_for = np.minimum(horizon, b.next_inv) - b.time
+    live = _sum_min(live_for, b.size, grid) / stream.duration_ms
+    zeros = np.zeros(len(grid), dtype=np.int64)
+    return ReplayResult(
+        grid,
+        n,
+        hits=hits,
+        cold_misses=zeros + int(b.first.sum()),
+        expired_misses=expired,
+        invalidated_misses=invalidated,
+        evicted_misses=zeros,
+        installs=n - hits,
+        renewals=hits,
+        rejected=zeros,
+        mean_live_bytes=live,
+    )
+
+
+def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
+    """Reinstall after expiry: every (object, TTL) pair jumps from miss to next miss per round."""
+    b = _by_object(stream)
+    n, g = len(b.obj), len(grid)
+    starts = np.flatnonzero(b.first)
+    pos = np.tile(starts, g)  # current miss position of each active pair
+    which = np.repeat(np.arange(g), len(starts))  # the TTL index of each pair
+    misses = np.zeros(g, dtype=np.int64)
+    expired = np.zeros(g, dtype=np.int64)
+    invalidated = np.zeros(g, dtype=np.int64)
+    live = np.zeros(g, dtype=np.float64)
+    while len(pos):
+        misses += np.bincount(which, minlength=g)
+        t, ttl = b.time[pos], grid[which]
+        inv = b.next_inv[pos]
+        lease_end = np.minimum(t + ttl, inv)
+        live += np.bincount(
+            which, weights=(np.minimum(lease_end, b.end) - t) * b.size[pos], minlength=g
+        )
+        target = b.obj[pos] * b.span + (np.minimum(lease_end, b.end) - b.t0)
+        nxt = np.maximum(np.searchsorted(b.keys, target, side="left"), pos + 1)
+        more = nxt < b.run_end[pos]
+        by_inv = inv < t + ttl
+        invalidated += np.bincount(which[more & by_inv], minlength=g)
+        expired += np.bincount(which[more & ~by_inv], minlength=g)
+        pos, which = nxt[more], which[more]
+    zeros = np.zeros(g, dtype=np.int64)
+    cold = len(starts)
+    return ReplayResult(
+        grid,
+        n,
+        hits=n - misses,
+        cold_misses=zeros + cold,
+        expired_misses=expired,
+        invalidated_misses=invalidated,
+        evicted_misses=zeros,
+        installs=misses,
+        renewals=zeros,
+        rejected=zeros,
+        mean_live_bytes=live / stream.duration_ms,
+    )
+
+
+# ---------------------------------------------------------------------- with a byte capacity
+_CAUSE = {
+    EndReason.NEVER_INSTALLED: "cold_misses",
+    EndReason.EXPIRED: "expired_misses",
+    EndReason.INVALIDATED: "invalidated_misses",
+    EndReason.EVICTED: "evicted_misses",
+    EndReason.RELEASED: "cold_misses",
+}
+
+
+def _ordered_capacity(
+    stream: ReferenceStream, ttl: int, mode: str, capacity: int, policy: str
+) -> dict[str, float]:
+    """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
+    a shortfall first reclaims expired leases, then evicts the least recent (or oldest)."""
+    counts = dict.fromkeys(COUNTS, 0)
+    entries: OrderedDict[int, list[int]] = OrderedDict()  # obj -> [expires, segment start, size]
+    ended: dict[int, EndReason] = {}
+    expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
+    used = 0
+    live_ms_bytes = 0
+    inv_t = stream.invalidation_time_ms.tolist()
+    inv_o = stream.invalidation_object_id.tolist()
+    k, n_inv = 0, len(inv_t)
+    lru, reset = policy == "lru", mode == "reset"
+
+    def drop(obj: int, now: int, reason: EndReason) -> None:
+        nonlocal used, live_ms_bytes
+        expires, start, size = entries.pop(obj)
+        used -= size
+        live_ms_bytes += (min(expires, now) - start) * size
+        ended[obj] = reason
+
+    for t, obj, size in zip(
+        stream.time_ms.tolist(), stream.object_id.tolist(), stream.size.tolist(), strict=True
+    ):
+        while k < n_inv and inv_t[k] <= t:
+            victim = entries.get(inv_o[k])
+            if victim is not None:
+                live = inv_t[k] < victim[0]
+                drop(inv_o[k], inv_t[k], EndReason.INVALIDATED if live else EndReason.EXPIRED)
+            k += 1
+        entry = entries.get(obj)
+        if entry is not None and t < entry[0]:
+            counts["hits"] += 1
+            if lru:
+                entries.move_to_end(obj)
+            if reset:
+                live_ms_bytes += (t - entry[1]) * entry[2]
+                entry[0], entry[1] = t + ttl, t
+                heapq.heappush(expiries, (t + ttl, obj))
+                counts["renewals"] += 1
+            continue
+        if entry is not None:
+            drop(obj, t, EndReason.EXPIRED)
+        counts[_CAUSE[ended.get(obj, EndReason.NEVER_INSTALLED)]] += 1
+        if used + size > capacity:
+            while expiries and expiries[0][0] <= t:
+                expires, victim = heapq.heappop(expiries)
+                if victim in entries and entries[victim][0] == expires:
+                    drop(victim, t, EndReason.EXPIRED)
+            if size > capacity:
+                counts["rejected"] += 1
+                continue
+            while used + size > capacity:
+                drop(next(iter(entries)), t, EndReason.EVICTED)
+        entries[obj] = [t + ttl, t, size]
+        heapq.heappush(expiries, (t + ttl, obj))
+        used += size
+        counts["installs"] += 1
+    for obj in list(entries):
+        drop(obj, stream.end_ms, EndReason.EXPIRED)
+    return {**counts, "mean_live_bytes": live_ms_bytes / stream.duration_ms}
+
+
+def replay_on_table(
+    stream: ReferenceStream, ttl: int, mode: str, limits: CacheLimits
+) -> dict[str, float]:
+    """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path."""
+    n_objects = int(stream.object_id.max()) + 1 if len(stream) else 0
+    kinds = np.full(n_objects, 7, dtype=np.uint8)
+    ids = np.arange(n_objects, dtype=np.uint64)
+    table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
+    counts = dict.fromkeys(COUNTS, 0)
+    inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
+    k = 0
+    for t, obj, size in zip(
+        stream.time_ms.tolist(), stream.object_id.tolist(), stream.size.tolist(), strict=True
+    ):
+        while k < len(inv_t) and inv_t[k] <= t:
+            table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
+            k += 1
+        reason = EndReason(int(table.end_reason[obj]))
+        (outcome,) = table.lookup(np.array([obj]), t)
+        if outcome == Outcome.HIT:
+            counts["hits"] += 1
+            if mode == "reset":
+                table.install(np.array([obj]), t, ttl, size)
+                counts["renewals"] += 1
+            continue
+        present = table.slot_of[obj] >= 0
+        counts["expired_misses" if present else _CAUSE[reason]] += 1
+        result = table.install(np.array([obj]), t, ttl, size)
+        if result.status[0] == 1:
+            counts["rejected"] += 1
+        else:
+            counts["installs"] += 1
+    return {**counts, "mean_live_bytes": float("nan")}

@@ -1,0 +1,63 @@
+"""A reference stream: the input of every replay, as plain arrays."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class ReferenceStream:
+    """References ``(time_ms, object_id, size)`` in time order, plus optional invalidations.
+
+    An invalidation at time ``v`` removes the object's copy before any reference at the same
+    millisecond. ``start_ms``/``end_ms`` bound the window for time averages (default: from the
+    first event to one past the last).
+    """
+
+    time_ms: np.ndarray
+    object_id: np.ndarray
+    size: np.ndarray
+    invalidation_time_ms: np.ndarray | None = None
+    invalidation_object_id: np.ndarray | None = None
+    start_ms: int | None = None
+    end_ms: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("time_ms", "object_id", "size"):
+            object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64))
+        if not len(self.time_ms) == len(self.object_id) == len(self.size):
+            raise ValueError("time_ms, object_id and size must have equal lengths")
+        if len(self.time_ms) and (np.diff(self.time_ms) < 0).any():
+            raise ValueError("time_ms must be non-decreasing")
+        if len(self.time_ms) and (self.time_ms.min() < 0 or self.object_id.min() < 0):
+            raise ValueError("time_ms and object_id must be >= 0")
+        if len(self.size) and self.size.min() < 0:
+            raise ValueError("size must be >= 0")
+        inv_t, inv_o = self.invalidation_time_ms, self.invalidation_object_id
+        if (inv_t is None) != (inv_o is None):
+            raise ValueError(
+                "give both invalidation_time_ms and invalidation_object_id, or neither"
+            )
+        inv_t = np.zeros(0, np.int64) if inv_t is None else np.asarray(inv_t, dtype=np.int64)
+        inv_o = np.zeros(0, np.int64) if inv_o is None else np.asarray(inv_o, dtype=np.int64)
+        if len(inv_t) != len(inv_o):
+            raise ValueError("invalidation arrays must have equal lengths")
+        order = np.lexsort((inv_o, inv_t))
+        object.__setattr__(self, "invalidation_time_ms", inv_t[order])
+        object.__setattr__(self, "invalidation_object_id", inv_o[order])
+        times = np.concatenate([self.time_ms, inv_t])
+        if self.start_ms is None:
+            object.__setattr__(self, "start_ms", int(times.min()) if len(times) else 0)
+        if self.end_ms is None:
+            object.__setattr__(self, "end_ms", int(times.max()) + 1 if len(times) else 1)
+        if self.end_ms <= self.start_ms:
+            raise ValueError("end_ms must be after start_ms")
+
+    def __len__(self) -> int:
+        return len(self.time_ms)
+
+    @property
+    def duration_ms(self) -> int:
+        return self.end_ms - self.start_ms

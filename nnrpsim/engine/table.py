@@ -1,0 +1,522 @@
+"""The lease table: one slot per installed object, as a structure of numpy arrays.
+
+Every cache decision of the simulator goes through here, in batches: install/renew, lookup,
+expire, invalidate by scope, release by owner, evict. Times are u64 milliseconds; the ordering
+columns (``installed_seq``, ``last_access_seq``) use the table's own operation counter so that
+events in the same millisecond still have an exact order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnrpsim.protocol import (
+    CACHE_INVALIDATE,
+    CacheAckStatus,
+    DetailCode,
+    InvalidateScope,
+    Lease,
+    OwnerScope,
+    encode_block,
+    saturating_add_u64_array,
+)
+
+from .catalog import ObjectCatalog
+from .eviction import policy_key, victim_order
+from .limits import CacheLimits
+from .outcomes import EndReason, Outcome
+
+SLOT_COLUMNS: dict[str, type] = {
+    "object_id": np.int32,
+    "namespace": np.uint32,
+    "key_hi": np.uint64,
+    "key_lo": np.uint64,
+    "kind": np.uint8,
+    "version": np.uint64,
+    "lease_id": np.uint64,
+    "owner_scope": np.uint8,
+    "owner_id": np.uint64,
+    "granted_at": np.uint64,
+    "ttl": np.uint32,
+    "size": np.uint32,
+    "pinned": np.bool_,
+    "occupied": np.bool_,
+    "installed_seq": np.uint64,
+    "last_access_seq": np.uint64,
+    "tenant": np.uint32,
+    "hits": np.uint32,
+}
+"""Per-slot columns (and the free-slot stack, int32) make up a lease's memory footprint."""
+
+
+@dataclass
+class InstallResult:
+    """Per item: CACHE_ACK status, detail code, accepted TTL, lease id; and what was freed."""
+
+    status: np.ndarray
+    detail: np.ndarray
+    accepted_ttl_ms: np.ndarray
+    lease_id: np.ndarray
+    expired: list[int] = field(default_factory=list)
+    evicted: list[int] = field(default_factory=list)
+    replaced: list[int] = field(default_factory=list)
+
+
+def _as_array(value, n: int, dtype) -> np.ndarray:
+    array = np.asarray(value, dtype=dtype)
+    return np.broadcast_to(array, (n,)) if array.ndim == 0 else array
+
+
+class LeaseTable:
+    """Leases for the objects of one :class:`ObjectCatalog`, under one set of :class:`CacheLimits`."""
+
+    def __init__(
+        self,
+        catalog: ObjectCatalog,
+        limits: CacheLimits | None = None,
+        initial_capacity: int = 1024,
+    ) -> None:
+        self.catalog = catalog
+        self.limits = limits or CacheLimits()
+        policy_key(self.limits.eviction)  # an unknown policy fails here, not mid-run
+        self.capacity = 0
+        for name, dtype in SLOT_COLUMNS.items():
+            setattr(self, name, np.zeros(0, dtype=dtype))
+        self._free = np.zeros(0, dtype=np.int32)
+        self._n_free = 0
+        self.slot_of = np.full(0, -1, dtype=np.int32)
+        self.end_reason = np.zeros(0, dtype=np.uint8)
+        self.has_deps = np.zeros(0, dtype=np.bool_)
+        self._deps: dict[int, list[tuple[int, int]]] = {}
+        self._dependents: dict[int, set[int]] = {}
+        self._session_connection: dict[int, int] = {}
+        self._operation_session: dict[int, int] = {}
+        self._seq = 0
+        self._next_lease_id = 1
+        self.held_bytes = 0
+        self.held_objects = 0
+        self._grow(initial_capacity)
+        self._ensure_objects()
+
+    # ---------------------------------------------------------------- storage
+    def _grow(self, needed: int) -> None:
+        new_capacity = max(needed, 2 * self.capacity, 16)
+        for name in SLOT_COLUMNS:
+            old = getattr(self, name)
+            new = np.zeros(new_capacity, dtype=old.dtype)
+            new[: self.capacity] = old
+            setattr(self, name, new)
+        added = np.arange(new_capacity - 1, self.capacity - 1, -1, dtype=np.int32)
+        free = np.empty(new_capacity, dtype=np.int32)
+        free[: self._n_free] = self._free[: self._n_free]
+        free[self._n_free : self._n_free + len(added)] = added
+        self._free, self._n_free = free, self._n_free + len(added)
+        self.capacity = new_capacity
+
+    def _ensure_objects(self) -> None:
+        n = len(self.catalog)
+        if len(self.slot_of) < n:
+            grow = n - len(self.slot_of)
+            self.slot_of = np.concatenate([self.slot_of, np.full(grow, -1, dtype=np.int32)])
+            self.end_reason = np.concatenate([self.end_reason, np.zeros(grow, dtype=np.uint8)])
+            self.has_deps = np.concatenate([self.has_deps, np.zeros(grow, dtype=np.bool_)])
+
+    def _alloc(self, k: int) -> np.ndarray:
+        if self._n_free < k:
+            self._grow(self.capacity - self._n_free + k)
+        self._n_free -= k
+        return self._free[self._n_free : self._n_free + k][::-1].copy()
+
+    def _release_slots(self, slots: np.ndarray, reason: EndReason) -> list[int]:
+        """Free slots (no duplicates) and remember why each object's lease ended."""
+        if not len(slots):
+            return []
+        objects = self.object_id[slots]
+        self.occupied[slots] = False
+        self.slot_of[objects] = -1
+        self.end_reason[objects] = reason
+        self.held_bytes -= int(self.size[slots].sum(dtype=np.uint64))
+        self.held_objects -= len(slots)
+        self._free[self._n_free : self._n_free + len(slots)] = slots
+        self._n_free += len(slots)
+        return objects.tolist()
+
+    def _next_seqs(self, k: int) -> np.ndarray:
+        seqs = np.arange(self._seq, self._seq + k, dtype=np.uint64)
+        self._seq += k
+        return seqs
+
+    @property
+    def bytes_per_slot(self) -> int:
+        """Memory of one lease slot: every per-slot column plus its free-stack entry."""
+        return sum(np.dtype(t).itemsize for t in SLOT_COLUMNS.values()) + self._free.itemsize
+
+    # ---------------------------------------------------------------- queries
+    def expires_at(self, slots: np.ndarray | slice = slice(None)) -> np.ndarray:
+        """``saturating_add(granted_at, ttl)`` for these slots."""
+        return saturating_add_u64_array(self.granted_at[slots], self.ttl[slots])
+
+    def occupied_slots(self) -> np.ndarray:
+        return np.flatnonzero(self.occupied)
+
+    def lease(self, object_id: int) -> Lease | None:
+        """The protocol-level lease of one object, or None when it holds none."""
+        self._ensure_objects()
+        slot = int(self.slot_of[object_id])
+        if slot < 0:
+            return None
+        return Lease(
+            self.catalog.identity(object_id),
+            int(self.version[slot]),
+            int(self.lease_id[slot]),
+            OwnerScope(int(self.owner_scope[slot])),
+            int(self.owner_id[slot]),
+            int(self.granted_at[slot]),
+            int(self.ttl[slot]),
+        )
+
+    def live_mask(self, now_ms: int) -> np.ndarray:
+        return self.occupied & (self.expires_at() > np.uint64(now_ms))
+
+    def live_bytes(self, now_ms: int) -> int:
+        return int(self.size[self.live_mask(now_ms)].sum(dtype=np.uint64))
+
+    def live_objects(self, now_ms: int) -> int:
+        return int(self.live_mask(now_ms).sum())
+
+    def bytes_by(self, column: str, now_ms: int | None = None) -> dict[int, int]:
+        """Bytes per ``namespace`` or ``tenant``: live leases at ``now_ms``, or all held if None."""
+        if column not in ("namespace", "tenant"):
+            raise ValueError(f"bytes_by takes 'namespace' or 'tenant', not {column!r}")
+        mask = self.occupied if now_ms is None else self.live_mask(now_ms)
+        keys, inverse = np.unique(getattr(self, column)[mask], return_inverse=True)
+        sums = np.bincount(inverse, weights=self.size[mask], minlength=len(keys))
+        return {int(k): int(v) for k, v in zip(keys, sums, strict=True)}
+
+    # ---------------------------------------------------------------- owners and dependencies
+    def register_session(self, session_id: int, connection_id: int) -> None:
+        self._session_connection[session_id] = connection_id
+
+    def register_operation(self, operation_id: int, session_id: int) -> None:
+        self._operation_session[operation_id] = session_id
+
+    def add_dependency(self, object_id: int, depends_on: int, required_version: int) -> None:
+        """``object_id`` is usable only while ``depends_on`` is live at ``required_version``."""
+        self._ensure_objects()
+        self._deps.setdefault(object_id, []).append((depends_on, required_version))
+        self._dependents.setdefault(depends_on, set()).add(object_id)
+        self.has_deps[object_id] = True
+
+    def _dependencies_valid(self, object_id: int, now_ms: int) -> bool:
+        for dep, required in self._deps[object_id]:
+            slot = self.slot_of[dep]
+            if slot < 0 or self.version[slot] != required or not self.expires_at(slot) > now_ms:
+                return False
+        return True
+
+    # ---------------------------------------------------------------- lookup
+    def lookup(
+        self,
+        objects: np.ndarray,
+        now_ms: int,
+        expected_versions: np.ndarray | None = None,
+    ) -> np.ndarray:
+        """Resolve references: an :class:`Outcome` code per reference; hits update recency."""
+        self._ensure_objects()
+        objects = np.asarray(objects, dtype=np.int64)
+        slots = self.slot_of[objects]
+        present = slots >= 0
+        outcome = np.where(
+            self.end_reason[objects] == EndReason.EXPIRED, Outcome.LEASE_EXPIRED, Outcome.CACHE_MISS
+        ).astype(np.uint8)
+        ps = slots[present]
+        found = np.full(len(ps), Outcome.HIT, dtype=np.uint8)
+        found[self.expires_at(ps) <= np.uint64(now_ms)] = Outcome.LEASE_EXPIRED
+        if expected_versions is not None:
+            expected = _as_array(expected_versions, len(objects), np.uint64)[present]
+            found[(found == Outcome.HIT) & (self.version[ps] != expected)] = (
+                Outcome.VERSION_MISMATCH
+            )
+        for i in np.flatnonzero((found == Outcome.HIT) & self.has_deps[objects[present]]):
+            if not self._dependencies_valid(int(objects[present][i]), now_ms):
+                found[i] = Outcome.DEPENDENCY_INVALID
+        outcome[present] = found
+        hit_slots = ps[found == Outcome.HIT]
+        if len(hit_slots):
+            np.maximum.at(self.last_access_seq, hit_slots, self._next_seqs(len(hit_slots)))
+            np.add.at(self.hits, hit_slots, 1)
+        return outcome
+
+    # ---------------------------------------------------------------- install / renew
+    def install(
+        self,
+        objects: np.ndarray,
+        now_ms: int,
+        ttl_ms: np.ndarray | int,
+        sizes: np.ndarray | int,
+        *,
+        versions: np.ndarray | int | None = None,
+        pinned: np.ndarray | bool = False,
+        owner_scope: OwnerScope = OwnerScope.SESSION,
+        owner_id: int = 0,
+        tenant: np.ndarray | int = 0,
+    ) -> InstallResult:
+        """Handle CACHE_PUTs in order: grant, renew (same identity and version) or replace.
+
+        Renewal keeps ``lease_id`` and sets ``granted_at`` to now; a different version replaces
+        the object (status replaced, new lease). A PUT for an expired lease is a new grant.
+        When room must be made, expired leases are reclaimed first, then the eviction policy runs.
+        """
+        self._ensure_objects()
+        objects = np.asarray(objects, dtype=np.int64)
+        n = len(objects)
+        args = {
+            "ttl": _as_array(ttl_ms, n, np.int64),
+            "size": _as_array(sizes, n, np.int64),
+            "version": None if versions is None else _as_array(versions, n, np.uint64),
+            "pinned": _as_array(pinned, n, np.bool_),
+            "tenant": _as_array(tenant, n, np.uint32),
+        }
+        result = InstallResult(
+            status=np.zeros(n, dtype=np.uint8),
+            detail=np.zeros(n, dtype=np.uint8),
+            accepted_ttl_ms=np.clip(
+                args["ttl"], self.limits.ttl_floor_ms, self.limits.ttl_ceiling_ms
+            ).astype(np.uint32),
+            lease_id=np.zeros(n, dtype=np.uint64),
+        )
+        owner = (int(owner_scope), owner_id)
+        if len(np.unique(objects)) == n and self._install_batch(
+            np.arange(n), objects, now_ms, args, owner, result, allow_evict=n == 1
+        ):
+            return result
+        for i in range(n):
+            self._install_batch(
+                np.array([i]), objects[i : i + 1], now_ms, args, owner, result, True
+            )
+        return result
+
+    def _install_batch(
+        self,
+        rows: np.ndarray,
+        objects: np.ndarray,
+        now_ms: int,
+        args: dict,
+        owner: tuple[int, int],
+        result: InstallResult,
+        allow_evict: bool,
+    ) -> bool:
+        """Install distinct objects; returns False (changing nothing) if eviction would be needed
+        and is not allowed here."""
+        limits = self.limits
+        size = args["size"][rows]
+        kind_ok = (
+            limits.object_kind_bitmap >> (self.catalog.kind[objects].astype(np.int64) - 1)
+        ) & 1
+        ok = kind_ok.astype(bool) & (size <= limits.max_object_bytes)
+        slots = self.slot_of[objects]
+        stale = (slots >= 0) & ~(self.expires_at(np.maximum(slots, 0)) > np.uint64(now_ms))
+        version = args["version"]
+        current = self.version[np.maximum(slots, 0)]
+        same = np.ones(len(rows), bool) if version is None else version[rows] == current
+        renew = ok & (slots >= 0) & ~stale & same
+        replace = ok & (slots >= 0) & ~stale & ~same
+        fresh = ok & ~renew
+        freed = stale | replace
+        need_bytes = int(size[fresh].sum()) - int(self.size[slots[freed]].sum(dtype=np.uint64))
+        need_entries = int(fresh.sum()) - int(freed.sum())
+        short_bytes, short_entries = self._shortfall(need_bytes, need_entries)
+        if (short_bytes > 0 or short_entries > 0) and not allow_evict:
+            return False
+
+        result.detail[rows[~kind_ok.astype(bool)]] = DetailCode.KIND_NOT_NEGOTIATED
+        result.detail[rows[kind_ok.astype(bool) & ~ok]] = DetailCode.OBJECT_TOO_LARGE
+        result.status[rows[~ok]] = CacheAckStatus.REJECTED
+        result.expired += self._release_slots(slots[stale], EndReason.EXPIRED)
+        result.replaced += self._release_slots(slots[replace], EndReason.INVALIDATED)
+
+        renew_slots = slots[renew]
+        self.granted_at[renew_slots] = now_ms
+        self.ttl[renew_slots] = result.accepted_ttl_ms[rows[renew]]
+        self.pinned[renew_slots] = args["pinned"][rows[renew]]
+        self.last_access_seq[renew_slots] = self._next_seqs(len(renew_slots))
+        result.detail[rows[renew]] = DetailCode.RENEWED
+        result.lease_id[rows[renew]] = self.lease_id[renew_slots]
+
+        needs_room = short_bytes > 0 or short_entries > 0
+        if needs_room and not self._make_room(now_ms, short_bytes, short_entries, result):
+            over_entries = self._shortfall(0, need_entries)[1] > 0
+            result.status[rows[fresh]] = CacheAckStatus.REJECTED
+            result.detail[rows[fresh]] = (
+                DetailCode.ENTRY_LIMIT_REACHED if over_entries else DetailCode.INSUFFICIENT_MEMORY
+            )
+            return True
+        self._grant(rows[fresh], objects[fresh], now_ms, args, owner, result)
+        result.status[rows[replace]] = CacheAckStatus.REPLACED
+        return True
+
+    def _shortfall(self, need_bytes: int, need_entries: int) -> tuple[int, int]:
+        limits = self.limits
+        short_bytes = 0
+        if limits.capacity_bytes is not None:
+            short_bytes = self.held_bytes + need_bytes - limits.capacity_bytes
+        short_entries = 0
+        if limits.max_cache_entries:
+            short_entries = self.held_objects + need_entries - limits.max_cache_entries
+        return short_bytes, short_entries
+
+    def _make_room(self, now_ms: int, short_bytes: int, short_entries: int, result) -> bool:
+        """Reclaim expired leases, then evict by policy; False if even that cannot make room."""
+        before_bytes, before_objects = self.held_bytes, self.held_objects
+        result.expired += self.expire(now_ms)
+        short_bytes -= before_bytes - self.held_bytes
+        short_entries -= before_objects - self.held_objects
+        if short_bytes <= 0 and short_entries <= 0:
+            return True
+        evicted = self.evict(max(short_bytes, 0), entries_needed=max(short_entries, 0))
+        if evicted is None:
+            return False
+        result.evicted += evicted
+        return True
+
+    def _grant(self, rows, objects, now_ms, args, owner, result) -> None:
+        k = len(rows)
+        if not k:
+            return
+        slots = self._alloc(k)
+        catalog = self.catalog
+        self.object_id[slots] = objects
+        self.namespace[slots] = catalog.namespace[objects]
+        self.key_hi[slots] = catalog.key_hi[objects]
+        self.key_lo[slots] = catalog.key_lo[objects]
+        self.kind[slots] = catalog.kind[objects]
+        self.version[slots] = 1 if args["version"] is None else args["version"][rows]
+        lease_ids = np.arange(self._next_lease_id, self._next_lease_id + k, dtype=np.uint64)
+        self._next_lease_id += k
+        self.lease_id[slots] = lease_ids
+        self.owner_scope[slots], self.owner_id[slots] = owner
+        self.granted_at[slots] = now_ms
+        self.ttl[slots] = result.accepted_ttl_ms[rows]
+        self.size[slots] = args["size"][rows]
+        self.pinned[slots] = args["pinned"][rows]
+        self.occupied[slots] = True
+        seqs = self._next_seqs(k)
+        self.installed_seq[slots] = seqs
+        self.last_access_seq[slots] = seqs
+        self.tenant[slots] = args["tenant"][rows]
+        self.hits[slots] = 0
+        self.slot_of[objects] = slots
+        self.held_bytes += int(args["size"][rows].sum())
+        self.held_objects += k
+        result.lease_id[rows] = lease_ids
+
+    # ---------------------------------------------------------------- removal
+    def expire(self, now_ms: int) -> list[int]:
+        """Free every lease expired at ``now_ms`` in one pass; returns the freed object ids."""
+        expired = np.flatnonzero(self.occupied & ~(self.expires_at() > np.uint64(now_ms)))
+        return self._release_slots(expired, EndReason.EXPIRED)
+
+    def evict(
+        self, bytes_needed: int, policy: str | None = None, entries_needed: int = 0
+    ) -> list[int] | None:
+        """Evict the fewest unpinned leases, in policy order, that free ``bytes_needed`` bytes and
+        ``entries_needed`` entries; None (and nothing evicted) when that is impossible."""
+        name = policy or self.limits.eviction
+        candidates = np.flatnonzero(self.occupied & ~self.pinned)
+        order = victim_order(self, candidates, name)
+        freed = np.cumsum(self.size[order], dtype=np.int64)
+        enough = (freed >= bytes_needed) & (np.arange(1, len(order) + 1) >= entries_needed)
+        if bytes_needed <= 0 and entries_needed <= 0:
+            return []
+        if not enough.any():
+            return None
+        return self._release_slots(order[: int(enough.argmax()) + 1], EndReason.EVICTED)
+
+    def _release_unexpired(self, slots: np.ndarray, now_ms: int, reason: EndReason) -> list[int]:
+        """Free slots for ``reason``; a lease already expired at ``now_ms`` ended by expiry."""
+        expired = ~(self.expires_at(slots) > np.uint64(now_ms))
+        self._release_slots(slots[expired], EndReason.EXPIRED)
+        return self._release_slots(slots[~expired], reason)
+
+    def invalidate_objects(
+        self, objects: np.ndarray, now_ms: int, *, cascade: bool = False
+    ) -> list[int]:
+        """Invalidate these objects' live leases, and their dependents' when ``cascade``.
+
+        Leases already expired at ``now_ms`` are freed as expired, not invalidated; the returned
+        ids are the leases that invalidation ended (those a server tells the host about).
+        """
+        self._ensure_objects()
+        objects = np.unique(np.asarray(objects, dtype=np.int64))
+        slots = self.slot_of[objects]
+        freed = self._release_unexpired(slots[slots >= 0], now_ms, EndReason.INVALIDATED)
+        if cascade:
+            frontier = set(freed)
+            while frontier:
+                dependents = set().union(*(self._dependents.get(o, set()) for o in frontier))
+                dep_slots = self.slot_of[
+                    np.fromiter(dependents, dtype=np.int64, count=len(dependents))
+                ]
+                frontier = set(
+                    self._release_slots(dep_slots[dep_slots >= 0], EndReason.INVALIDATED)
+                )
+                freed += sorted(frontier)
+        return freed
+
+    def invalidate(
+        self,
+        scope: InvalidateScope,
+        now_ms: int,
+        cache_namespace: int = 0,
+        cache_key_hi: int = 0,
+        cache_key_lo: int = 0,
+        *,
+        cascade: bool = False,
+    ) -> list[int]:
+        """CACHE_INVALIDATE: the selector obeys the wire's scope table, then matches leases."""
+        scope = InvalidateScope(scope)
+        encode_block(  # the same field rules as the wire: a bad selector raises WireError
+            CACHE_INVALIDATE,
+            {
+                "invalidate_scope": int(scope),
+                "cache_namespace": cache_namespace,
+                "cache_key_hi": cache_key_hi,
+                "cache_key_lo": cache_key_lo,
+                "reason_code": 0,
+            },
+        )
+        mask = self.occupied.copy()
+        if scope is not InvalidateScope.WHOLE_SESSION:
+            mask &= self.namespace == cache_namespace
+        if scope is InvalidateScope.OBJECT_KIND:
+            mask &= self.kind == cache_key_hi
+        elif scope is InvalidateScope.OBJECT_KEY:
+            mask &= (self.key_hi == np.uint64(cache_key_hi)) & (
+                self.key_lo == np.uint64(cache_key_lo)
+            )
+        return self.invalidate_objects(self.object_id[mask], now_ms, cascade=cascade)
+
+    def release_owner(self, scope: OwnerScope, owner_id: int) -> list[int]:
+        """End the leases an owner holds; a connection takes its sessions and their operations
+        with it, a session its operations. Sibling sessions are untouched."""
+        scope = OwnerScope(scope)
+        owners = {int(scope): {owner_id}}
+        if scope is OwnerScope.CONNECTION:
+            owners[OwnerScope.SESSION] = {
+                s for s, c in self._session_connection.items() if c == owner_id
+            }
+        if scope in (OwnerScope.CONNECTION, OwnerScope.SESSION):
+            sessions = owners.get(OwnerScope.SESSION, set()) | (
+                {owner_id} if scope is OwnerScope.SESSION else set()
+            )
+            owners[OwnerScope.OPERATION] = {
+                o for o, s in self._operation_session.items() if s in sessions
+            }
+        mask = np.zeros(self.capacity, dtype=bool)
+        for owner_scope, ids in owners.items():
+            if ids:
+                ids_array = np.fromiter(ids, dtype=np.uint64, count=len(ids))
+                mask |= (self.owner_scope == owner_scope) & np.isin(self.owner_id, ids_array)
+        return self._release_slots(np.flatnonzero(mask & self.occupied), EndReason.RELEASED)
