@@ -317,7 +317,7 @@ class LeaseTable:
         ) & 1
         ok = kind_ok.astype(bool) & (size <= limits.max_object_bytes)
         slots = self.slot_of[objects]
-        stale = (slots >= 0) & ~(self.expires_at(np.maximum(slots, 0)) > np.uint64(now_ms))
+        stale = ok & (slots >= 0) & ~(self.expires_at(np.maximum(slots, 0)) > np.uint64(now_ms))
         version = args["version"]
         current = self.version[np.maximum(slots, 0)]
         same = np.ones(len(rows), bool) if version is None else version[rows] == current

@@ -1,0 +1,39 @@
+"""Seeded synthetic reference streams for engine tests (test helper)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnrpsim.engine.stream import ReferenceStream
+
+
+def poisson_stream(
+    rng: np.random.Generator,
+    n_objects: int,
+    rate_per_ms: float,
+    duration_ms: int,
+    purge_rate_per_ms: float = 0.0,
+) -> ReferenceStream:
+    """Independent Poisson references (and purges) per object, unit size, merged in time order."""
+    times, objs = _poisson_events(rng, n_objects, rate_per_ms, duration_ms)
+    inv_t, inv_o = _poisson_events(rng, n_objects, purge_rate_per_ms, duration_ms)
+    return ReferenceStream(times, objs, np.ones(len(times)), inv_t, inv_o, 0, duration_ms)
+
+
+def _poisson_events(rng, n_objects, rate, duration):
+    if rate == 0:
+        return np.zeros(0, np.int64), np.zeros(0, np.int64)
+    counts = rng.poisson(rate * duration, n_objects)
+    objs = np.repeat(np.arange(n_objects), counts)
+    times = np.floor(rng.random(len(objs)) * duration).astype(np.int64)
+    order = np.lexsort((objs, times))
+    return times[order], objs[order]
+
+
+def zipf_stream(
+    rng: np.random.Generator, n_objects: int, n_requests: int, alpha: float, sizes: np.ndarray
+) -> ReferenceStream:
+    """IRM with Zipf(alpha) popularity, one request per millisecond."""
+    p = 1.0 / np.arange(1, n_objects + 1) ** alpha
+    objs = rng.choice(n_objects, size=n_requests, p=p / p.sum())
+    return ReferenceStream(np.arange(n_requests), objs, sizes[objs])

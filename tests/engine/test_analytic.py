@@ -1,0 +1,95 @@
+"""Replay against the closed forms of shared/reference/analytic-models.md."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine.replay import replay
+from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.protocol import U32_MAX
+from tests.engine.streams import poisson_stream, zipf_stream
+
+MEAN_GAP_MS = 10_000  # lam = 1 per 10 s; T = 10 s gives lam T = 1, as in the reference points
+T = 10_000
+N_OBJECTS = 400
+DURATION = 4_000_000
+
+
+def _z(per_object_hits: np.ndarray, per_object_refs: np.ndarray, expected: float) -> float:
+    """Ratio estimator over independent objects, with its standard error."""
+    ratio = per_object_hits.sum() / per_object_refs.sum()
+    resid = per_object_hits - ratio * per_object_refs
+    se = math.sqrt((resid**2).sum()) / per_object_refs.sum()
+    return (ratio - expected) / se
+
+
+def _per_object(stream, mode, ttl):
+    """Hits and references per object, by replaying each object's own sub-stream at once."""
+    result = replay(stream, [ttl], mode)
+    refs = np.bincount(stream.object_id, minlength=N_OBJECTS)
+    hits = np.zeros(N_OBJECTS)
+    # Objects are independent without a capacity: hits per object from a per-object replay.
+    for obj in range(N_OBJECTS):
+        sub = stream.object_id == obj
+        inv = stream.invalidation_object_id == obj
+        one = ReferenceStream(
+            stream.time_ms[sub],
+            np.zeros(sub.sum(), np.int64),
+            stream.size[sub],
+            stream.invalidation_time_ms[inv],
+            np.zeros(inv.sum(), np.int64),
+            0,
+            DURATION,
+        )
+        hits[obj] = replay(one, [ttl], mode).hits[0]
+    assert hits.sum() == result.hits[0]
+    return hits, refs, result
+
+
+@pytest.mark.parametrize(
+    ("mode", "purge_per_ms", "expected"),
+    [
+        ("non_reset", 0.0, 0.5),
+        ("reset", 0.0, 1 - math.exp(-1)),
+        ("reset", 1 / MEAN_GAP_MS, 0.5 * (1 - math.exp(-2))),
+        ("non_reset", 1 / MEAN_GAP_MS, (1 - math.exp(-1)) / (1 + (1 - math.exp(-1)))),
+    ],
+)
+def test_ttl_hit_rate_and_occupancy_match_closed_forms(mode, purge_per_ms, expected):
+    stream = poisson_stream(
+        np.random.default_rng(2026), N_OBJECTS, 1 / MEAN_GAP_MS, DURATION, purge_per_ms
+    )
+    hits, refs, result = _per_object(stream, mode, T)
+    assert abs(_z(hits, refs, expected)) <= 4
+    occupancy = result.mean_live_bytes[0] / N_OBJECTS  # unit sizes: mean objects held
+    assert abs(occupancy - expected) < 0.01  # Poisson: occupancy equals hit probability
+
+
+def _che(p: np.ndarray, capacity: float, fifo: bool) -> float:
+    def filled(t):
+        return (p * t / (1 + p * t)).sum() if fifo else (1 - np.exp(-p * t)).sum()
+
+    lo, hi = 0.0, 1.0
+    while filled(hi) < capacity:
+        hi *= 2
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if filled(mid) < capacity else (lo, mid)
+    h = p * lo / (1 + p * lo) if fifo else 1 - np.exp(-p * lo)
+    return float((p * h).sum() / p.sum())
+
+
+@pytest.mark.parametrize(
+    ("alpha", "policy", "reference_point"),
+    [(0.8, "lru", 0.37779), (1.0, "lru", 0.57652), (0.8, "fifo", 0.33368), (1.0, "fifo", 0.52025)],
+)
+def test_che_approximation_for_zipf(alpha, policy, reference_point):
+    n = 1000
+    p = 1.0 / np.arange(1, n + 1) ** alpha
+    assert _che(p / p.sum(), 100, policy == "fifo") == pytest.approx(reference_point, abs=1e-4)
+    stream = zipf_stream(np.random.default_rng(7), n, 400_000, alpha, np.ones(n, dtype=np.int64))
+    result = replay(stream, [U32_MAX], "non_reset", capacity_bytes=100, policy=policy)
+    assert abs(result.hit_rate[0] - reference_point) <= 0.005

@@ -1,0 +1,72 @@
+"""Replay: the vectorised TTL sweep and the capacity paths agree with the lease table."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine import CacheLimits
+from nnrpsim.engine.replay import COUNTS, replay, replay_on_table
+from nnrpsim.engine.stream import ReferenceStream
+
+GRID = [0, 1, 7, 50, 200, 1000, 100_000]
+
+
+def _stream(seed: int, invalidations: bool) -> ReferenceStream:
+    rng = np.random.default_rng(seed)
+    n, n_objects = 2500, 40
+    times = np.cumsum(rng.integers(0, 20, n))
+    objs = rng.integers(0, n_objects, n)
+    sizes = rng.integers(1, 100, n_objects)[objs]
+    if not invalidations:
+        return ReferenceStream(times, objs, sizes)
+    inv_t = rng.integers(0, times[-1], 120)
+    inv_t[:10] = times[rng.integers(0, n, 10)]  # some land on a reference's millisecond
+    return ReferenceStream(times, objs, sizes, inv_t, rng.integers(0, n_objects, 120))
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("invalidations", [False, True])
+def test_vectorised_ttl_grid_equals_the_lease_table(mode, invalidations):
+    stream = _stream(11, invalidations)
+    result = replay(stream, GRID, mode)
+    for i, ttl in enumerate(GRID):
+        table = replay_on_table(stream, ttl, mode, CacheLimits())
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert (result.hits[1:] >= result.hits[:-1]).all()  # a longer TTL never hits less
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("policy", ["lru", "fifo", "ttl", "size"])
+@pytest.mark.parametrize("capacity", [300, 1500])
+def test_capacity_replay_equals_the_lease_table(mode, policy, capacity):
+    stream = _stream(5, invalidations=True)
+    grid = [0, 50, 1000, 100_000]
+    result = replay(stream, grid, mode, capacity_bytes=capacity, policy=policy)
+    assert result.evicted_misses.sum() > 0
+    for i, ttl in enumerate(grid):
+        table = replay_on_table(
+            stream, ttl, mode, CacheLimits(capacity_bytes=capacity, eviction=policy)
+        )
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+def test_live_bytes_of_the_vectorised_sweep_equal_the_event_by_event_path(mode):
+    stream = _stream(3, invalidations=True)
+    sweep = replay(stream, GRID, mode)
+    unbounded = replay(stream, GRID, mode, capacity_bytes=10**12, policy="lru")
+    np.testing.assert_allclose(sweep.mean_live_bytes, unbounded.mean_live_bytes)
+    assert (sweep.hits == unbounded.hits).all()
+
+
+def test_bad_arguments():
+    stream = _stream(1, False)
+    with pytest.raises(ValueError, match="mode"):
+        replay(stream, [1], "sometimes")
+    with pytest.raises(ValueError, match="ttl_grid"):
+        replay(stream, [-1])
+    with pytest.raises(ValueError, match="unknown eviction policy"):
+        replay(stream, [1], capacity_bytes=10, policy="mru")
+    with pytest.raises(ValueError, match="non-decreasing"):
+        ReferenceStream([2, 1], [0, 0], [1, 1])

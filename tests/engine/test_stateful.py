@@ -1,0 +1,162 @@
+"""Random operation sequences through the lease table and the reference model: same outcomes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import settings
+from hypothesis import strategies as st
+from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
+
+from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
+from nnrpsim.protocol import InvalidateScope, OwnerScope, cache_object_bitmap
+from tests.engine.reference_model import ReferenceModel
+
+N_OBJECTS = 10
+IDENTITIES = [(i % 3, i % 4, i, 1 + i % 9) for i in range(N_OBJECTS)]  # ns, hi, lo, kind
+OWNERS = [(0, 1), (0, 2), (1, 10), (1, 11), (1, 20), (2, 100), (2, 101), (2, 200)]
+
+objects = st.integers(0, N_OBJECTS - 1)
+
+
+class LeaseTableVersusModel(RuleBasedStateMachine):
+    @initialize(
+        policy=st.sampled_from(["lru", "fifo", "ttl", "size", "none"]),
+        capacity=st.sampled_from([None, 600, 1500]),
+        entries=st.sampled_from([0, 4]),
+    )
+    def setup(self, policy, capacity, entries):
+        limits = CacheLimits(
+            object_kind_bitmap=cache_object_bitmap(*range(1, 9)),  # kind 9 not negotiated
+            max_object_bytes=500,
+            max_cache_entries=entries,
+            capacity_bytes=capacity,
+            ttl_floor_ms=5,
+            ttl_ceiling_ms=300,
+            eviction=policy,
+        )
+        ns, hi, lo, kind = (np.array(col) for col in zip(*IDENTITIES, strict=True))
+        self.table = LeaseTable(
+            ObjectCatalog.from_arrays(ns, hi.astype(np.uint64), lo.astype(np.uint64), kind),
+            limits,
+            initial_capacity=2,
+        )
+        self.model = ReferenceModel(IDENTITIES, limits)
+        for table_or_model in (self.table, self.model):
+            self._register(table_or_model)
+        self.now = 0
+
+    @staticmethod
+    def _register(target):
+        sessions = {10: 1, 11: 1, 20: 2}
+        operations = {100: 10, 101: 11, 200: 20}
+        if isinstance(target, LeaseTable):
+            for s, c in sessions.items():
+                target.register_session(s, c)
+            for o, s in operations.items():
+                target.register_operation(o, s)
+        else:
+            target.sessions.update(sessions)
+            target.operations.update(operations)
+
+    @rule(dt=st.integers(0, 120))
+    def advance(self, dt):
+        self.now += dt
+
+    @rule(
+        obj=objects,
+        ttl=st.integers(0, 400),
+        size=st.integers(0, 700),
+        version=st.one_of(st.none(), st.integers(1, 3)),
+        pinned=st.booleans(),
+        owner=st.sampled_from(OWNERS),
+    )
+    def install(self, obj, ttl, size, version, pinned, owner):
+        got = self.table.install(
+            np.array([obj]),
+            self.now,
+            ttl,
+            size,
+            versions=version,
+            pinned=pinned,
+            owner_scope=OwnerScope(owner[0]),
+            owner_id=owner[1],
+        )
+        want = self.model.install(obj, self.now, ttl, size, version, pinned, owner)
+        assert int(got.status[0]) == want["status"]
+        assert int(got.detail[0]) == want["detail"]
+        assert int(got.accepted_ttl_ms[0]) == want["ttl"]
+        assert int(got.lease_id[0]) == want["lease_id"]
+        assert sorted(got.expired) == sorted(want["expired"])
+        assert sorted(got.evicted) == sorted(want["evicted"])
+        assert got.replaced == want["replaced"]
+
+    @rule(refs=st.lists(objects, min_size=1, max_size=6), versions=st.booleans())
+    def lookup(self, refs, versions):
+        expected = [1 + (r % 2) for r in refs] if versions else None
+        got = self.table.lookup(
+            np.array(refs), self.now, None if expected is None else np.array(expected)
+        )
+        want = [
+            self.model.lookup(r, self.now, None if expected is None else expected[i])
+            for i, r in enumerate(refs)
+        ]
+        assert got.tolist() == [int(w) for w in want]
+
+    @rule()
+    def expire(self):
+        assert sorted(self.table.expire(self.now)) == self.model.expire(self.now)
+
+    @rule(scope=st.sampled_from(list(InvalidateScope)), obj=objects)
+    def invalidate(self, scope, obj):
+        ns, hi, lo, kind = IDENTITIES[obj]
+        selector = {
+            InvalidateScope.WHOLE_SESSION: (0, 0, 0),
+            InvalidateScope.NAMESPACE: (ns, 0, 0),
+            InvalidateScope.OBJECT_KIND: (ns, kind, 0),
+            InvalidateScope.OBJECT_KEY: (ns, hi, lo),
+        }[scope]
+        got = self.table.invalidate(scope, self.now, *selector)
+        assert sorted(got) == self.model.invalidate(scope, self.now, *selector)
+
+    @rule(owner=st.sampled_from(OWNERS))
+    def release(self, owner):
+        got = self.table.release_owner(OwnerScope(owner[0]), owner[1])
+        assert sorted(got) == self.model.release_owner(OwnerScope(owner[0]), owner[1])
+
+    @rule(
+        need=st.integers(0, 800),
+        entries=st.integers(0, 3),
+        policy=st.sampled_from(["lru", "fifo", "ttl", "size", "none"]),
+    )
+    def evict(self, need, entries, policy):
+        got = self.table.evict(need, policy, entries_needed=entries)
+        want = self.model.evict(need, policy, entries)
+        assert (None if got is None else sorted(got)) == (None if want is None else sorted(want))
+
+    @invariant()
+    def same_state(self):
+        if not hasattr(self, "table"):
+            return
+        assert (self.table.held_bytes, self.table.held_objects) == self.model.held()
+        for obj in range(N_OBJECTS):
+            lease, model = self.table.lease(obj), self.model.leases.get(obj)
+            assert (lease is None) == (model is None)
+            if lease is not None:
+                assert (
+                    lease.object_version,
+                    lease.lease_id,
+                    lease.granted_at_ms,
+                    lease.ttl_ms,
+                ) == (
+                    model.version,
+                    model.lease_id,
+                    model.granted,
+                    model.ttl,
+                )
+                assert (int(lease.owner_scope), lease.owner_id) == model.owner
+
+
+LeaseTableVersusModel.TestCase.settings = settings(
+    max_examples=300, stateful_step_count=40, deadline=None
+)
+TestLeaseTableVersusModel = LeaseTableVersusModel.TestCase

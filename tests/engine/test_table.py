@@ -1,0 +1,169 @@
+"""Lease table behaviours stated by the spec: owners, dependencies, scopes, admission, accounting."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog, Outcome
+from nnrpsim.protocol import (
+    CacheAckStatus,
+    CacheIdentity,
+    CacheObjectKind,
+    DetailCode,
+    InvalidateScope,
+    OwnerScope,
+    WireError,
+    cache_object_bitmap,
+)
+
+
+def _table(n=8, initial_capacity=1024, **limits) -> LeaseTable:
+    ns = np.array([1, 1, 2, 2, 3, 3, 3, 3][:n])
+    ids = np.arange(n, dtype=np.uint64)
+    kinds = np.array([7, 8, 7, 8, 7, 7, 1, 9][:n])
+    catalog = ObjectCatalog.from_arrays(ns, ids, ids * 10, kinds)
+    return LeaseTable(catalog, CacheLimits(**limits), initial_capacity=initial_capacity)
+
+
+def test_renewal_keeps_lease_id_and_regrants_at_now():
+    table = _table()
+    first = table.install([0], 1000, 500, 64)
+    renewed = table.install([0], 1400, 500, 64)
+    assert renewed.detail[0] == DetailCode.RENEWED and renewed.lease_id[0] == first.lease_id[0]
+    assert table.lease(0).expires_at_ms == 1900
+    assert table.lookup([0], 1899)[0] == Outcome.HIT
+    assert table.lookup([0], 1900)[0] == Outcome.LEASE_EXPIRED
+    regranted = table.install([0], 2000, 500, 64)  # after expiry: a new grant, a new lease
+    assert regranted.detail[0] == DetailCode.NONE and regranted.lease_id[0] != first.lease_id[0]
+    assert regranted.expired == [0]
+
+
+def test_replacing_content_gives_status_replaced_and_version_mismatch_for_old_users():
+    table = _table()
+    table.install([0], 0, 1000, 64, versions=1)
+    replaced = table.install([0], 10, 1000, 64, versions=2)
+    assert replaced.status[0] == CacheAckStatus.REPLACED and replaced.replaced == [0]
+    assert table.lookup([0], 20, expected_versions=[1])[0] == Outcome.VERSION_MISMATCH
+    assert table.lookup([0], 20, expected_versions=[2])[0] == Outcome.HIT
+
+
+def test_admission_checks_and_ttl_clamp():
+    table = _table(
+        object_kind_bitmap=cache_object_bitmap(CacheObjectKind.PROMPT_SEGMENT),
+        max_object_bytes=100,
+        max_cache_entries=2,
+        ttl_floor_ms=1000,
+        ttl_ceiling_ms=5000,
+        eviction="none",
+    )
+    result = table.install([1, 0, 2, 4, 5], 0, [10, 0, 10_000, 2000, 2000], [10, 101, 10, 10, 10])
+    assert result.status.tolist() == [1, 1, 0, 0, 1]
+    assert result.detail.tolist() == [
+        DetailCode.KIND_NOT_NEGOTIATED,
+        DetailCode.OBJECT_TOO_LARGE,
+        DetailCode.NONE,
+        DetailCode.NONE,
+        DetailCode.ENTRY_LIMIT_REACHED,
+    ]
+    assert result.accepted_ttl_ms.tolist() == [1000, 1000, 5000, 2000, 2000]
+
+
+def test_memory_limit_reclaims_expired_before_evicting():
+    table = _table(capacity_bytes=300, eviction="lru")
+    table.install([0, 1, 2], 0, [100, 1000, 1000], 100)
+    result = table.install([3], 500, 1000, 100)  # object 0 expired at 100: reclaimed, not evicted
+    assert result.expired == [0] and result.evicted == []
+    result = table.install([4], 600, 1000, 100)
+    assert result.evicted == [1]
+    result = table.install([5], 700, 1000, 400)
+    assert result.status[0] == CacheAckStatus.REJECTED
+    assert result.detail[0] == DetailCode.INSUFFICIENT_MEMORY
+    assert table.held_bytes == 300
+
+
+def test_pinned_objects_are_never_evicted():
+    table = _table(capacity_bytes=200, eviction="lru")
+    table.install([0], 0, 10_000, 100, pinned=True)
+    table.install([1], 1, 10_000, 100)
+    assert table.install([2], 2, 10_000, 100).evicted == [1]
+    assert table.evict(150) is None  # only the pinned one and object 2 remain: not enough
+    assert table.lease(0) is not None
+
+
+def test_release_owner_cascades_but_spares_siblings():
+    table = _table()
+    table.register_session(10, connection_id=1)
+    table.register_session(11, connection_id=1)
+    table.register_session(20, connection_id=2)
+    table.register_operation(100, session_id=10)
+    owners = [(0, 1), (1, 10), (2, 100), (1, 11), (1, 20), (0, 2)]
+    for obj, (scope, owner) in enumerate(owners):
+        table.install([obj], 0, 10_000, 8, owner_scope=OwnerScope(scope), owner_id=owner)
+    assert sorted(table.release_owner(OwnerScope.SESSION, 10)) == [1, 2]
+    assert sorted(table.release_owner(OwnerScope.CONNECTION, 1)) == [0, 3]
+    assert table.held_objects == 2  # session 20 and connection 2 are untouched
+
+
+def test_dependencies_missing_invalidated_or_wrong_version():
+    table = _table()
+    table.install([0, 1], 0, 10_000, 8, versions=[1, 3])
+    table.add_dependency(1, depends_on=0, required_version=1)
+    assert table.lookup([1], 10)[0] == Outcome.HIT
+    table.install([0], 20, 10_000, 8, versions=2)
+    assert table.lookup([1], 30)[0] == Outcome.DEPENDENCY_INVALID
+    table.install([0], 40, 10_000, 8, versions=1)
+    assert table.lookup([1], 50)[0] == Outcome.HIT
+    assert sorted(table.invalidate_objects([0], 60, cascade=True)) == [0, 1]
+    assert table.lookup([0, 1], 70).tolist() == [Outcome.CACHE_MISS, Outcome.CACHE_MISS]
+
+
+def test_invalidate_scopes_match_by_identity():
+    table = _table()
+    table.install(np.arange(8), 0, 10_000, 8)
+    assert table.invalidate(InvalidateScope.OBJECT_KEY, 1, 1, 1, 10) == [1]
+    assert sorted(table.invalidate(InvalidateScope.OBJECT_KIND, 1, 3, 7)) == [4, 5]
+    assert sorted(table.invalidate(InvalidateScope.NAMESPACE, 1, 2)) == [2, 3]
+    assert sorted(table.invalidate(InvalidateScope.WHOLE_SESSION, 1)) == [0, 6, 7]
+    with pytest.raises(WireError, match="cache_key_lo"):
+        table.invalidate(InvalidateScope.NAMESPACE, 1, 2, 0, 5)
+
+
+def test_accounting_live_held_by_namespace_and_tenant():
+    table = _table()
+    table.install([0, 2, 4], 0, [100, 1000, 1000], [10, 20, 30], tenant=[5, 5, 6])
+    assert table.live_bytes(50) == 60 and table.live_bytes(100) == 50
+    assert table.held_bytes == 60  # the expired lease is held until a sweep
+    assert table.bytes_by("namespace", 100) == {2: 20, 3: 30}
+    assert table.bytes_by("tenant") == {5: 30, 6: 30}
+    assert table.expire(100) == [0] and table.held_bytes == 50
+
+
+def test_batch_install_equals_one_by_one():
+    batch, single = _table(capacity_bytes=10_000), _table(capacity_bytes=10_000)
+    objs, ttls, sizes = np.arange(6), np.arange(6) * 100 + 50, np.arange(6) + 1
+    got = batch.install(objs, 7, ttls, sizes)
+    for i in objs:
+        one = single.install([i], 7, ttls[i], sizes[i])
+        assert (one.status[0], one.lease_id[0]) == (got.status[i], got.lease_id[i])
+    for obj in objs:
+        assert batch.lease(obj) == single.lease(obj)
+
+
+def test_slots_are_reused_and_capacity_grows():
+    table = _table(initial_capacity=2)
+    table.install(np.arange(8), 0, 10, 1)
+    assert table.capacity >= 8
+    capacity = table.capacity
+    table.expire(10)
+    table.install(np.arange(8), 20, 10, 1)
+    assert table.capacity == capacity and table.bytes_per_slot <= 96
+
+
+def test_unknown_policy_raises_and_catalog_interns_once():
+    with pytest.raises(ValueError, match="unknown eviction policy 'mru'"):
+        _table(eviction="mru")
+    catalog = ObjectCatalog()
+    identity = CacheIdentity(1, 2, 3, CacheObjectKind.TOOL_SCHEMA)
+    assert catalog.intern(identity) == catalog.intern(identity) == 0
+    assert catalog.identity(0) == identity
