@@ -258,16 +258,17 @@ def _ordered_capacity(
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest)."""
-    counts = dict.fromkeys(COUNTS, 0)
     entries: OrderedDict[int, list[int]] = OrderedDict()  # obj -> [expires, segment start, size]
-    ended: dict[int, EndReason] = {}
+    ended: dict[int, int] = {}  # obj -> EndReason of its last lease
+    misses = [0] * len(EndReason)  # by the EndReason that preceded the miss
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
-    used = 0
-    live_ms_bytes = 0
+    hits = renewals = installs = rejected = used = live_ms_bytes = 0
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
     k, n_inv = 0, len(inv_t)
     lru, reset = policy == "lru", mode == "reset"
+    can_expire = stream.start_ms + ttl < stream.end_ms  # else no lease ends by expiry in the window
+    never = EndReason.NEVER_INSTALLED
 
     def drop(obj: int, now: int, reason: EndReason) -> None:
         nonlocal used, live_ms_bytes
@@ -287,35 +288,50 @@ def _ordered_capacity(
             k += 1
         entry = entries.get(obj)
         if entry is not None and t < entry[0]:
-            counts["hits"] += 1
+            hits += 1
             if lru:
                 entries.move_to_end(obj)
             if reset:
                 live_ms_bytes += (t - entry[1]) * entry[2]
                 entry[0], entry[1] = t + ttl, t
-                heapq.heappush(expiries, (t + ttl, obj))
-                counts["renewals"] += 1
+                renewals += 1
+                if can_expire:
+                    heapq.heappush(expiries, (t + ttl, obj))
             continue
         if entry is not None:
             drop(obj, t, EndReason.EXPIRED)
-        counts[_CAUSE[ended.get(obj, EndReason.NEVER_INSTALLED)]] += 1
+        misses[ended.get(obj, never)] += 1
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
                 expires, victim = heapq.heappop(expiries)
                 if victim in entries and entries[victim][0] == expires:
                     drop(victim, t, EndReason.EXPIRED)
             if size > capacity:
-                counts["rejected"] += 1
+                rejected += 1
                 continue
             while used + size > capacity:
-                drop(next(iter(entries)), t, EndReason.EVICTED)
+                victim, (expires, start, victim_size) = entries.popitem(last=False)
+                used -= victim_size
+                live_ms_bytes += (min(expires, t) - start) * victim_size
+                ended[victim] = EndReason.EVICTED
         entries[obj] = [t + ttl, t, size]
-        heapq.heappush(expiries, (t + ttl, obj))
+        if can_expire:
+            heapq.heappush(expiries, (t + ttl, obj))
         used += size
-        counts["installs"] += 1
+        installs += 1
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
-    return {**counts, "mean_live_bytes": live_ms_bytes / stream.duration_ms}
+    return {
+        "hits": hits,
+        "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
+        "expired_misses": misses[EndReason.EXPIRED],
+        "invalidated_misses": misses[EndReason.INVALIDATED],
+        "evicted_misses": misses[EndReason.EVICTED],
+        "installs": installs,
+        "renewals": renewals,
+        "rejected": rejected,
+        "mean_live_bytes": live_ms_bytes / stream.duration_ms,
+    }
 
 
 def replay_on_table(

@@ -1,0 +1,143 @@
+"""Engine group: lease-table operations at 10k/100k/1M leases, replay throughput, LRU vs libcachesim."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.timing import best_of
+from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
+from nnrpsim.engine.replay import replay
+from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.protocol import U32_MAX, InvalidateScope
+
+SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
+N_REFS = 1_000_000
+N_TTLS = 32
+
+
+def _catalog(n: int) -> ObjectCatalog:
+    ids = np.arange(n, dtype=np.uint64)
+    return ObjectCatalog.from_arrays(ids % 100, ids, ids, np.full(n, 7))
+
+
+def _filled(catalog: ObjectCatalog, n: int, rng: np.random.Generator) -> LeaseTable:
+    table = LeaseTable(catalog, CacheLimits(), initial_capacity=n)
+    table.install(np.arange(n), 0, rng.integers(1_000, 100_000, n), 4096)
+    return table
+
+
+def _table_figures(label: str, n: int, rng: np.random.Generator) -> dict[str, float]:
+    catalog = _catalog(n)
+    start = time.perf_counter()
+    table = _filled(catalog, n, rng)
+    install_s = time.perf_counter() - start
+    refs = rng.integers(0, n, N_REFS)
+    lookup_s = best_of(lambda: table.lookup(refs, 500), repeat=3)
+
+    def timed(operation) -> float:
+        best = float("inf")
+        for _ in range(3):
+            fresh = _filled(catalog, n, rng)
+            start = time.perf_counter()
+            operation(fresh)
+            best = min(best, time.perf_counter() - start)
+        return best * 1e3
+
+    return {
+        f"engine.install_{label}_per_s": n / install_s,
+        f"engine.lookup_{label}_refs_per_s": N_REFS / lookup_s,
+        f"engine.expire_{label}_ms": timed(lambda t: t.expire(10_000)),  # about 9% expire
+        f"engine.invalidate_namespace_{label}_ms": timed(
+            lambda t: t.invalidate(InvalidateScope.NAMESPACE, 500, 42)  # 1% of the leases
+        ),
+        "engine.bytes_per_lease": float(table.bytes_per_slot),
+    }
+
+
+def _zipf_stream(rng: np.random.Generator, n_objects: int, alpha: float) -> ReferenceStream:
+    p = 1.0 / np.arange(1, n_objects + 1) ** alpha
+    objs = rng.choice(n_objects, size=N_REFS, p=p / p.sum())
+    sizes = rng.integers(512, 65_536, n_objects)
+    times = np.cumsum(rng.exponential(10.0, N_REFS)).astype(np.int64)  # 100 refs/s
+    return ReferenceStream(times, objs, sizes[objs])
+
+
+def _libcachesim_lru_s(stream: ReferenceStream, capacity: int) -> float | None:
+    try:
+        import libcachesim as lcs  # GPL: a benchmark baseline only, never imported by nnrpsim
+    except ImportError:
+        return None
+    records = np.zeros(len(stream), dtype=[("t", "<u4"), ("o", "<u8"), ("s", "<u4"), ("n", "<i8")])
+    records["t"], records["o"], records["s"], records["n"] = (
+        stream.time_ms // 1000,
+        stream.object_id + 1,
+        stream.size,
+        -1,
+    )
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "trace.oracleGeneral"
+        records.tofile(path)
+        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
+        return best_of(lambda: lcs.LRU(capacity).process_trace(reader), repeat=3)
+
+
+def _reference_model_speedup(rng: np.random.Generator) -> float:
+    from tests.engine.reference_model import ReferenceModel
+
+    n, n_refs = 10_000, 100_000
+    catalog = _catalog(n)
+    identities = list(
+        zip(
+            *(
+                c.tolist()
+                for c in (catalog.namespace, catalog.key_hi, catalog.key_lo, catalog.kind)
+            ),
+            strict=True,
+        )
+    )
+    ttls, refs = rng.integers(1_000, 100_000, n), rng.integers(0, n, n_refs)
+
+    def with_table():
+        table = LeaseTable(catalog, CacheLimits())
+        table.install(np.arange(n), 0, ttls, 4096)
+        table.lookup(refs, 500)
+
+    def with_model():
+        model = ReferenceModel(identities, CacheLimits())
+        for obj in range(n):
+            model.install(obj, 0, int(ttls[obj]), 4096)
+        for obj in refs.tolist():
+            model.lookup(obj, 500)
+
+    return best_of(with_model, repeat=1) / best_of(with_table, repeat=3)
+
+
+def run() -> dict[str, float]:
+    rng = np.random.default_rng(2026)
+    figures: dict[str, float] = {}
+    for label, n in SIZES.items():
+        figures.update(_table_figures(label, n, rng))
+    figures["engine.expire_1m_ms"] = figures["engine.expire_1m_ms"]
+    figures["engine.lookup_refs_per_s"] = figures["engine.lookup_1m_refs_per_s"]
+    figures["engine.install_per_s"] = figures["engine.install_1m_per_s"]
+
+    stream = _zipf_stream(rng, 100_000, 0.9)
+    grid = np.geomspace(1_000, 3_600_000, N_TTLS).astype(np.int64)
+    for mode, key in (("reset", ""), ("non_reset", "_non_reset")):
+        seconds = best_of(lambda m=mode: replay(stream, grid, m), repeat=3)
+        figures[f"engine.replay_ttl_evals_per_s{key}"] = N_REFS * N_TTLS / seconds
+
+    capacity = int(np.unique(stream.object_id).size * 33_000 * 0.05)
+    lru_s = best_of(
+        lambda: replay(stream, [U32_MAX], "non_reset", capacity_bytes=capacity), repeat=3
+    )
+    figures["engine.lru_replay_refs_per_s"] = N_REFS / lru_s
+    libcachesim_s = _libcachesim_lru_s(stream, capacity)
+    if libcachesim_s is not None:
+        figures["engine.lru_replay_vs_libcachesim"] = libcachesim_s / lru_s
+    figures["engine.speedup_vs_reference_model"] = _reference_model_speedup(rng)
+    return figures
