@@ -423,13 +423,12 @@ class LeaseTable:
     ) -> list[int] | None:
         """Evict the fewest unpinned leases, in policy order, that free ``bytes_needed`` bytes and
         ``entries_needed`` entries; None (and nothing evicted) when that is impossible."""
-        name = policy or self.limits.eviction
-        candidates = np.flatnonzero(self.occupied & ~self.pinned)
-        order = victim_order(self, candidates, name)
-        freed = np.cumsum(self.size[order], dtype=np.int64)
-        enough = (freed >= bytes_needed) & (np.arange(1, len(order) + 1) >= entries_needed)
         if bytes_needed <= 0 and entries_needed <= 0:
             return []
+        candidates = np.flatnonzero(self.occupied & ~self.pinned)
+        order = victim_order(self, candidates, policy or self.limits.eviction)
+        freed = np.cumsum(self.size[order], dtype=np.int64)
+        enough = (freed >= bytes_needed) & (np.arange(1, len(order) + 1) >= entries_needed)
         if not enough.any():
             return None
         return self._release_slots(order[: int(enough.argmax()) + 1], EndReason.EVICTED)
