@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from nnrpsim.protocol import U32_MAX
+from nnrpsim.protocol import U32_MAX, CacheAckStatus
 
 from .catalog import ObjectCatalog
 from .limits import CacheLimits
@@ -244,13 +244,14 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
 
 
 # ---------------------------------------------------------------------- with a byte capacity
-_CAUSE = {
-    EndReason.NEVER_INSTALLED: "cold_misses",
-    EndReason.EXPIRED: "expired_misses",
-    EndReason.INVALIDATED: "invalidated_misses",
-    EndReason.EVICTED: "evicted_misses",
-    EndReason.RELEASED: "cold_misses",
-}
+def _miss_counts(misses: list[int]) -> dict[str, int]:
+    """Miss counts by the reason the object's previous lease ended (indexed by EndReason)."""
+    return {
+        "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
+        "expired_misses": misses[EndReason.EXPIRED],
+        "invalidated_misses": misses[EndReason.INVALIDATED],
+        "evicted_misses": misses[EndReason.EVICTED],
+    }
 
 
 def _ordered_capacity(
@@ -258,9 +259,9 @@ def _ordered_capacity(
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest)."""
-    entries: OrderedDict[int, list[int]] = OrderedDict()  # obj -> [expires, segment start, size]
+    entries: OrderedDict[int, tuple[int, int, int]] = OrderedDict()  # obj -> (expires, start, size)
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
-    misses = [0] * len(EndReason)  # by the EndReason that preceded the miss
+    misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
     hits = renewals = installs = rejected = used = live_ms_bytes = 0
     inv_t = stream.invalidation_time_ms.tolist()
@@ -268,7 +269,9 @@ def _ordered_capacity(
     k, n_inv = 0, len(inv_t)
     lru, reset = policy == "lru", mode == "reset"
     can_expire = stream.start_ms + ttl < stream.end_ms  # else no lease ends by expiry in the window
-    never = EndReason.NEVER_INSTALLED
+    never, evicted = EndReason.NEVER_INSTALLED, EndReason.EVICTED
+    get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
+    ended_get, push = ended.get, heapq.heappush
 
     def drop(obj: int, now: int, reason: EndReason) -> None:
         nonlocal used, live_ms_bytes
@@ -281,26 +284,26 @@ def _ordered_capacity(
         stream.time_ms.tolist(), stream.object_id.tolist(), stream.size.tolist(), strict=True
     ):
         while k < n_inv and inv_t[k] <= t:
-            victim = entries.get(inv_o[k])
+            victim = get(inv_o[k])
             if victim is not None:
                 live = inv_t[k] < victim[0]
                 drop(inv_o[k], inv_t[k], EndReason.INVALIDATED if live else EndReason.EXPIRED)
             k += 1
-        entry = entries.get(obj)
+        entry = get(obj)
         if entry is not None and t < entry[0]:
             hits += 1
             if lru:
-                entries.move_to_end(obj)
+                touch(obj)
             if reset:
                 live_ms_bytes += (t - entry[1]) * entry[2]
-                entry[0], entry[1] = t + ttl, t
+                entries[obj] = (t + ttl, t, entry[2])
                 renewals += 1
                 if can_expire:
-                    heapq.heappush(expiries, (t + ttl, obj))
+                    push(expiries, (t + ttl, obj))
             continue
         if entry is not None:
             drop(obj, t, EndReason.EXPIRED)
-        misses[ended.get(obj, never)] += 1
+        misses[ended_get(obj, never)] += 1
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
                 expires, victim = heapq.heappop(expiries)
@@ -310,23 +313,20 @@ def _ordered_capacity(
                 rejected += 1
                 continue
             while used + size > capacity:
-                victim, (expires, start, victim_size) = entries.popitem(last=False)
+                victim, (expires, start, victim_size) = evict_oldest(last=False)
                 used -= victim_size
                 live_ms_bytes += (min(expires, t) - start) * victim_size
-                ended[victim] = EndReason.EVICTED
-        entries[obj] = [t + ttl, t, size]
+                ended[victim] = evicted
+        entries[obj] = (t + ttl, t, size)
         if can_expire:
-            heapq.heappush(expiries, (t + ttl, obj))
+            push(expiries, (t + ttl, obj))
         used += size
         installs += 1
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     return {
         "hits": hits,
-        "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
-        "expired_misses": misses[EndReason.EXPIRED],
-        "invalidated_misses": misses[EndReason.INVALIDATED],
-        "evicted_misses": misses[EndReason.EVICTED],
+        **_miss_counts(misses),
         "installs": installs,
         "renewals": renewals,
         "rejected": rejected,
@@ -342,7 +342,8 @@ def replay_on_table(
     kinds = np.full(n_objects, 7, dtype=np.uint8)
     ids = np.arange(n_objects, dtype=np.uint64)
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
-    counts = dict.fromkeys(COUNTS, 0)
+    misses = [0] * len(EndReason)
+    hits = renewals = installs = rejected = 0
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
     for t, obj, size in zip(
@@ -351,19 +352,24 @@ def replay_on_table(
         while k < len(inv_t) and inv_t[k] <= t:
             table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
             k += 1
-        reason = EndReason(int(table.end_reason[obj]))
+        reason = int(table.end_reason[obj])
         (outcome,) = table.lookup(np.array([obj]), t)
         if outcome == Outcome.HIT:
-            counts["hits"] += 1
+            hits += 1
             if mode == "reset":
                 table.install(np.array([obj]), t, ttl, size)
-                counts["renewals"] += 1
+                renewals += 1
             continue
-        present = table.slot_of[obj] >= 0
-        counts["expired_misses" if present else _CAUSE[reason]] += 1
-        result = table.install(np.array([obj]), t, ttl, size)
-        if result.status[0] == 1:
-            counts["rejected"] += 1
+        misses[EndReason.EXPIRED if table.slot_of[obj] >= 0 else reason] += 1
+        if table.install(np.array([obj]), t, ttl, size).status[0] == CacheAckStatus.REJECTED:
+            rejected += 1
         else:
-            counts["installs"] += 1
-    return {**counts, "mean_live_bytes": float("nan")}
+            installs += 1
+    return {
+        "hits": hits,
+        **_miss_counts(misses),
+        "installs": installs,
+        "renewals": renewals,
+        "rejected": rejected,
+        "mean_live_bytes": float("nan"),
+    }
