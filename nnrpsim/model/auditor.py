@@ -1,0 +1,53 @@
+"""Invariant auditor: counts what a correct simulation never does. Every count must end at zero.
+
+It re-checks each hit against the lease table independently of the lookup that produced it, and
+grows with the layered-caching rules (tenant boundaries, side effects) when they arrive.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+import numpy as np
+
+
+@dataclass
+class Auditor:
+    hit_on_expired_lease: int = 0
+    hit_on_wrong_version: int = 0
+    hit_on_stale_content: int = 0
+    reference_after_invalidate: int = 0
+    operation_never_completed: int = 0
+    fallbacks: int = 0
+    fallbacks_completed: int = 0
+
+    def check_hits(
+        self,
+        now_ms: int,
+        expires: np.ndarray,
+        versions: np.ndarray,
+        expected: np.ndarray,
+        current: np.ndarray,
+    ) -> None:
+        """Hits must be on live leases, at the version the host asked for, of current content."""
+        self.hit_on_expired_lease += int((expires <= np.uint64(now_ms)).sum())
+        self.hit_on_wrong_version += int((versions != expected).sum())
+        self.hit_on_stale_content += int((versions != current).sum())
+
+    @property
+    def violations(self) -> int:
+        return (
+            self.hit_on_expired_lease
+            + self.hit_on_wrong_version
+            + self.hit_on_stale_content
+            + self.reference_after_invalidate
+            + self.operation_never_completed
+            + (self.fallbacks - self.fallbacks_completed)
+        )
+
+    @property
+    def fallback_success_rate(self) -> float:
+        return self.fallbacks_completed / self.fallbacks if self.fallbacks else 1.0
+
+    def as_dict(self) -> dict[str, int]:
+        return {f.name: getattr(self, f.name) for f in fields(self)}

@@ -1,0 +1,154 @@
+"""Plain, frozen configuration of one simulation run (the scenario layer builds these).
+
+Times are milliseconds, sizes bytes, rates per millisecond unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from nnrpsim.engine import CacheLimits
+from nnrpsim.protocol import U32_MAX
+
+
+def _positive(name: str, value: float, allow_zero: bool = False) -> None:
+    if value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+
+
+@dataclass(frozen=True)
+class LinkConfig:
+    """One direction of a host-server path: latency, bandwidth, loss with retransmission."""
+
+    latency_ms: float = 0.5
+    bandwidth_bytes_per_ms: float = 1_250_000.0  # 10 Gbit/s
+    loss: float = 0.0
+    retransmit_timeout_ms: float = 20.0
+
+    def __post_init__(self) -> None:
+        _positive("latency_ms", self.latency_ms, allow_zero=True)
+        _positive("bandwidth_bytes_per_ms", self.bandwidth_bytes_per_ms)
+        if not 0 <= self.loss < 1:
+            raise ValueError(f"loss must be in [0, 1), got {self.loss}")
+        _positive("retransmit_timeout_ms", self.retransmit_timeout_ms)
+
+
+@dataclass(frozen=True)
+class ServerConfig:
+    """The NNRP runtime: cache limits (GPU memory budget), lease TTL policy, processing costs."""
+
+    limits: CacheLimits = field(default_factory=lambda: CacheLimits(capacity_bytes=8 << 30))
+    default_lease_ttl_ms: int = 30_000
+    per_operation_ms: float = 0.05
+    per_inline_byte_ms: float = 1e-6
+    sweep_interval_ms: float = 1_000.0
+
+    def __post_init__(self) -> None:
+        if not 0 < self.default_lease_ttl_ms <= U32_MAX:
+            raise ValueError(f"default_lease_ttl_ms must be in 1..{U32_MAX}")
+        _positive("per_operation_ms", self.per_operation_ms, allow_zero=True)
+        _positive("per_inline_byte_ms", self.per_inline_byte_ms, allow_zero=True)
+        _positive("sweep_interval_ms", self.sweep_interval_ms)
+
+
+@dataclass(frozen=True)
+class PolicyConfig:
+    """A host cache policy by registry name, with its parameters."""
+
+    name: str = "best_practice"
+    min_object_bytes: int = 1024
+    min_expected_reuse: float = 2.0
+    ttl_fraction: float = 0.75
+    renew_margin: float = 0.2
+    renewal_body: bool = True
+
+    def __post_init__(self) -> None:
+        if not 0 < self.ttl_fraction <= 10:
+            raise ValueError(f"ttl_fraction must be in (0, 10], got {self.ttl_fraction}")
+        if not 0 <= self.renew_margin <= 1:
+            raise ValueError(f"renew_margin must be in [0, 1], got {self.renew_margin}")
+
+
+@dataclass(frozen=True)
+class WorkloadConfig:
+    """Synthetic sessions: arrivals, durations, private and shared objects, operations, changes."""
+
+    session_rate_per_s: float = 2.0
+    session_duration_ms: float = 60_000.0
+    session_duration_cv: float = 0.5  # lognormal coefficient of variation; 0 = fixed
+    operation_rate_per_s: float = 1.0
+    namespaces: int = 4
+    shared_objects_per_namespace: int = 50
+    shared_refs_per_operation: int = 2
+    zipf_alpha: float = 0.9
+    private_objects_per_session: int = 4
+    private_refs_per_operation: int = 2
+    object_size_median: int = 16_384
+    object_size_sigma: float = 1.0
+    content_change_rate_per_s: float = 0.0  # per object
+
+    def __post_init__(self) -> None:
+        for name in ("session_rate_per_s", "session_duration_ms", "operation_rate_per_s"):
+            _positive(name, getattr(self, name))
+        for name in ("namespaces", "object_size_median"):
+            _positive(name, getattr(self, name))
+        for name in (
+            "session_duration_cv",
+            "shared_objects_per_namespace",
+            "shared_refs_per_operation",
+            "zipf_alpha",
+            "private_objects_per_session",
+            "private_refs_per_operation",
+            "object_size_sigma",
+            "content_change_rate_per_s",
+        ):
+            _positive(name, getattr(self, name), allow_zero=True)
+
+
+@dataclass(frozen=True)
+class FaultConfig:
+    """Faults injected during the run (link loss lives in LinkConfig)."""
+
+    restart_at_ms: float | None = None
+    announce_restart: bool = True
+    memory_pressure_at_ms: float | None = None
+    memory_pressure_fraction: float = 0.5
+
+    def __post_init__(self) -> None:
+        if not 0 < self.memory_pressure_fraction <= 1:
+            raise ValueError("memory_pressure_fraction must be in (0, 1]")
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    """Everything one run needs besides its seed."""
+
+    duration_ms: float = 600_000.0
+    warmup_ms: float = 0.0
+    hosts: int = 1
+    servers: int = 1
+    routing: str = "round_robin"
+    uplink: LinkConfig = field(default_factory=LinkConfig)
+    downlink: LinkConfig = field(default_factory=LinkConfig)
+    server: ServerConfig = field(default_factory=ServerConfig)
+    policy: PolicyConfig = field(default_factory=PolicyConfig)
+    workload: WorkloadConfig = field(default_factory=WorkloadConfig)
+    faults: FaultConfig = field(default_factory=FaultConfig)
+    sample_interval_ms: float = 1_000.0
+    operation_timeout_ms: float = 60_000.0
+
+    def __post_init__(self) -> None:
+        _positive("duration_ms", self.duration_ms)
+        _positive("warmup_ms", self.warmup_ms, allow_zero=True)
+        if self.warmup_ms >= self.duration_ms:
+            raise ValueError("warmup_ms must be shorter than duration_ms")
+        _positive("hosts", self.hosts)
+        _positive("servers", self.servers)
+        if self.routing not in ROUTING_RULES:
+            raise ValueError(
+                f"unknown routing {self.routing!r} (known: {', '.join(ROUTING_RULES)})"
+            )
+        _positive("sample_interval_ms", self.sample_interval_ms)
+
+
+ROUTING_RULES = ("round_robin", "hash", "least_sessions")

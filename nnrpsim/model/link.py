@@ -1,0 +1,35 @@
+"""A one-way link: latency, bandwidth with FIFO queueing, loss with retransmission.
+
+Each transmission is one delay computed at send time (the link is one timeout, not a chain of
+stores): it waits for the frames ahead of it, serialises at the bandwidth, and every lost attempt
+costs a retransmission timeout and another serialisation. Bytes on the wire include resends.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .config import LinkConfig
+
+
+class Link:
+    def __init__(self, config: LinkConfig, rng: np.random.Generator) -> None:
+        self.config = config
+        self.rng = rng
+        self.busy_until = 0.0
+        self.bytes_sent = 0
+        self.retransmissions = 0
+
+    def transmit(self, now: float, n_bytes: int) -> float:
+        """The delay until ``n_bytes`` sent at ``now`` have arrived at the far end."""
+        config = self.config
+        attempts = 1
+        if config.loss:
+            attempts = int(self.rng.geometric(1.0 - config.loss))
+        serialise = n_bytes / config.bandwidth_bytes_per_ms
+        start = max(now, self.busy_until)
+        self.busy_until = start + attempts * serialise
+        self.bytes_sent += attempts * n_bytes
+        self.retransmissions += attempts - 1
+        waiting = (attempts - 1) * config.retransmit_timeout_ms
+        return self.busy_until - now + waiting + config.latency_ms

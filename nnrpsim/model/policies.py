@@ -1,0 +1,84 @@
+"""Host cache policies: whether to cache an object, which TTL to ask for, when to renew.
+
+A registry of named policies; an unknown name raises. ``never`` inlines everything: the baseline
+every study compares against.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .config import PolicyConfig
+
+
+@dataclass(frozen=True)
+class CachePolicy:
+    """The decisions a host makes for each object and session."""
+
+    caches: bool
+    min_object_bytes: int
+    min_expected_reuse: float
+    ttl_fraction: float
+    renew_margin: float
+    renewal_body: bool
+
+    def should_cache(self, size: int, expected_reuse: float) -> bool:
+        """Cache objects larger than the size threshold expected to be reused often enough."""
+        return (
+            self.caches
+            and size > self.min_object_bytes
+            and expected_reuse > self.min_expected_reuse
+        )
+
+    def ttl_hint_ms(self, expected_session_ms: float) -> int:
+        """``lease_ttl_hint_ms`` for SESSION_OPEN: a fraction of the expected session length."""
+        return max(1, int(self.ttl_fraction * expected_session_ms))
+
+    def wants_renewal(self, remaining_ms: float, ttl_ms: int) -> bool:
+        """Renew proactively once less than ``renew_margin`` of the TTL remains (1.0: on every use)."""
+        return self.renew_margin > 0 and remaining_ms <= self.renew_margin * ttl_ms
+
+
+def _best_practice(config: PolicyConfig) -> CachePolicy:
+    # shared/spec/nnrp-cache.md section 14: > 1 KiB reused more than twice; TTL 20-30 % below the
+    # session length (0.75); renew while in use.
+    return CachePolicy(True, 1024, 2.0, 0.75, 0.2, config.renewal_body)
+
+
+def _always(config: PolicyConfig) -> CachePolicy:
+    return CachePolicy(
+        True, -1, -1.0, config.ttl_fraction, config.renew_margin, config.renewal_body
+    )
+
+
+def _never(config: PolicyConfig) -> CachePolicy:
+    return CachePolicy(False, 0, 0.0, config.ttl_fraction, 0.0, config.renewal_body)
+
+
+def _threshold(config: PolicyConfig) -> CachePolicy:
+    return CachePolicy(
+        True,
+        config.min_object_bytes,
+        config.min_expected_reuse,
+        config.ttl_fraction,
+        config.renew_margin,
+        config.renewal_body,
+    )
+
+
+POLICIES = {
+    "best_practice": _best_practice,
+    "always": _always,
+    "never": _never,
+    "threshold": _threshold,
+}
+
+
+def make_policy(config: PolicyConfig) -> CachePolicy:
+    try:
+        build = POLICIES[config.name]
+    except KeyError:
+        raise ValueError(
+            f"unknown host policy {config.name!r} (known: {', '.join(POLICIES)})"
+        ) from None
+    return build(config)

@@ -1,0 +1,90 @@
+"""Columnar records of a run: appended as plain lists, handed out as numpy arrays.
+
+The runner turns these into pandas frames; the model itself never imports pandas.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+import numpy as np
+
+from nnrpsim.protocol import ReasonCode
+
+
+class RefOutcome(IntEnum):
+    """What happened to one object reference of an operation.
+
+    Codes 1-4 are the server's cache errors, each followed by an inline resubmission (fallback).
+    """
+
+    HIT = 0
+    CACHE_MISS = 1
+    LEASE_EXPIRED = 2
+    VERSION_MISMATCH = 3
+    DEPENDENCY_INVALID = 4
+    INLINED_BY_POLICY = 5
+    INSTALLED = 6
+    INSTALL_REJECTED = 7
+    INLINED_AFTER_INVALIDATE = 8  # the lease ended while the operation was under way
+
+
+class InstallCause(IntEnum):
+    """Why the host had to send an object's body again (or for the first time)."""
+
+    NONE = 0
+    COLD = 1
+    EXPIRED = 2
+    INVALIDATED = 3
+    EVICTED = 4
+    SERVER_RESTART = 5
+    MISS = 6  # learned from a cache error
+    OTHER = 7  # released with its owner or revoked
+
+
+CAUSE_OF_REASON = {
+    ReasonCode.EXPIRED: InstallCause.EXPIRED,
+    ReasonCode.EVICTED: InstallCause.EVICTED,
+    ReasonCode.CONTENT_CHANGED: InstallCause.INVALIDATED,
+    ReasonCode.DEPENDENCY_INVALIDATED: InstallCause.INVALIDATED,
+    ReasonCode.EXPLICIT: InstallCause.INVALIDATED,
+    ReasonCode.SERVER_RESTART: InstallCause.SERVER_RESTART,
+}
+
+WIRE_CLASSES = ("inline", "put_body", "reference", "control")
+
+
+class Columns:
+    """Named columns of equal length, appended row by row."""
+
+    def __init__(self, *names: str) -> None:
+        self._columns: dict[str, list] = {name: [] for name in names}
+
+    def append(self, *values) -> None:
+        for column, value in zip(self._columns.values(), values, strict=True):
+            column.append(value)
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        return {name: np.asarray(values) for name, values in self._columns.items()}
+
+
+class Recorder:
+    """Everything a run measures."""
+
+    def __init__(self) -> None:
+        self.references = Columns(
+            "time_ms", "session", "server", "object", "outcome", "cause", "size", "inline_bytes"
+        )
+        self.operations = Columns("start_ms", "latency_ms", "fallback")
+        self.memory = Columns("time_ms", "server", "live_bytes", "held_bytes", "objects")
+        self.wire = dict.fromkeys(WIRE_CLASSES, 0)
+        self.accepted_ttl_ms: list[int] = []
+        self.invalidations = dict.fromkeys((int(r) for r in ReasonCode), 0)
+        self.installs = 0
+        self.renewals = 0
+        self.reinstalls_after_expiry = 0
+        self.hot_path_frames = 0
+        self.operations_started = 0
+
+    def wire_bytes(self, klass: str, n: int) -> None:
+        self.wire[klass] += n

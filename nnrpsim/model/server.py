@@ -1,0 +1,133 @@
+"""The NNRP runtime: negotiates the cache ceiling, grants leases, resolves references, and tells
+hosts when it drops an object. Every cache decision is the lease engine's; this adds wiring."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from nnrpsim.engine import CacheLimits, InstallResult, LeaseTable, ObjectCatalog
+from nnrpsim.protocol import MessageType, OwnerScope, ReasonCode, packet_bytes
+
+from .config import ServerConfig
+
+if TYPE_CHECKING:
+    from .simulation import Simulation
+
+INVALIDATE_BYTES = packet_bytes(MessageType.CACHE_INVALIDATE)
+
+
+class Server:
+    def __init__(self, sim: Simulation, index: int, config: ServerConfig, catalog: ObjectCatalog):
+        self.sim = sim
+        self.index = index
+        self.config = config
+        self.catalog = catalog
+        self.table = LeaseTable(catalog, config.limits)
+        self.holders: dict[int, set[int]] = {}  # object -> hosts holding a lease view of it
+        self.session_connection: dict[int, int] = {}
+
+    # ------------------------------------------------------------------ handshake
+    def hello(self, client_object_bitmap: int) -> CacheLimits:
+        """SERVER_HELLO_ACK: the cache ceiling, kinds as a subset of the client's bitmap."""
+        limits = self.config.limits
+        return replace(limits, object_kind_bitmap=limits.object_kind_bitmap & client_object_bitmap)
+
+    def open_session(self, session_id: int, connection_id: int, hint_ms: int) -> int:
+        """SESSION_OPEN_ACK ``lease_ttl_ms``: the hint (or the default) clamped to floor/ceiling."""
+        self.table.register_session(session_id, connection_id)
+        self.session_connection[session_id] = connection_id
+        limits = self.config.limits
+        requested = hint_ms or self.config.default_lease_ttl_ms
+        return int(min(max(requested, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
+
+    def close_session(self, session_id: int) -> None:
+        self.session_connection.pop(session_id, None)
+        self.notify(
+            self.table.release_owner(OwnerScope.SESSION, session_id), ReasonCode.OWNER_CLOSED
+        )
+
+    # ------------------------------------------------------------------ cache frames
+    def put(
+        self,
+        host: int,
+        objects: np.ndarray,
+        versions: np.ndarray,
+        ttl_ms: int,
+        sizes: np.ndarray,
+        owner_scope: OwnerScope,
+        owner_id: int,
+    ) -> InstallResult:
+        """CACHE_PUTs -> CACHE_ACKs; what the installs expired or evicted is announced."""
+        result = self.table.install(
+            objects,
+            int(self.sim.env.now),
+            ttl_ms,
+            sizes,
+            versions=versions,
+            owner_scope=owner_scope,
+            owner_id=owner_id,
+        )
+        self.notify(result.expired, ReasonCode.EXPIRED)
+        self.notify(result.evicted, ReasonCode.EVICTED)
+        for obj, status in zip(objects.tolist(), result.status.tolist(), strict=True):
+            if status != 1:
+                self.holders.setdefault(obj, set()).add(host)
+        self.sim.recorder.accepted_ttl_ms.extend(result.accepted_ttl_ms.tolist())
+        return result
+
+    def submit(self, objects: np.ndarray, versions: np.ndarray) -> np.ndarray:
+        """Resolve a FRAME_SUBMIT's object references; the auditor re-checks every hit."""
+        now = int(self.sim.env.now)
+        outcomes = self.table.lookup(objects, now, versions)
+        hit = outcomes == 0
+        if hit.any():
+            slots = self.table.slot_of[objects[hit]]
+            self.sim.auditor.check_hits(
+                now,
+                self.table.expires_at(slots),
+                self.table.version[slots],
+                versions[hit],
+                self.sim.content_version[objects[hit]],
+            )
+        return outcomes
+
+    # ------------------------------------------------------------------ server-side events
+    def notify(self, objects: list[int], reason: ReasonCode) -> None:
+        """Send CACHE_INVALIDATE(object_key, reason) to every host that holds the object."""
+        for obj in objects:
+            for host in self.holders.pop(obj, ()):
+                self.sim.deliver_invalidate(self.index, host, [obj], reason)
+
+    def change_content(self, obj: int) -> None:
+        freed = self.table.invalidate_objects(np.array([obj]), int(self.sim.env.now))
+        self.notify(freed, ReasonCode.CONTENT_CHANGED)
+
+    def sweep(self):
+        """Periodic expiry sweep: frees expired leases in one pass and announces them."""
+        while True:
+            yield self.sim.timeout(self.config.sweep_interval_ms)
+            self.notify(self.table.expire(int(self.sim.env.now)), ReasonCode.EXPIRED)
+
+    def restart(self, announce: bool) -> None:
+        """Drop the whole cache. Hosts learn it from CACHE_INVALIDATE or from cache misses."""
+        self.table = LeaseTable(self.catalog, self.config.limits)
+        for session_id, connection_id in self.session_connection.items():
+            self.table.register_session(session_id, connection_id)
+        holders, self.holders = self.holders, {}
+        if announce:
+            for host in sorted(set().union(*holders.values()) if holders else set()):
+                self.sim.deliver_invalidate(self.index, host, None, ReasonCode.SERVER_RESTART)
+
+    def shrink_memory(self, fraction: float) -> None:
+        """Memory pressure: a smaller budget from now on, evicting down to it at once."""
+        limits = self.table.limits
+        if limits.capacity_bytes is None:
+            return
+        self.table.limits = replace(limits, capacity_bytes=int(limits.capacity_bytes * fraction))
+        excess = self.table.held_bytes - self.table.limits.capacity_bytes
+        if excess > 0:
+            evicted = self.table.evict(excess) or []
+            self.notify(evicted, ReasonCode.EVICTED)

@@ -1,0 +1,209 @@
+"""One run of the discrete-event model: wire hosts, servers and links, run, collect records."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import simpy
+
+from nnrpsim.protocol import ReasonCode
+
+from .auditor import Auditor
+from .config import ModelConfig
+from .host import Host
+from .link import Link
+from .policies import make_policy
+from .records import Recorder
+from .server import INVALIDATE_BYTES, Server
+from .workload import SessionPlan, WorkloadPlan, synthetic_plan
+
+
+@dataclass
+class ModelResult:
+    """Everything a run produced, as plain arrays and numbers (the runner makes frames of them)."""
+
+    config: ModelConfig
+    references: dict[str, np.ndarray]
+    operations: dict[str, np.ndarray]
+    memory: dict[str, np.ndarray]
+    wire: dict[str, int]
+    wire_bytes_total: int
+    accepted_ttl_ms: np.ndarray
+    invalidations: dict[str, int]
+    counters: dict[str, int]
+    audit: dict[str, int]
+    violations: int
+    fallback_success_rate: float
+    wall_s: float
+    events: int = 0
+    extra: dict[str, float] = field(default_factory=dict)
+
+
+class Simulation:
+    def __init__(
+        self,
+        config: ModelConfig,
+        seed: np.random.SeedSequence | int,
+        plan: WorkloadPlan | None = None,
+    ) -> None:
+        seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
+        plan_seed, link_seed = seq.spawn(2)
+        self.config = config
+        self.plan = plan or synthetic_plan(
+            config.workload, config.hosts, config.duration_ms, plan_seed
+        )
+        self.env = simpy.Environment()
+        self.recorder = Recorder()
+        self.auditor = Auditor()
+        self.policy = make_policy(config.policy)
+        self.content_version = np.ones(len(self.plan.catalog), dtype=np.uint64)
+        self.servers = [
+            Server(self, i, config.server, self.plan.catalog) for i in range(config.servers)
+        ]
+        hosts = max(config.hosts, 1 + max((s.host for s in self.plan.sessions), default=0))
+        self.hosts = [Host(self, i) for i in range(hosts)]
+        link_seeds = iter(link_seed.spawn(2 * hosts * config.servers))
+        self.uplinks = [
+            [Link(config.uplink, np.random.default_rng(next(link_seeds))) for _ in self.servers]
+            for _ in self.hosts
+        ]
+        self.downlinks = [
+            [Link(config.downlink, np.random.default_rng(next(link_seeds))) for _ in self.servers]
+            for _ in self.hosts
+        ]
+        self._open_sessions = [0] * config.servers
+        self.events = 0
+        self._ops_per_ms = config.workload.operation_rate_per_s / 1000.0
+
+    # ------------------------------------------------------------------ wiring helpers
+    def timeout(self, delay: float) -> simpy.Timeout:
+        """Every delay of the model goes through here, so a run knows how many events it made."""
+        self.events += 1
+        return self.env.timeout(delay)
+
+    def route(self, plan: SessionPlan) -> int:
+        """Pick the server for a session by the configured routing rule."""
+        rule, n = self.config.routing, len(self.servers)
+        if rule == "round_robin":
+            server = (plan.session_id - 1) % n
+        elif rule == "hash":
+            server = (plan.session_id * 2_654_435_761 >> 7) % n
+        else:
+            server = min(range(n), key=lambda s: (self._open_sessions[s], s))
+        self._open_sessions[server] += 1
+        return server
+
+    def shared_reuse(self, obj: int, plan: SessionPlan) -> float:
+        """Expected references of a shared object within this session."""
+        return (
+            self._ops_per_ms * plan.expected_ms * float(self.plan.shared_reuse_per_operation[obj])
+        )
+
+    def deliver_invalidate(
+        self, server: int, host: int, objects: list[int] | None, reason: ReasonCode
+    ) -> None:
+        """CACHE_INVALIDATE over the downlink; the host reacts when it arrives."""
+        count = 1 if objects is None else len(objects)
+        self.recorder.invalidations[int(reason)] += count
+        self.recorder.wire_bytes("control", count * INVALIDATE_BYTES)
+        delay = self.downlinks[host][server].transmit(self.env.now, count * INVALIDATE_BYTES)
+        event = self.timeout(delay)
+        event.callbacks.append(lambda _: self.hosts[host].on_invalidate(server, objects, reason))
+
+    # ------------------------------------------------------------------ processes
+    def _session(self, plan: SessionPlan):
+        if plan.start_ms > self.env.now:
+            yield self.timeout(plan.start_ms - self.env.now)
+        yield from self.hosts[plan.host].run_session(plan)
+
+    def _sampler(self):
+        while self.env.now <= self.config.duration_ms:
+            now = int(self.env.now)
+            for server in self.servers:
+                table = server.table
+                self.recorder.memory.append(
+                    now, server.index, table.live_bytes(now), table.held_bytes, table.held_objects
+                )
+            yield self.timeout(self.config.sample_interval_ms)
+
+    def _content_changes(self):
+        for at, obj in zip(
+            self.plan.change_times_ms.tolist(), self.plan.change_objects.tolist(), strict=True
+        ):
+            if at > self.env.now:
+                yield self.timeout(at - self.env.now)
+            self.content_version[obj] += np.uint64(1)
+            for server in self.servers:
+                server.change_content(obj)
+
+    def _at(self, when: float, action):
+        yield self.timeout(when)
+        action()
+
+    def run(self) -> ModelResult:
+        config, env = self.config, self.env
+        for plan in self.plan.sessions:
+            env.process(self._session(plan))
+        for server in self.servers:
+            env.process(server.sweep())
+        env.process(self._sampler())
+        env.process(self._content_changes())
+        faults = config.faults
+        if faults.restart_at_ms is not None:
+            env.process(
+                self._at(
+                    faults.restart_at_ms, lambda: self.servers[0].restart(faults.announce_restart)
+                )
+            )
+        if faults.memory_pressure_at_ms is not None:
+            env.process(
+                self._at(
+                    faults.memory_pressure_at_ms,
+                    lambda: self.servers[0].shrink_memory(faults.memory_pressure_fraction),
+                )
+            )
+        start = time.perf_counter()
+        env.run(until=config.duration_ms + config.operation_timeout_ms)
+        wall = time.perf_counter() - start
+        return self._result(wall)
+
+    def _result(self, wall: float) -> ModelResult:
+        recorder, auditor = self.recorder, self.auditor
+        operations = recorder.operations.arrays()
+        auditor.operation_never_completed = recorder.operations_started - len(
+            operations["start_ms"]
+        )
+        links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
+        return ModelResult(
+            config=self.config,
+            references=recorder.references.arrays(),
+            operations=operations,
+            memory=recorder.memory.arrays(),
+            wire=dict(recorder.wire),
+            wire_bytes_total=sum(link.bytes_sent for link in links),
+            accepted_ttl_ms=np.asarray(recorder.accepted_ttl_ms, dtype=np.int64),
+            invalidations={
+                ReasonCode(r).name.lower(): n for r, n in recorder.invalidations.items()
+            },
+            counters={
+                "installs": recorder.installs,
+                "renewals": recorder.renewals,
+                "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
+                "hot_path_frames": recorder.hot_path_frames,
+                "retransmissions": sum(link.retransmissions for link in links),
+            },
+            audit=auditor.as_dict(),
+            violations=auditor.violations,
+            fallback_success_rate=auditor.fallback_success_rate,
+            wall_s=wall,
+            events=self.events,
+        )
+
+
+def simulate(
+    config: ModelConfig, seed: np.random.SeedSequence | int, plan: WorkloadPlan | None = None
+) -> ModelResult:
+    """Run the model once: same config, seed and plan give the same records."""
+    return Simulation(config, seed, plan).run()

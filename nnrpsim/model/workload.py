@@ -1,0 +1,171 @@
+"""Workload plans: every session, operation and content change of a run, drawn up front.
+
+Drawing the whole plan with numpy before the simulation starts keeps the SimPy processes thin and
+makes a run a pure function of its seed. A plan comes from the synthetic workload description or
+from a reference stream (a trace).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from nnrpsim.engine import ObjectCatalog
+from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.protocol import CacheObjectKind
+
+from .config import WorkloadConfig
+
+PRIVATE_NAMESPACE_BASE = 1 << 20
+
+
+@dataclass
+class SessionPlan:
+    """One session: who runs it, when, its operations, and how often it expects to reuse objects."""
+
+    session_id: int
+    host: int
+    start_ms: float
+    end_ms: float
+    expected_ms: float
+    operations: list[tuple[float, list[int]]]
+    expected_reuse: dict[int, float] = field(default_factory=dict)
+
+
+@dataclass
+class WorkloadPlan:
+    catalog: ObjectCatalog
+    sizes: np.ndarray  # bytes per object id
+    sessions: list[SessionPlan]
+    change_times_ms: np.ndarray
+    change_objects: np.ndarray
+    shared_reuse_per_operation: np.ndarray  # expected references of each object per operation
+
+
+def _lognormal_sizes(rng: np.random.Generator, n: int, config: WorkloadConfig) -> np.ndarray:
+    sizes = rng.lognormal(np.log(config.object_size_median), config.object_size_sigma, n)
+    return np.clip(sizes, 1, 0xFFFF_FFFF).astype(np.int64)
+
+
+def _durations(rng: np.random.Generator, n: int, config: WorkloadConfig) -> np.ndarray:
+    mean, cv = config.session_duration_ms, config.session_duration_cv
+    if cv == 0:
+        return np.full(n, mean)
+    sigma2 = np.log1p(cv * cv)
+    return rng.lognormal(np.log(mean) - sigma2 / 2, np.sqrt(sigma2), n)
+
+
+def _poisson_times(rng: np.random.Generator, rate_per_ms: float, start: float, end: float):
+    if rate_per_ms <= 0 or end <= start:
+        return np.zeros(0)
+    count = rng.poisson(rate_per_ms * (end - start))
+    return np.sort(start + rng.random(count) * (end - start))
+
+
+def synthetic_plan(
+    config: WorkloadConfig, hosts: int, duration_ms: float, seed: np.random.SeedSequence
+) -> WorkloadPlan:
+    """Sessions arrive per host as a Poisson process; each references its private objects and
+    Zipf-popular shared objects of one namespace (system prompts, tool schemas)."""
+    shared_seed, session_seed, change_seed = seed.spawn(3)
+    rng = np.random.default_rng(shared_seed)
+    n_shared = config.namespaces * config.shared_objects_per_namespace
+    shared_ns = np.repeat(np.arange(1, config.namespaces + 1), config.shared_objects_per_namespace)
+    rank = np.tile(np.arange(config.shared_objects_per_namespace), config.namespaces)
+    kinds = np.where(rank % 2 == 0, CacheObjectKind.PROMPT_SEGMENT, CacheObjectKind.TOOL_SCHEMA)
+    catalog = ObjectCatalog.from_arrays(
+        shared_ns, rank.astype(np.uint64), np.zeros(n_shared, np.uint64), kinds
+    )
+    sizes = [_lognormal_sizes(rng, n_shared, config)]
+    popularity = 1.0 / (np.arange(config.shared_objects_per_namespace) + 1.0) ** config.zipf_alpha
+    popularity /= popularity.sum() if len(popularity) else 1
+    shared_reuse = np.tile(popularity, config.namespaces) * config.shared_refs_per_operation
+
+    rng = np.random.default_rng(session_seed)
+    op_rate = config.operation_rate_per_s / 1000.0
+    sessions: list[SessionPlan] = []
+    for host in range(hosts):
+        starts = _poisson_times(rng, config.session_rate_per_s / 1000.0, 0.0, duration_ms)
+        for start, length in zip(starts, _durations(rng, len(starts), config), strict=True):
+            session_id = len(sessions) + 1
+            first_private = len(catalog)
+            n_private = config.private_objects_per_session
+            catalog.extend(
+                np.full(n_private, PRIVATE_NAMESPACE_BASE + host),
+                np.full(n_private, session_id, dtype=np.uint64),
+                np.arange(n_private, dtype=np.uint64),
+                np.full(n_private, CacheObjectKind.PROMPT_SEGMENT),
+            )
+            sizes.append(_lognormal_sizes(rng, n_private, config))
+            namespace = int(rng.integers(config.namespaces))
+            end = min(start + length, duration_ms)
+            op_times = _poisson_times(rng, op_rate, start, end)
+            operations = []
+            for t in op_times:
+                shared = (
+                    rng.choice(
+                        config.shared_objects_per_namespace,
+                        size=config.shared_refs_per_operation,
+                        p=popularity,
+                    )
+                    + namespace * config.shared_objects_per_namespace
+                )
+                private = first_private + rng.integers(
+                    0, max(n_private, 1), config.private_refs_per_operation if n_private else 0
+                )
+                operations.append((float(t), sorted({*shared.tolist(), *private.tolist()})))
+            expected_ops = op_rate * length
+            reuse = {
+                first_private + i: expected_ops * config.private_refs_per_operation / n_private
+                for i in range(n_private)
+            }
+            sessions.append(
+                SessionPlan(
+                    session_id, host, float(start), float(end), float(length), operations, reuse
+                )
+            )
+    all_sizes = np.concatenate(sizes)
+    rng = np.random.default_rng(change_seed)
+    rate = config.content_change_rate_per_s / 1000.0
+    change_t, change_o = [], []
+    for obj in range(len(catalog)):
+        times = _poisson_times(rng, rate, 0.0, duration_ms)
+        change_t.append(times)
+        change_o.append(np.full(len(times), obj))
+    times, objs = np.concatenate(change_t), np.concatenate(change_o).astype(np.int64)
+    order = np.lexsort((objs, times))
+    return WorkloadPlan(catalog, all_sizes, sessions, times[order], objs[order], shared_reuse)
+
+
+def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
+    """One host, one session covering the stream: an operation per reference, a content change
+    per invalidation. Every object is expected to be reused (the policy decides the rest)."""
+    n_objects = int(stream.object_id.max()) + 1 if len(stream) else 0
+    ids = np.arange(n_objects, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(n_objects), ids, ids, np.full(n_objects, CacheObjectKind.PROMPT_SEGMENT)
+    )
+    sizes = np.zeros(n_objects, dtype=np.int64)
+    sizes[stream.object_id] = stream.size
+    operations = [
+        (float(t), [int(o)])
+        for t, o in zip(stream.time_ms.tolist(), stream.object_id.tolist(), strict=True)
+    ]
+    session = SessionPlan(
+        1,
+        0,
+        float(stream.start_ms),
+        float(stream.end_ms),
+        float(stream.duration_ms),
+        operations,
+        dict.fromkeys(range(n_objects), float("inf")),
+    )
+    return WorkloadPlan(
+        catalog,
+        sizes,
+        [session],
+        stream.invalidation_time_ms.astype(np.float64),
+        stream.invalidation_object_id,
+        np.zeros(n_objects),
+    )
