@@ -61,12 +61,16 @@ class PolicyConfig:
     ttl_fraction: float = 0.75
     renew_margin: float = 0.2
     renewal_body: bool = True
+    ttl_hint_ms: int | None = None  # a fixed lease_ttl_hint_ms instead of a session fraction
+    inline_after_invalidate: bool = True  # spec section 14: inline next time, reinstall after
 
     def __post_init__(self) -> None:
         if not 0 < self.ttl_fraction <= 10:
             raise ValueError(f"ttl_fraction must be in (0, 10], got {self.ttl_fraction}")
         if not 0 <= self.renew_margin <= 1:
             raise ValueError(f"renew_margin must be in [0, 1], got {self.renew_margin}")
+        if self.ttl_hint_ms is not None and not 0 < self.ttl_hint_ms <= U32_MAX:
+            raise ValueError(f"ttl_hint_ms must be in 1..{U32_MAX}, got {self.ttl_hint_ms}")
 
 
 @dataclass(frozen=True)

@@ -40,6 +40,7 @@ class LocalLease:
     ttl_ms: int
     valid: bool = True
     cause: InstallCause = InstallCause.NONE
+    inlined_since_invalid: bool = False
 
 
 class Host:
@@ -146,6 +147,10 @@ class Host:
                 if policy.wants_renewal(lease.expires_ms - env.now, lease.ttl_ms):
                     renewals.append(obj)
                 continue
+            if self._inline_once(lease):
+                inline.append(obj)
+                outcome[obj], cause[obj] = RefOutcome.INLINED_AFTER_INVALIDATE, lease.cause
+                continue
             installs.append(obj)
             outcome[obj] = RefOutcome.INSTALLED
             cause[obj] = self._install_cause(lease, int(sim.content_version[obj]), env.now)
@@ -197,14 +202,24 @@ class Host:
             and self.sim.env.now < lease.expires_ms
         )
 
+    def _inline_once(self, lease: LocalLease | None) -> bool:
+        """After a CACHE_INVALIDATE (or a cache error) the next submit inlines; the one after
+        reinstalls. Leases that simply ran out are reinstalled at once."""
+        if lease is None or lease.valid or lease.cause == InstallCause.EXPIRED:
+            return False
+        if not self.sim.policy.inline_after_invalidate or lease.inlined_since_invalid:
+            return False
+        lease.inlined_since_invalid = True
+        return True
+
     def _install_cause(self, lease: LocalLease | None, version: int, now: float) -> InstallCause:
         if lease is None:
             return InstallCause.COLD
         if not lease.valid:
             return lease.cause
-        if lease.version != version:
-            return InstallCause.INVALIDATED
-        return InstallCause.EXPIRED if now >= lease.expires_ms else InstallCause.NONE
+        if now >= lease.expires_ms:
+            return InstallCause.EXPIRED
+        return InstallCause.INVALIDATED if lease.version != version else InstallCause.NONE
 
     def _owner(self, plan: SessionPlan, server: int, obj: int) -> tuple[OwnerScope, int]:
         """Session objects are owned by the session; shared ones by the connection."""
@@ -284,8 +299,9 @@ class Host:
                     if code:
                         outcome[obj] = RefOutcome(code)
                         failed.append(obj)
-                        self.leases[(server, obj)].valid = False
-                        self.leases[(server, obj)].cause = InstallCause.MISS
+                        lease = self.leases[(server, obj)]
+                        lease.valid, lease.cause = False, InstallCause.MISS
+                        lease.inlined_since_invalid = True  # the fallback below inlines it
             if renewals:
                 renewed = self._put(server, plan, ttl, renewals, sent_at)
                 recorder.renewals += len(renewed)

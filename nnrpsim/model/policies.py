@@ -21,6 +21,8 @@ class CachePolicy:
     ttl_fraction: float
     renew_margin: float
     renewal_body: bool
+    ttl_hint_fixed_ms: int | None = None
+    inline_after_invalidate: bool = True
 
     def should_cache(self, size: int, expected_reuse: float) -> bool:
         """Cache objects larger than the size threshold expected to be reused often enough."""
@@ -32,6 +34,8 @@ class CachePolicy:
 
     def ttl_hint_ms(self, expected_session_ms: float) -> int:
         """``lease_ttl_hint_ms`` for SESSION_OPEN: a fraction of the expected session length."""
+        if self.ttl_hint_fixed_ms is not None:
+            return self.ttl_hint_fixed_ms
         return max(1, int(self.ttl_fraction * expected_session_ms))
 
     def wants_renewal(self, remaining_ms: float, ttl_ms: int) -> bool:
@@ -39,31 +43,43 @@ class CachePolicy:
         return self.renew_margin > 0 and remaining_ms <= self.renew_margin * ttl_ms
 
 
+def _from_config(config: PolicyConfig, **overrides) -> CachePolicy:
+    values = {
+        "caches": True,
+        "min_object_bytes": config.min_object_bytes,
+        "min_expected_reuse": config.min_expected_reuse,
+        "ttl_fraction": config.ttl_fraction,
+        "renew_margin": config.renew_margin,
+        "renewal_body": config.renewal_body,
+        "ttl_hint_fixed_ms": config.ttl_hint_ms,
+        "inline_after_invalidate": config.inline_after_invalidate,
+    }
+    return CachePolicy(**{**values, **overrides})
+
+
 def _best_practice(config: PolicyConfig) -> CachePolicy:
     # shared/spec/nnrp-cache.md section 14: > 1 KiB reused more than twice; TTL 20-30 % below the
-    # session length (0.75); renew while in use.
-    return CachePolicy(True, 1024, 2.0, 0.75, 0.2, config.renewal_body)
+    # session length (0.75); renew while in use; inline on the next submit after an invalidation.
+    return _from_config(
+        config,
+        min_object_bytes=1024,
+        min_expected_reuse=2.0,
+        ttl_fraction=0.75,
+        renew_margin=0.2,
+        inline_after_invalidate=True,
+    )
 
 
 def _always(config: PolicyConfig) -> CachePolicy:
-    return CachePolicy(
-        True, -1, -1.0, config.ttl_fraction, config.renew_margin, config.renewal_body
-    )
+    return _from_config(config, min_object_bytes=-1, min_expected_reuse=-1.0)
 
 
 def _never(config: PolicyConfig) -> CachePolicy:
-    return CachePolicy(False, 0, 0.0, config.ttl_fraction, 0.0, config.renewal_body)
+    return _from_config(config, caches=False, renew_margin=0.0)
 
 
 def _threshold(config: PolicyConfig) -> CachePolicy:
-    return CachePolicy(
-        True,
-        config.min_object_bytes,
-        config.min_expected_reuse,
-        config.ttl_fraction,
-        config.renew_margin,
-        config.renewal_body,
-    )
+    return _from_config(config)
 
 
 POLICIES = {

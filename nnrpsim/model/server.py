@@ -70,7 +70,9 @@ class Server:
             owner_scope=owner_scope,
             owner_id=owner_id,
         )
-        self.notify(result.expired, ReasonCode.EXPIRED)
+        # Leases this very PUT renews or re-grants need no CACHE_INVALIDATE: the host is installing.
+        installing = set(objects.tolist())
+        self.notify([obj for obj in result.expired if obj not in installing], ReasonCode.EXPIRED)
         self.notify(result.evicted, ReasonCode.EVICTED)
         for obj, status in zip(objects.tolist(), result.status.tolist(), strict=True):
             if status != 1:
