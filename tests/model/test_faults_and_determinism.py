@@ -1,0 +1,96 @@
+"""Faults leave no invariant broken and every operation completes; runs are pure functions of
+their seed."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine import CacheLimits
+from nnrpsim.model import (
+    FaultConfig,
+    LinkConfig,
+    ModelConfig,
+    PolicyConfig,
+    RefOutcome,
+    ServerConfig,
+    WorkloadConfig,
+    simulate,
+)
+
+WORKLOAD = WorkloadConfig(
+    session_rate_per_s=1.0,
+    session_duration_ms=20_000.0,
+    operation_rate_per_s=2.0,
+    shared_objects_per_namespace=20,
+    content_change_rate_per_s=0.01,
+)
+
+
+def _config(**changes) -> ModelConfig:
+    base = {
+        "duration_ms": 60_000.0,
+        "hosts": 2,
+        "servers": 2,
+        "workload": WORKLOAD,
+        "server": ServerConfig(limits=CacheLimits(capacity_bytes=4 << 20), sweep_interval_ms=500.0),
+        "policy": PolicyConfig(name="best_practice"),
+    }
+    return ModelConfig(**{**base, **changes})
+
+
+def _assert_sound(result):
+    assert result.violations == 0, result.audit
+    assert result.fallback_success_rate == 1.0
+    assert len(result.operations["start_ms"]) > 100
+
+
+def test_link_loss_retransmits_and_completes():
+    lossy = LinkConfig(loss=0.2, retransmit_timeout_ms=5.0)
+    result = simulate(_config(uplink=lossy, downlink=lossy), 3)
+    _assert_sound(result)
+    assert result.counters["retransmissions"] > 0
+    clean = simulate(_config(), 3)
+    assert result.operations["latency_ms"].mean() > clean.operations["latency_ms"].mean()
+
+
+@pytest.mark.parametrize("announce", [True, False])
+def test_server_restart_drops_the_cache(announce):
+    result = simulate(
+        _config(faults=FaultConfig(restart_at_ms=30_000.0, announce_restart=announce)), 4
+    )
+    _assert_sound(result)
+    if announce:
+        assert result.invalidations["server_restart"] > 0
+    else:  # hosts find out from cache misses and fall back to inlining
+        assert result.audit["fallbacks"] > 0
+        assert (result.references["outcome"] == RefOutcome.CACHE_MISS).sum() > 0
+
+
+def test_memory_pressure_evicts_and_completes():
+    faults = FaultConfig(memory_pressure_at_ms=30_000.0, memory_pressure_fraction=0.05)
+    result = simulate(_config(faults=faults), 5)
+    _assert_sound(result)
+    assert result.invalidations["evicted"] > 0
+    held = result.memory["held_bytes"][
+        (result.memory["time_ms"] > 31_000) & (result.memory["server"] == 0)
+    ]
+    assert held.max() <= 0.05 * (4 << 20)
+
+
+def test_same_seed_same_results_different_seed_different_stream():
+    first, again, other = (simulate(_config(), seed) for seed in (7, 7, 8))
+    for name, column in first.references.items():
+        np.testing.assert_array_equal(column, again.references[name])
+    assert first.wire == again.wire and first.counters == again.counters
+    assert len(other.references["time_ms"]) != len(
+        first.references["time_ms"]
+    ) or not np.array_equal(other.references["time_ms"], first.references["time_ms"])
+
+
+def test_never_policy_inlines_everything_and_caching_saves_bytes():
+    never = simulate(_config(policy=PolicyConfig(name="never")), 9)
+    best = simulate(_config(), 9)
+    assert (never.references["outcome"] == RefOutcome.INLINED_BY_POLICY).all()
+    assert never.wire["put_body"] == 0 and never.wire["reference"] == 0
+    assert best.wire_bytes_total < never.wire_bytes_total

@@ -1,0 +1,81 @@
+"""The object lifecycle of shared/spec/nnrp-cache.md section 12, step by step:
+install and ACK, referenced submits, proactive renewal, eviction with CACHE_INVALIDATE, inline
+fallback on the next submit (and a reinstall after it)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnrpsim.engine import CacheLimits, ObjectCatalog
+from nnrpsim.model import (
+    InstallCause,
+    LinkConfig,
+    ModelConfig,
+    PolicyConfig,
+    RefOutcome,
+    ServerConfig,
+    SessionPlan,
+    Simulation,
+    WorkloadPlan,
+)
+from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
+
+A, B, C = 0, 1, 2
+SIZE = 4096
+
+
+def _plan() -> WorkloadPlan:
+    ids = np.arange(3, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(3), ids, ids, np.full(3, CacheObjectKind.PROMPT_SEGMENT)
+    )
+    times_objects = [(0, A), (100, A), (200, A), (850, A), (900, B), (950, C), (1000, A), (1100, A)]
+    session = SessionPlan(
+        1,
+        0,
+        0.0,
+        1_200.0,
+        1_200.0,
+        [(float(t), [obj]) for t, obj in times_objects],
+        {A: 10.0, B: 10.0, C: 10.0},
+    )
+    return WorkloadPlan(
+        catalog, np.full(3, SIZE), [session], np.zeros(0), np.zeros(0, np.int64), np.zeros(3)
+    )
+
+
+def test_section_12_lifecycle():
+    link = LinkConfig(latency_ms=1.0, bandwidth_bytes_per_ms=1e6)
+    config = ModelConfig(
+        duration_ms=1_200.0,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(limits=CacheLimits(capacity_bytes=2 * SIZE, eviction="lru")),
+        policy=PolicyConfig(
+            name="threshold",
+            min_object_bytes=0,
+            min_expected_reuse=0,
+            ttl_hint_ms=1_000,
+            renew_margin=0.2,
+        ),
+        sample_interval_ms=100.0,
+    )
+    sim = Simulation(config, 1, _plan())
+    result = sim.run()
+    refs = result.references
+    a = refs["object"] == A
+    assert refs["outcome"][a].tolist() == [
+        RefOutcome.INSTALLED,  # 1-2. CACHE_PUT -> CACHE_ACK(accepted), then referenced
+        RefOutcome.HIT,  # 3. hot-path reuse by a 24-byte reference
+        RefOutcome.HIT,
+        RefOutcome.HIT,  # 4. near expiry: referenced and renewed in the same burst
+        RefOutcome.INLINED_AFTER_INVALIDATE,  # 5-6. evicted, told, inlined on the next submit
+        RefOutcome.INSTALLED,  # and installed again after that
+    ]
+    assert refs["cause"][a].tolist()[-2:] == [InstallCause.EVICTED, InstallCause.EVICTED]
+    assert result.counters["renewals"] == 1
+    assert result.invalidations["evicted"] == 2  # A for C, then B for A again
+    assert result.accepted_ttl_ms.tolist() == [1_000] * 5  # A, renewal of A, B, C, A again
+    assert result.wire["inline"] == inline_object_bytes(SIZE)
+    assert result.wire["reference"] == 24 * 7  # every submit but the inline one references
+    assert result.violations == 0 and result.fallback_success_rate == 1.0
