@@ -14,6 +14,7 @@ import numpy as np
 
 from nnrpsim.protocol import (
     CACHE_INVALIDATE,
+    U64_MAX,
     CacheAckStatus,
     DetailCode,
     InvalidateScope,
@@ -49,6 +50,12 @@ SLOT_COLUMNS: dict[str, type] = {
     "hits": np.uint32,
 }
 """Per-slot columns (and the free-slot stack, int32) make up a lease's memory footprint."""
+
+SMALL_BATCH = 16
+"""Lookups of at most this many references take the scalar path."""
+_HIT, _CACHE_MISS, _LEASE_EXPIRED, _VERSION_MISMATCH, _DEPENDENCY_INVALID = (
+    int(o) for o in Outcome
+)
 
 
 @dataclass
@@ -223,8 +230,14 @@ class LeaseTable:
         now_ms: int,
         expected_versions: np.ndarray | None = None,
     ) -> np.ndarray:
-        """Resolve references: an :class:`Outcome` code per reference; hits update recency."""
+        """Resolve references: an :class:`Outcome` code per reference; hits update recency.
+
+        Small batches (the hot path of the discrete-event model) take a scalar path with the same
+        rules; large ones are vectorised.
+        """
         self._ensure_objects()
+        if len(objects) <= SMALL_BATCH:
+            return np.array(self._lookup_small(objects, now_ms, expected_versions), dtype=np.uint8)
         objects = np.asarray(objects, dtype=np.int64)
         slots = self.slot_of[objects]
         present = slots >= 0
@@ -248,6 +261,28 @@ class LeaseTable:
             np.maximum.at(self.last_access_seq, hit_slots, self._next_seqs(len(hit_slots)))
             np.add.at(self.hits, hit_slots, 1)
         return outcome
+
+    def _lookup_small(self, objects, now_ms: int, expected_versions) -> list[int]:
+        outcomes = []
+        for i, obj in enumerate(np.asarray(objects, dtype=np.int64).tolist()):
+            slot = int(self.slot_of[obj])
+            if slot < 0:
+                expired = self.end_reason[obj] == EndReason.EXPIRED
+                outcomes.append(_LEASE_EXPIRED if expired else _CACHE_MISS)
+            elif min(int(self.granted_at[slot]) + int(self.ttl[slot]), U64_MAX) <= now_ms:
+                outcomes.append(_LEASE_EXPIRED)
+            elif expected_versions is not None and int(self.version[slot]) != int(
+                expected_versions if np.ndim(expected_versions) == 0 else expected_versions[i]
+            ):
+                outcomes.append(_VERSION_MISMATCH)
+            elif self.has_deps[obj] and not self._dependencies_valid(obj, now_ms):
+                outcomes.append(_DEPENDENCY_INVALID)
+            else:
+                self.last_access_seq[slot] = self._seq
+                self._seq += 1
+                self.hits[slot] += 1
+                outcomes.append(_HIT)
+        return outcomes
 
     # ---------------------------------------------------------------- install / renew
     def install(

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, fields
 
-import numpy as np
-
 
 @dataclass
 class Auditor:
@@ -21,18 +19,13 @@ class Auditor:
     fallbacks: int = 0
     fallbacks_completed: int = 0
 
-    def check_hits(
-        self,
-        now_ms: int,
-        expires: np.ndarray,
-        versions: np.ndarray,
-        expected: np.ndarray,
-        current: np.ndarray,
+    def check_hit(
+        self, now_ms: int, expires_ms: int, version: int, expected: int, current: int
     ) -> None:
-        """Hits must be on live leases, at the version the host asked for, of current content."""
-        self.hit_on_expired_lease += int((expires <= np.uint64(now_ms)).sum())
-        self.hit_on_wrong_version += int((versions != expected).sum())
-        self.hit_on_stale_content += int((versions != current).sum())
+        """A hit must be on a live lease, at the version the host asked for, of current content."""
+        self.hit_on_expired_lease += expires_ms <= now_ms
+        self.hit_on_wrong_version += version != expected
+        self.hit_on_stale_content += version != current
 
     @property
     def violations(self) -> int:

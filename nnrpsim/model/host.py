@@ -127,7 +127,7 @@ class Host:
         cause: dict[int, InstallCause] = {}
         references, installs, renewals, inline = [], [], [], []
         for obj in objects:
-            size = int(sim.plan.sizes[obj])
+            size = sim.sizes[obj]
             reuse = plan.expected_reuse.get(obj)
             if reuse is None:
                 reuse = sim.shared_reuse(obj, plan)
@@ -181,7 +181,7 @@ class Host:
             sim.auditor.fallbacks_completed += 1
         recorder.operations.append(start, env.now - start, bool(failed))
         for obj in objects:
-            size = int(sim.plan.sizes[obj])
+            size = sim.sizes[obj]
             recorder.references.append(
                 start,
                 plan.session_id,
@@ -252,7 +252,7 @@ class Host:
 
     def _install(self, server: int, plan: SessionPlan, ttl: int, objects: list[int]):
         sim, recorder = self.sim, self.sim.recorder
-        body = int(sim.plan.sizes[objects].sum())
+        body = sum(sim.sizes[obj] for obj in objects)
         recorder.wire_bytes("put_body", body)
         recorder.wire_bytes("control", len(objects) * (PUT_OVERHEAD + ACK_BYTES))
         sent_at = sim.env.now
@@ -273,14 +273,14 @@ class Host:
     def _submit(self, server, plan, ttl, references, inline, renewals, outcome):
         """One FRAME_SUBMIT (plus renewal PUTs in the same burst); returns references that failed."""
         sim, recorder, config = self.sim, self.sim.recorder, self.sim.config.server
-        sizes = [int(sim.plan.sizes[obj]) for obj in inline]
+        sizes = [sim.sizes[obj] for obj in inline]
         frame = frame_submit_bytes(sizes, len(references))
         inline_bytes = sum(inline_object_bytes(n) for n in sizes)
         recorder.hot_path_frames += 1
         recorder.wire_bytes("inline", inline_bytes)
         recorder.wire_bytes("reference", ORB_BYTES * len(references))
         recorder.wire_bytes("control", frame - inline_bytes - ORB_BYTES * len(references))
-        renew_body = int(sim.plan.sizes[renewals].sum()) if sim.policy.renewal_body else 0
+        renew_body = sum(sim.sizes[obj] for obj in renewals) if sim.policy.renewal_body else 0
         up = frame + len(renewals) * PUT_OVERHEAD + renew_body
         recorder.wire_bytes("put_body", renew_body)
         recorder.wire_bytes("control", len(renewals) * (PUT_OVERHEAD + ACK_BYTES))

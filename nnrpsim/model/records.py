@@ -55,17 +55,18 @@ WIRE_CLASSES = ("inline", "put_body", "reference", "control")
 
 
 class Columns:
-    """Named columns of equal length, appended row by row."""
+    """Named columns of equal length, appended row by row (one tuple per row: cheap to append)."""
 
     def __init__(self, *names: str) -> None:
-        self._columns: dict[str, list] = {name: [] for name in names}
+        self.names = names
+        self.rows: list[tuple] = []
 
     def append(self, *values) -> None:
-        for column, value in zip(self._columns.values(), values, strict=True):
-            column.append(value)
+        self.rows.append(values)
 
     def arrays(self) -> dict[str, np.ndarray]:
-        return {name: np.asarray(values) for name, values in self._columns.items()}
+        columns = zip(*self.rows, strict=True) if self.rows else [()] * len(self.names)
+        return {name: np.asarray(column) for name, column in zip(self.names, columns, strict=True)}
 
 
 class Recorder:

@@ -83,17 +83,18 @@ class Server:
     def submit(self, objects: np.ndarray, versions: np.ndarray) -> np.ndarray:
         """Resolve a FRAME_SUBMIT's object references; the auditor re-checks every hit."""
         now = int(self.sim.env.now)
-        outcomes = self.table.lookup(objects, now, versions)
-        hit = outcomes == 0
-        if hit.any():
-            slots = self.table.slot_of[objects[hit]]
-            self.sim.auditor.check_hits(
-                now,
-                self.table.expires_at(slots),
-                self.table.version[slots],
-                versions[hit],
-                self.sim.content_version[objects[hit]],
-            )
+        table = self.table
+        outcomes = table.lookup(objects, now, versions)
+        auditor, current = self.sim.auditor, self.sim.content_version
+        for obj, version, code in zip(
+            objects.tolist(), versions.tolist(), outcomes.tolist(), strict=True
+        ):
+            if code == 0:
+                slot = int(table.slot_of[obj])
+                expires = int(table.granted_at[slot]) + int(table.ttl[slot])
+                auditor.check_hit(
+                    now, expires, int(table.version[slot]), version, int(current[obj])
+                )
         return outcomes
 
     # ------------------------------------------------------------------ server-side events

@@ -59,6 +59,7 @@ class Simulation:
         self.auditor = Auditor()
         self.policy = make_policy(config.policy)
         self.content_version = np.ones(len(self.plan.catalog), dtype=np.uint64)
+        self.sizes: list[int] = self.plan.sizes.tolist()  # per-object lookups on the hot path
         self.servers = [
             Server(self, i, config.server, self.plan.catalog) for i in range(config.servers)
         ]

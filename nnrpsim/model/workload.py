@@ -101,20 +101,19 @@ def synthetic_plan(
             namespace = int(rng.integers(config.namespaces))
             end = min(start + length, duration_ms)
             op_times = _poisson_times(rng, op_rate, start, end)
-            operations = []
-            for t in op_times:
-                shared = (
-                    rng.choice(
-                        config.shared_objects_per_namespace,
-                        size=config.shared_refs_per_operation,
-                        p=popularity,
-                    )
-                    + namespace * config.shared_objects_per_namespace
-                )
-                private = first_private + rng.integers(
-                    0, max(n_private, 1), config.private_refs_per_operation if n_private else 0
-                )
-                operations.append((float(t), sorted({*shared.tolist(), *private.tolist()})))
+            n_ops = len(op_times)
+            shared = namespace * config.shared_objects_per_namespace + rng.choice(
+                config.shared_objects_per_namespace,
+                size=(n_ops, config.shared_refs_per_operation),
+                p=popularity,
+            )
+            private = first_private + rng.integers(
+                0, max(n_private, 1), (n_ops, config.private_refs_per_operation if n_private else 0)
+            )
+            refs = np.concatenate([shared, private], axis=1).tolist()
+            operations = [
+                (t, sorted(set(row))) for t, row in zip(op_times.tolist(), refs, strict=True)
+            ]
             expected_ops = op_rate * length
             reuse = {
                 first_private + i: expected_ops * config.private_refs_per_operation / n_private

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog, Outcome
 from nnrpsim.protocol import (
@@ -167,3 +169,40 @@ def test_unknown_policy_raises_and_catalog_interns_once():
     identity = CacheIdentity(1, 2, 3, CacheObjectKind.TOOL_SCHEMA)
     assert catalog.intern(identity) == catalog.intern(identity) == 0
     assert catalog.identity(0) == identity
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    refs=st.lists(st.integers(0, 7), min_size=1, max_size=40),
+    now=st.integers(0, 3000),
+    with_versions=st.booleans(),
+)
+def test_scalar_and_vectorised_lookups_agree(monkeypatch_module, seed, refs, now, with_versions):
+    rng = np.random.default_rng(seed)
+
+    def build() -> LeaseTable:
+        table = _table()
+        local = np.random.default_rng(seed)
+        table.install(
+            np.arange(8), 0, local.integers(0, 3000, 8), 8, versions=local.integers(1, 3, 8)
+        )
+        table.add_dependency(1, depends_on=2, required_version=1)
+        table.expire(int(local.integers(0, 1500)))
+        return table
+
+    expected = rng.integers(1, 3, len(refs)) if with_versions else None
+    scalar, vectorised = build(), build()
+    got_scalar = scalar.lookup(np.array(refs), now, expected)
+    with monkeypatch_module.context() as patch:
+        patch.setattr("nnrpsim.engine.table.SMALL_BATCH", -1)
+        got_vectorised = vectorised.lookup(np.array(refs), now, expected)
+    assert got_scalar.tolist() == got_vectorised.tolist()
+    assert (scalar.last_access_seq == vectorised.last_access_seq).all()
+    assert (scalar.hits == vectorised.hits).all()
+
+
+@pytest.fixture(scope="module")
+def monkeypatch_module():
+    with pytest.MonkeyPatch.context() as patch:
+        yield patch
