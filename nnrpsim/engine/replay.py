@@ -33,6 +33,8 @@ COUNTS = (
     "installs",
     "renewals",
     "rejected",
+    "hit_bytes",
+    "install_bytes",
 )
 
 
@@ -42,7 +44,8 @@ class ReplayResult:
 
     ``cold_misses`` + ``invalidated_misses`` + ``evicted_misses`` are what a server reports as
     cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` is NaN where the replay
-    ran on the lease table, which does not integrate over time.
+    ran on the lease table, which does not integrate over time. ``hit_bytes`` and
+    ``install_bytes`` sum the sizes of the references that hit and of those that installed.
     """
 
     ttl_ms: np.ndarray
@@ -55,6 +58,8 @@ class ReplayResult:
     installs: np.ndarray
     renewals: np.ndarray
     rejected: np.ndarray
+    hit_bytes: np.ndarray
+    install_bytes: np.ndarray
     mean_live_bytes: np.ndarray
 
     @property
@@ -174,7 +179,10 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
     gap = (b.time - prev_time)[repeat]
     killed = (prev_next_inv <= b.time)[repeat]
     kill_age = (prev_next_inv - prev_time)[repeat][killed]
-    hits = _count_below(np.sort(gap[~killed]), grid)
+    clean = np.argsort(gap[~killed])
+    hits = _count_below(gap[~killed][clean], grid)
+    clean_bytes = np.concatenate([[0], np.cumsum(b.size[repeat][~killed][clean])])
+    hit_bytes = clean_bytes[hits]
     invalidated = _count_below(np.sort(kill_age), grid)
     expired = int(repeat.sum()) - hits - invalidated
     # Each reference's lease lives until T, the next reference (which renews it), an
@@ -189,6 +197,8 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
         grid,
         n,
         hits=hits,
+        hit_bytes=hit_bytes,
+        install_bytes=int(b.size.sum()) - hit_bytes,
         cold_misses=zeros + int(b.first.sum()),
         expired_misses=expired,
         invalidated_misses=invalidated,
@@ -211,8 +221,10 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
     expired = np.zeros(g, dtype=np.int64)
     invalidated = np.zeros(g, dtype=np.int64)
     live = np.zeros(g, dtype=np.float64)
+    install_bytes = np.zeros(g, dtype=np.int64)
     while len(pos):
         misses += np.bincount(which, minlength=g)
+        install_bytes += np.bincount(which, weights=b.size[pos], minlength=g).astype(np.int64)
         t, ttl = b.time[pos], grid[which]
         inv = b.next_inv[pos]
         lease_end = np.minimum(t + ttl, inv)
@@ -232,6 +244,8 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
         grid,
         n,
         hits=n - misses,
+        hit_bytes=int(b.size.sum()) - install_bytes,
+        install_bytes=install_bytes,
         cold_misses=zeros + cold,
         expired_misses=expired,
         invalidated_misses=invalidated,
@@ -263,7 +277,7 @@ def _ordered_capacity(
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
     misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
-    hits = renewals = installs = rejected = used = live_ms_bytes = 0
+    hits = renewals = installs = rejected = used = live_ms_bytes = hit_bytes = install_bytes = 0
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
     k, n_inv = 0, len(inv_t)
@@ -292,6 +306,7 @@ def _ordered_capacity(
         entry = get(obj)
         if entry is not None and t < entry[0]:
             hits += 1
+            hit_bytes += size
             if lru:
                 touch(obj)
             if reset:
@@ -322,6 +337,7 @@ def _ordered_capacity(
             push(expiries, (t + ttl, obj))
         used += size
         installs += 1
+        install_bytes += size
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     return {
@@ -330,6 +346,8 @@ def _ordered_capacity(
         "installs": installs,
         "renewals": renewals,
         "rejected": rejected,
+        "hit_bytes": hit_bytes,
+        "install_bytes": install_bytes,
         "mean_live_bytes": live_ms_bytes / stream.duration_ms,
     }
 
@@ -343,7 +361,7 @@ def replay_on_table(
     ids = np.arange(n_objects, dtype=np.uint64)
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
     misses = [0] * len(EndReason)
-    hits = renewals = installs = rejected = 0
+    hits = renewals = installs = rejected = hit_bytes = install_bytes = 0
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
     for t, obj, size in zip(
@@ -356,6 +374,7 @@ def replay_on_table(
         (outcome,) = table.lookup(np.array([obj]), t)
         if outcome == Outcome.HIT:
             hits += 1
+            hit_bytes += size
             if mode == "reset":
                 table.install(np.array([obj]), t, ttl, size)
                 renewals += 1
@@ -365,11 +384,14 @@ def replay_on_table(
             rejected += 1
         else:
             installs += 1
+            install_bytes += size
     return {
         "hits": hits,
         **_miss_counts(misses),
         "installs": installs,
         "renewals": renewals,
         "rejected": rejected,
+        "hit_bytes": hit_bytes,
+        "install_bytes": install_bytes,
         "mean_live_bytes": float("nan"),
     }

@@ -177,7 +177,7 @@ class Host:
         failed = yield from self._submit(server, plan, ttl, references, inline, renewals, outcome)
         if failed:
             sim.auditor.fallbacks += 1
-            yield from self._submit(server, plan, ttl, [], failed, [], outcome)
+            yield from self._submit(server, plan, ttl, [], failed, [], outcome, fallback=True)
             sim.auditor.fallbacks_completed += 1
         recorder.operations.append(start, env.now - start, bool(failed))
         for obj in objects:
@@ -254,7 +254,7 @@ class Host:
         sim, recorder = self.sim, self.sim.recorder
         body = sum(sim.sizes[obj] for obj in objects)
         recorder.wire_bytes("put_body", body)
-        recorder.wire_bytes("control", len(objects) * (PUT_OVERHEAD + ACK_BYTES))
+        recorder.wire_bytes("cache_control", len(objects) * (PUT_OVERHEAD + ACK_BYTES))
         sent_at = sim.env.now
         for obj in objects:
             lease = self.leases.get((server, obj))
@@ -270,7 +270,7 @@ class Host:
         recorder.installs += len(accepted)
         return accepted
 
-    def _submit(self, server, plan, ttl, references, inline, renewals, outcome):
+    def _submit(self, server, plan, ttl, references, inline, renewals, outcome, fallback=False):
         """One FRAME_SUBMIT (plus renewal PUTs in the same burst); returns references that failed."""
         sim, recorder, config = self.sim, self.sim.recorder, self.sim.config.server
         sizes = [sim.sizes[obj] for obj in inline]
@@ -279,11 +279,12 @@ class Host:
         recorder.hot_path_frames += 1
         recorder.wire_bytes("inline", inline_bytes)
         recorder.wire_bytes("reference", ORB_BYTES * len(references))
-        recorder.wire_bytes("control", frame - inline_bytes - ORB_BYTES * len(references))
+        overhead = frame - inline_bytes - ORB_BYTES * len(references)
+        recorder.wire_bytes("cache_control" if fallback else "control", overhead)
         renew_body = sum(sim.sizes[obj] for obj in renewals) if sim.policy.renewal_body else 0
         up = frame + len(renewals) * PUT_OVERHEAD + renew_body
         recorder.wire_bytes("put_body", renew_body)
-        recorder.wire_bytes("control", len(renewals) * (PUT_OVERHEAD + ACK_BYTES))
+        recorder.wire_bytes("cache_control", len(renewals) * (PUT_OVERHEAD + ACK_BYTES))
         for obj in references:
             lease = self.leases.get((server, obj))
             if lease is None or not lease.valid:
@@ -307,7 +308,8 @@ class Host:
                 recorder.renewals += len(renewed)
             processing = config.per_operation_ms + config.per_inline_byte_ms * inline_bytes
             reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
-            recorder.wire_bytes("control", RESULT_BYTES + len(failed) * ERROR_BYTES)
+            recorder.wire_bytes("control", RESULT_BYTES)
+            recorder.wire_bytes("cache_control", len(failed) * ERROR_BYTES)
             return failed, processing, reply
 
         return (yield from self._round_trip(server, up, handle))

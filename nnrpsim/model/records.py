@@ -51,7 +51,9 @@ CAUSE_OF_REASON = {
     ReasonCode.SERVER_RESTART: InstallCause.SERVER_RESTART,
 }
 
-WIRE_CLASSES = ("inline", "put_body", "reference", "control")
+WIRE_CLASSES = ("inline", "put_body", "reference", "cache_control", "control")
+"""Bytes by class: inline object blocks, CACHE_PUT bodies, 24-byte references, the cache's own
+control frames (PUT/ACK/INVALIDATE/ERROR headers and fallback resubmissions), everything else."""
 
 
 class Columns:

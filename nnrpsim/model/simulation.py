@@ -38,7 +38,8 @@ class ModelResult:
     fallback_success_rate: float
     wall_s: float
     events: int = 0
-    extra: dict[str, float] = field(default_factory=dict)
+    at_warmup: dict[str, float] = field(default_factory=dict)
+    """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
 
 
 class Simulation:
@@ -108,7 +109,7 @@ class Simulation:
         """CACHE_INVALIDATE over the downlink; the host reacts when it arrives."""
         count = 1 if objects is None else len(objects)
         self.recorder.invalidations[int(reason)] += count
-        self.recorder.wire_bytes("control", count * INVALIDATE_BYTES)
+        self.recorder.wire_bytes("cache_control", count * INVALIDATE_BYTES)
         delay = self.downlinks[host][server].transmit(self.env.now, count * INVALIDATE_BYTES)
         event = self.timeout(delay)
         event.callbacks.append(lambda _: self.hosts[host].on_invalidate(server, objects, reason))
@@ -139,6 +140,21 @@ class Simulation:
             for server in self.servers:
                 server.change_content(obj)
 
+    def _mark_warmup(self) -> None:
+        self._at_warmup = self._totals()
+
+    def _totals(self) -> dict[str, float]:
+        recorder = self.recorder
+        links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
+        return {
+            **{f"wire_{name}": n for name, n in recorder.wire.items()},
+            "wire_bytes_total": sum(link.bytes_sent for link in links),
+            "installs": recorder.installs,
+            "renewals": recorder.renewals,
+            "invalidations": sum(recorder.invalidations.values()),
+            "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
+        }
+
     def _at(self, when: float, action):
         yield self.timeout(when)
         action()
@@ -151,6 +167,9 @@ class Simulation:
             env.process(server.sweep())
         env.process(self._sampler())
         env.process(self._content_changes())
+        self._at_warmup = self._totals()
+        if config.warmup_ms > 0:
+            env.process(self._at(config.warmup_ms, self._mark_warmup))
         faults = config.faults
         if faults.restart_at_ms is not None:
             env.process(
@@ -200,6 +219,7 @@ class Simulation:
             fallback_success_rate=auditor.fallback_success_rate,
             wall_s=wall,
             events=self.events,
+            at_warmup=self._at_warmup,
         )
 
 

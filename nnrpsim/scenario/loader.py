@@ -1,0 +1,182 @@
+"""Reading scenario files: safe YAML, ``--set`` overrides, sweep expansion, and one-line errors
+that name the field path and the reason."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import ValidationError
+
+from .schema import Scenario
+
+
+class ScenarioError(ValueError):
+    """Bad scenario input: ``str(err)`` is ``"<where>: <reason>"``."""
+
+    def __init__(self, where: str, reason: str) -> None:
+        self.where, self.reason = where, reason
+        super().__init__(f"{where}: {reason}")
+
+
+_REASONS = {
+    "greater_than": "must be greater than {gt}",
+    "greater_than_equal": "must be at least {ge}",
+    "less_than": "must be less than {lt}",
+    "less_than_equal": "must be at most {le}",
+    "extra_forbidden": "unknown key",
+    "missing": "required",
+    "int_type": "must be an integer",
+    "int_parsing": "must be an integer",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "float_parsing": "must be a number",
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "string_type": "must be text",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "too_short": "must list at least {min_length} value(s)",
+    "string_pattern_mismatch": "must match {pattern}",
+}
+
+
+def _reason(error: dict) -> str:
+    template = _REASONS.get(error["type"])
+    if template is not None:
+        return template.format(**error.get("ctx", {}))
+    if error["type"] == "literal_error":
+        return "must be one of " + error["ctx"]["expected"]
+    return error["msg"].removeprefix("Value error, ")
+
+
+def _where(loc: Iterable) -> str:
+    parts = [p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))]
+    return ".".join(str(p) for p in parts) or "scenario"
+
+
+def validation_error(err: ValidationError, prefix: str = "") -> ScenarioError:
+    first = err.errors()[0]
+    where = _where(first["loc"])
+    return ScenarioError(f"{prefix}{where}" if prefix else where, _reason(first))
+
+
+def read_yaml(path: str | Path) -> dict:
+    """The YAML mapping in ``path``, read with a safe loader."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ScenarioError(str(path), err.strerror or "cannot be read") from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ScenarioError(where, f"YAML syntax error: {problem}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise ScenarioError(str(path), "must be a mapping of sections (study, topology, ...)")
+    return data
+
+
+def set_dotted(raw: dict, key: str, value: Any, where: str | None = None) -> None:
+    """Set ``a.b.c`` in nested dicts, creating sections as needed."""
+    parts = key.split(".")
+    if not all(parts):
+        raise ScenarioError(where or key, "not a dotted key")
+    node = raw
+    for part in parts[:-1]:
+        child = node.setdefault(part, {})
+        if not isinstance(child, dict):
+            raise ScenarioError(where or key, f"{part!r} is not a section")
+        node = child
+    node[parts[-1]] = value
+
+
+def parse_set(item: str) -> tuple[str, Any]:
+    """``KEY=VALUE`` from the command line; VALUE is read as a YAML scalar or list."""
+    key, sep, text = item.partition("=")
+    if not sep or not key.strip():
+        raise ScenarioError("--set", f"expected KEY=VALUE, got {item!r}")
+    try:
+        return key.strip(), yaml.safe_load(text)
+    except yaml.YAMLError:
+        raise ScenarioError(f"--set {key.strip()}", "value is not valid YAML") from None
+
+
+def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:
+    raw = copy.deepcopy(raw)
+    for item in overrides:
+        key, value = parse_set(item)
+        set_dotted(raw, key, value, where=f"--set {key}")
+    try:
+        scenario = Scenario.model_validate(raw)
+    except ValidationError as err:
+        raise validation_error(err) from None
+    sweep_points(scenario)  # a bad swept key or value is an input error too, found up front
+    return scenario
+
+
+def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
+    """Read, validate and check a scenario file (including every sweep point)."""
+    return parse_scenario(read_yaml(path), overrides)
+
+
+@dataclass(frozen=True)
+class Point:
+    """One sweep point: the swept parameters and the scenario they resolve to."""
+
+    index: int
+    params: dict[str, Any]
+    scenario: Scenario
+
+
+def sweep_points(scenario: Scenario) -> list[Point]:
+    """Expand ``sweep``: the cartesian product of ``grid`` times the rows of ``zip``."""
+    base = scenario.model_dump(exclude={"sweep"})
+    if scenario.sweep is None:
+        return [Point(0, {}, scenario.model_copy(update={"sweep": None}))]
+    grid, zipped = scenario.sweep.grid, scenario.sweep.zip
+    grid_rows = [
+        dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())
+    ]
+    n_zip = len(next(iter(zipped.values()))) if zipped else 1
+    zip_rows = [{key: values[i] for key, values in zipped.items()} for i in range(n_zip)]
+    points = []
+    for grid_row, zip_row in itertools.product(grid_rows, zip_rows):
+        params = {**grid_row, **zip_row}
+        raw = copy.deepcopy(base)
+        for key, value in params.items():
+            kind = "grid" if key in grid else "zip"
+            set_dotted(raw, key, value, where=f"sweep.{kind}.{key}")
+        try:
+            resolved = Scenario.model_validate(raw)
+        except ValidationError as err:
+            first = err.errors()[0]
+            swept = next((k for k in params if _where(first["loc"]).startswith(k)), None)
+            if swept is None:
+                raise validation_error(err) from None
+            kind = "grid" if swept in grid else "zip"
+            raise ScenarioError(
+                f"sweep.{kind}.{swept}", f"{_reason(first)} (value {params[swept]!r})"
+            ) from None
+        points.append(Point(len(points), params, resolved))
+    return points
+
+
+def scenario_hash(scenario: Scenario) -> str:
+    """A stable digest of the resolved scenario: results are only resumed into the same study."""
+    canonical = json.dumps(scenario.model_dump(mode="json"), sort_keys=True)
+    return hashlib.sha256(canonical.encode()).hexdigest()[:16]

@@ -1,0 +1,195 @@
+"""The scenario file format: a validated, frozen pydantic model with a default and help text for
+every field. Unknown keys are rejected; sizes and durations take human units."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+from nnrpsim.protocol import U32_MAX, CacheObjectKind
+
+from .units import parse_duration_ms, parse_rate, parse_size
+
+Size = Annotated[int, BeforeValidator(parse_size)]
+Duration = Annotated[float, BeforeValidator(parse_duration_ms)]
+Rate = Annotated[float, BeforeValidator(parse_rate)]
+KIND_NAMES = tuple(kind.name.lower() for kind in CacheObjectKind)
+
+
+class Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class Study(Section):
+    name: str = Field(
+        "study", pattern=r"^[A-Za-z0-9_.-]+$", description="Folder name of the results."
+    )
+    description: str = Field("", description="What question the study answers.")
+    seed: int = Field(1, ge=0, description="Study seed; every run's seed derives from it.")
+    replications: int = Field(3, ge=1, description="Independent runs per sweep point.")
+    duration: Duration = Field(600_000.0, gt=0, description="Simulated time per run, e.g. 10min.")
+    warmup: Duration = Field(0.0, ge=0, description="Simulated time discarded before measuring.")
+
+    @model_validator(mode="after")
+    def _warmup_shorter(self) -> Study:
+        if self.warmup >= self.duration:
+            raise ValueError("warmup must be shorter than duration")
+        return self
+
+
+class Link(Section):
+    latency: Duration = Field(0.5, ge=0, description="One-way latency, e.g. 0.5ms.")
+    bandwidth: Rate = Field(1.25e9, gt=0, description="Link rate, e.g. 10Gbit/s or 1.25GB/s.")
+    loss: float = Field(0.0, ge=0, lt=1, description="Probability that a transmission is lost.")
+    retransmit_timeout: Duration = Field(20.0, gt=0, description="Wait before a resend.")
+
+
+class Topology(Section):
+    hosts: int = Field(1, ge=1, description="NNRP clients.")
+    servers: int = Field(1, ge=1, description="NNRP runtimes, each with its own GPU cache.")
+    routing: Literal["round_robin", "hash", "least_sessions"] = Field(
+        "round_robin", description="How sessions are assigned to servers."
+    )
+    link: Link = Field(default_factory=Link, description="Every host-server path, both ways.")
+    gpu_memory: Size | None = Field(
+        8 << 30, gt=0, description="Per-server byte budget for cached objects; null: unlimited."
+    )
+    max_object_bytes: Size = Field(
+        1 << 30, gt=0, le=U32_MAX, description="Per-object ceiling announced in the handshake."
+    )
+    max_cache_entries: int = Field(0, ge=0, le=U32_MAX, description="Object limit; 0: none.")
+    object_kinds: tuple[Literal[KIND_NAMES], ...] = Field(  # type: ignore[valid-type]
+        KIND_NAMES, min_length=1, description="Cache object kinds the server negotiates."
+    )
+    ttl_floor: Duration = Field(0.0, ge=0, le=U32_MAX, description="Shortest lease granted.")
+    ttl_ceiling: Duration = Field(
+        3_600_000.0, gt=0, le=U32_MAX, description="Longest lease granted (at most u32 ms)."
+    )
+    default_lease_ttl: Duration = Field(
+        30_000.0, gt=0, le=U32_MAX, description="Lease TTL when the host sends no hint."
+    )
+    eviction: Literal["lru", "fifo", "ttl", "size", "none"] = Field(
+        "lru", description="Victim order when an install does not fit; none rejects instead."
+    )
+    sweep_interval: Duration = Field(1_000.0, gt=0, description="Period of the expiry sweep.")
+    per_operation_cost: Duration = Field(0.05, ge=0, description="Server time per frame.")
+    per_inline_byte_cost: Duration = Field(
+        1e-6, ge=0, description="Server time per inline byte (1ns: 1 GB/s ingest)."
+    )
+
+    @model_validator(mode="after")
+    def _ttl_order(self) -> Topology:
+        if self.ttl_floor > self.ttl_ceiling:
+            raise ValueError("ttl_floor must not exceed ttl_ceiling")
+        return self
+
+
+class ObjectSize(Section):
+    median: Size = Field(16_384, gt=0, le=U32_MAX, description="Median object size, e.g. 16KiB.")
+    sigma: float = Field(1.0, ge=0, description="Lognormal shape; 0: every object the median size.")
+
+
+class Objects(Section):
+    namespaces: int = Field(4, ge=1, description="Namespaces of shared objects.")
+    shared_per_namespace: int = Field(50, ge=0, description="System prompts, tool schemas, ...")
+    private_per_session: int = Field(4, ge=0, description="Objects only one session uses.")
+    zipf_alpha: float = Field(0.9, ge=0, description="Popularity skew of shared objects.")
+    size: ObjectSize = Field(default_factory=ObjectSize, description="Object size distribution.")
+
+
+class Sessions(Section):
+    rate_per_s: float = Field(2.0, gt=0, description="Session arrivals per second per host.")
+    duration: Duration = Field(60_000.0, gt=0, description="Mean session length.")
+    duration_cv: float = Field(0.5, ge=0, description="Coefficient of variation; 0: fixed length.")
+
+
+class Operations(Section):
+    rate_per_s: float = Field(1.0, gt=0, description="Operations per second per session.")
+    shared_refs: int = Field(2, ge=0, description="Shared objects referenced per operation.")
+    private_refs: int = Field(2, ge=0, description="Private objects referenced per operation.")
+
+
+class Invalidations(Section):
+    rate_per_s: float = Field(0.0, ge=0, description="Content changes per object per second.")
+
+
+class Trace(Section):
+    path: str = Field(description="A Mooncake JSONL trace or a CSV/Parquet reference log.")
+    format: Literal["auto", "mooncake", "csv", "parquet"] = Field(
+        "auto", description="auto: by file extension (.jsonl is Mooncake)."
+    )
+    block_tokens: int = Field(512, gt=0, description="Tokens per Mooncake prefix block.")
+    kv_bytes_per_token: Size = Field(
+        327_680, gt=0, description="KV-cache bytes per token (320KiB: a 70B-class model)."
+    )
+    time_scale: float = Field(1.0, gt=0, description="Multiply trace times by this.")
+
+
+class Workload(Section):
+    sessions: Sessions = Field(default_factory=Sessions, description="Session arrivals and length.")
+    operations: Operations = Field(
+        default_factory=Operations, description="Operations per session."
+    )
+    objects: Objects = Field(default_factory=Objects, description="The objects sessions reference.")
+    invalidations: Invalidations = Field(
+        default_factory=Invalidations, description="Content changes that invalidate objects."
+    )
+    trace: Trace | None = Field(None, description="Drive the run from a trace instead.")
+
+
+class HostPolicy(Section):
+    name: Literal["best_practice", "always", "never", "threshold"] = Field(
+        "best_practice", description="Host cache policy (never: inline everything, the baseline)."
+    )
+    ttl_fraction: float = Field(
+        0.75, gt=0, le=10, description="lease_ttl_hint as a fraction of the expected session."
+    )
+    ttl_hint: Duration | None = Field(
+        None, gt=0, le=U32_MAX, description="A fixed lease_ttl_hint instead of the fraction."
+    )
+    min_object_size: Size = Field(1024, ge=0, description="threshold: cache only larger objects.")
+    min_reuse: float = Field(2.0, description="threshold: cache only objects reused more often.")
+    renew_margin: float = Field(
+        0.2, ge=0, le=1, description="Renew when this fraction of the TTL remains (1: every use)."
+    )
+    renewal_body: bool = Field(True, description="Renewal resends the body (no renew bit exists).")
+    inline_after_invalidate: bool = Field(
+        True, description="After CACHE_INVALIDATE inline once, then reinstall."
+    )
+
+
+class Faults(Section):
+    restart_at: Duration | None = Field(None, ge=0, description="Server 0 drops its cache then.")
+    announce_restart: bool = Field(True, description="Send CACHE_INVALIDATE on restart.")
+    memory_pressure_at: Duration | None = Field(None, ge=0, description="Server 0 budget shrinks.")
+    memory_pressure_fraction: float = Field(0.5, gt=0, le=1, description="Budget kept.")
+
+
+class Sweep(Section):
+    grid: dict[str, list] = Field(default_factory=dict, description="Cartesian product of values.")
+    zip: dict[str, list] = Field(default_factory=dict, description="Paired lists of equal length.")
+
+    @model_validator(mode="after")
+    def _non_empty(self) -> Sweep:
+        for kind in ("grid", "zip"):
+            for key, values in getattr(self, kind).items():
+                if not values:
+                    raise ValueError(f"{kind}.{key} must list at least one value")
+        if len({len(v) for v in self.zip.values()}) > 1:
+            raise ValueError("zip lists must have equal lengths")
+        if not self.grid and not self.zip:
+            raise ValueError("sweep is empty: give grid or zip keys, or leave sweep out")
+        return self
+
+
+class Scenario(Section):
+    study: Study = Field(default_factory=Study, description="Name, seed, replications, duration.")
+    engine: Literal["des", "vector"] = Field(
+        "des", description="des: the SimPy model; vector: the engine's replay (no network timing)."
+    )
+    topology: Topology = Field(default_factory=Topology, description="Hosts, servers, links, GPU.")
+    workload: Workload = Field(default_factory=Workload, description="What the hosts do.")
+    host_policy: HostPolicy = Field(default_factory=HostPolicy, description="How hosts cache.")
+    faults: Faults = Field(default_factory=Faults, description="Faults to inject.")
+    sweep: Sweep | None = Field(None, description="Parameters to vary across runs.")
