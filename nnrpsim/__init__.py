@@ -1,5 +1,10 @@
-"""nnrpsim: a discrete-event performance simulator of the NNRP/1 cache capability and leases."""
+"""nnrpsim: a discrete-event performance simulator of the NNRP/1 cache capability and leases.
 
+The study API (``load_scenario``, ``run``, ``sweep``) is imported on first use, so that the pure
+layers (``nnrpsim.protocol``, ``nnrpsim.engine``) never pull in SimPy or pandas.
+"""
+
+from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
 try:
@@ -7,4 +12,21 @@ try:
 except PackageNotFoundError:  # running from a source tree that was never installed
     __version__ = "0.0.0+unknown"
 
-__all__ = ["__version__"]
+_API = {
+    "load_scenario": "nnrpsim.scenario",
+    "Scenario": "nnrpsim.scenario",
+    "ScenarioError": "nnrpsim.scenario",
+    "run": "nnrpsim.study",
+    "sweep": "nnrpsim.study",
+    "StudyResult": "nnrpsim.study",
+    "plot_study": "nnrpsim.plots",
+}
+
+
+def __getattr__(name: str):
+    if name in _API:
+        return getattr(import_module(_API[name]), name)
+    raise AttributeError(f"module 'nnrpsim' has no attribute {name!r}")
+
+
+__all__ = ["__version__", *_API]

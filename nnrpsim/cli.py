@@ -14,6 +14,15 @@ from collections.abc import Sequence
 from . import __version__
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
 
+EXIT_INTERRUPTED = 130
+SUMMARY_COLUMNS = (
+    "hit_rate",
+    "fallback_rate",
+    "mean_gpu_bytes",
+    "wire_bytes_saved",
+    "p99_latency_ms",
+)
+
 EXIT_USAGE = 2
 
 
@@ -65,6 +74,83 @@ def _frames_encode(args: argparse.Namespace) -> str:
     return encode_block(BLOCKS[args.block], fields).hex()
 
 
+def _run(args: argparse.Namespace) -> str:
+    from .study import run
+
+    if args.jobs is not None and args.jobs < 1:
+        raise UsageError("--jobs: must be at least 1")
+    if args.scheduler and args.executor != "dask":
+        raise UsageError("--scheduler: only with --executor dask")
+    result = run(
+        args.scenario,
+        out=args.out,
+        overrides=args.set,
+        jobs=args.jobs,
+        executor=args.executor,
+        scheduler=args.scheduler,
+        resume=args.resume,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
+    return _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
+
+
+def _summary_table(summary) -> str:
+    if summary.empty:
+        return "no runs finished"
+    metrics = [c for c in SUMMARY_COLUMNS if c in summary]
+    params = [c for c in summary.columns if "." in c]
+    shown = summary[["point", *params, "replications", "failures", *metrics]].copy()
+    shown.columns = [c.split(".")[-1] for c in shown.columns]
+    return shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+
+
+def _validate(args: argparse.Namespace) -> str:
+    from .scenario import load_scenario, sweep_points
+
+    scenario = load_scenario(args.scenario, args.set)
+    points = sweep_points(scenario)
+    runs = len(points) * scenario.study.replications
+    return f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {scenario.engine})"
+
+
+def _plot(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from .plots import plot_study
+
+    folder = Path(args.results)
+    if not (folder / "summary.parquet").is_file():
+        raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")
+    written = plot_study(folder)
+    return "\n".join(str(path) for path in written) or "nothing to plot"
+
+
+def _add_scenario_commands(commands) -> None:
+    run = commands.add_parser("run", help="run a study: every sweep point, every replication")
+    run.add_argument("scenario", help="a scenario YAML file")
+    run.add_argument("--out", help="results folder (default results/<study name>)")
+    run.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a dotted key, e.g. --set study.replications=5",
+    )
+    run.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    run.add_argument("--executor", choices=("local", "dask"), default="local")
+    run.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    run.add_argument("--resume", action="store_true", help="skip runs already finished")
+    run.add_argument("--quiet", action="store_true", help="no progress bar")
+    run.set_defaults(handler=_run)
+    validate = commands.add_parser("validate", help="check a scenario without running it")
+    validate.add_argument("scenario")
+    validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    validate.set_defaults(handler=_validate)
+    plot = commands.add_parser("plot", help="redraw the plots of a results folder")
+    plot.add_argument("results")
+    plot.set_defaults(handler=_plot)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="nnrpsim", description=__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"nnrpsim {__version__}")
@@ -80,14 +166,20 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("block", choices=sorted(BLOCKS))
     encode.add_argument("json", help="field values, e.g. '{\"object_kind\": 7, ...}'")
     encode.set_defaults(handler=_frames_encode)
+    _add_scenario_commands(commands)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from .scenario import ScenarioError
+
     try:
         args = build_parser().parse_args(argv)
         print(args.handler(args))
-    except (UsageError, WireError) as err:
+    except (UsageError, WireError, ScenarioError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("interrupted: finished runs are saved; rerun with --resume", file=sys.stderr)
+        return EXIT_INTERRUPTED
     return 0

@@ -108,8 +108,9 @@ def packet_bytes(msg_type: MessageType, body_len: int = 0) -> int:
     return HEADER_LEN + fixed + body_len
 
 
-def inline_object_bytes(object_bytes: int) -> int:
-    """An inline object block: 16-byte header + payload, zero-padded to 8 bytes."""
+def inline_object_bytes(object_bytes):
+    """An inline object block: 16-byte header + payload, zero-padded to 8 bytes (an int, or an
+    integer array for many objects at once)."""
     payload = INLINE_OBJECT_HEADER_LEN + object_bytes
     return payload + (-payload) % INLINE_OBJECT_ALIGN
 

@@ -1,0 +1,170 @@
+"""Metric names and how each run's records become them (one flat dict per run)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .engine.replay import ReplayResult
+from .model.records import InstallCause, RefOutcome
+from .model.simulation import ModelResult
+from .protocol import MessageType, inline_object_bytes, packet_bytes
+
+METRICS = (
+    "hit_rate",
+    "fallback_rate",
+    "miss_rate_cache_miss",
+    "miss_rate_lease_expired",
+    "miss_rate_version_mismatch",
+    "miss_rate_dependency_invalid",
+    "inline_rate_policy",
+    "mean_gpu_bytes",
+    "peak_gpu_bytes",
+    "wire_bytes",
+    "wire_bytes_saved",
+    "installs",
+    "renewals",
+    "invalidations",
+    "p50_latency_ms",
+    "p99_latency_ms",
+    "invariant_violations",
+)
+"""Every run reports these; the summary adds ``<metric>_ci95`` for each."""
+
+UNITS = {
+    "hit_rate": "fraction of references",
+    "fallback_rate": "fraction of references",
+    "inline_rate_policy": "fraction of references",
+    "mean_gpu_bytes": "bytes",
+    "peak_gpu_bytes": "bytes",
+    "wire_bytes": "bytes",
+    "wire_bytes_saved": "bytes",
+    "p50_latency_ms": "ms",
+    "p99_latency_ms": "ms",
+}
+
+_SERVER_ERRORS = (
+    (RefOutcome.CACHE_MISS, "miss_rate_cache_miss"),
+    (RefOutcome.LEASE_EXPIRED, "miss_rate_lease_expired"),
+    (RefOutcome.VERSION_MISMATCH, "miss_rate_version_mismatch"),
+    (RefOutcome.DEPENDENCY_INVALID, "miss_rate_dependency_invalid"),
+)
+_BODY_SENT = (
+    RefOutcome.INSTALLED,
+    RefOutcome.INSTALL_REJECTED,
+    RefOutcome.INLINED_AFTER_INVALIDATE,
+)
+
+
+def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
+    """Metrics of a SimPy run, counting only what happened after the warm-up.
+
+    A reference is a hit when it was served by a 24-byte reference; when the host had to send the
+    body (install, rejected install, inline after invalidation) the miss is charged to the cause:
+    an expired lease to ``lease_expired``, anything else to ``cache_miss``. Server errors (each
+    followed by an inline fallback) are charged to their own error code.
+    """
+    refs = result.references
+    keep = refs["time_ms"] >= warmup_ms
+    outcome, cause = refs["outcome"][keep], refs["cause"][keep]
+    n = max(len(outcome), 1)
+    metrics = {"hit_rate": float((outcome == RefOutcome.HIT).sum()) / n}
+    body_sent = np.isin(outcome, _BODY_SENT)
+    expired = body_sent & (cause == InstallCause.EXPIRED)
+    errors = 0
+    for code, name in _SERVER_ERRORS:
+        count = int((outcome == code).sum())
+        errors += count
+        metrics[name] = count / n
+    metrics["miss_rate_cache_miss"] += float((body_sent & ~expired).sum()) / n
+    metrics["miss_rate_lease_expired"] += float(expired.sum()) / n
+    metrics["fallback_rate"] = errors / n
+    metrics["inline_rate_policy"] = float((outcome == RefOutcome.INLINED_BY_POLICY).sum()) / n
+
+    memory = result.memory
+    late = memory["time_ms"] >= warmup_ms
+    if late.any():
+        per_time = np.unique(memory["time_ms"][late], return_inverse=True)[1]
+        held = np.bincount(per_time, weights=memory["held_bytes"][late])
+        metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"] = float(held.mean()), float(held.max())
+    else:
+        metrics["mean_gpu_bytes"] = metrics["peak_gpu_bytes"] = float("nan")
+
+    base = result.at_warmup
+    wire = {name: n_bytes - base.get(f"wire_{name}", 0) for name, n_bytes in result.wire.items()}
+    metrics["wire_bytes"] = float(result.wire_bytes_total - base.get("wire_bytes_total", 0))
+    cache_cost = wire["inline"] + wire["put_body"] + wire["reference"] + wire["cache_control"]
+    metrics["wire_bytes_saved"] = float(refs["inline_bytes"][keep].sum() - cache_cost)
+    for name in ("installs", "renewals"):
+        metrics[name] = float(result.counters[name] - base.get(name, 0))
+    metrics["invalidations"] = float(
+        sum(result.invalidations.values()) - base.get("invalidations", 0)
+    )
+
+    ops = result.operations
+    latency = ops["latency_ms"][ops["start_ms"] >= warmup_ms]
+    p50, p99 = np.percentile(latency, [50, 99]) if len(latency) else (np.nan, np.nan)
+    metrics["p50_latency_ms"], metrics["p99_latency_ms"] = float(p50), float(p99)
+    metrics["invariant_violations"] = float(result.violations)
+    return {name: metrics[name] for name in METRICS}
+
+
+FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(MessageType.RESULT_PUSH)
+PUT_ACK = packet_bytes(MessageType.CACHE_PUT) + packet_bytes(MessageType.CACHE_ACK)
+
+
+def _inline_cost(sizes: np.ndarray) -> float:
+    return float(inline_object_bytes(sizes).sum())
+
+
+def vector_metrics(
+    sweep: ReplayResult,
+    index: int,
+    sizes: np.ndarray,
+    inlined: np.ndarray,
+    renewal_body: bool,
+    capacity_bytes: int | None,
+) -> dict[str, float]:
+    """Metrics of one TTL of a replay over references of ``sizes``.
+
+    Each reference is its own operation. References the policy inlines (``inlined``) never reach
+    the cache; the rest were replayed. A reference larger than the whole capacity is rejected and
+    sent inline. There is no network timing (latency is NaN) and no fallback: the replayed host
+    always knows its leases.
+    """
+    n = max(len(sizes), 1)
+    hits = float(sweep.hits[index])
+    cached_sizes = sizes[~inlined]
+    rejected_sizes = (
+        cached_sizes[cached_sizes > capacity_bytes] if capacity_bytes is not None else sizes[:0]
+    )
+    renew_bytes = float(sweep.hit_bytes[index]) if renewal_body and sweep.renewals[index] else 0.0
+    cache_cost = (
+        hits * 24
+        + float(sweep.installs[index]) * (PUT_ACK + 24)
+        + float(sweep.install_bytes[index])
+        + float(sweep.renewals[index]) * PUT_ACK
+        + renew_bytes
+        + float(sweep.rejected[index]) * PUT_ACK
+        + _inline_cost(rejected_sizes)
+    )
+    inline_by_policy = _inline_cost(sizes[inlined])
+    miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
+    return {
+        "hit_rate": hits / n,
+        "fallback_rate": 0.0,
+        "miss_rate_cache_miss": float(miss) / n,
+        "miss_rate_lease_expired": float(sweep.expired_misses[index]) / n,
+        "miss_rate_version_mismatch": 0.0,
+        "miss_rate_dependency_invalid": 0.0,
+        "inline_rate_policy": float(inlined.sum()) / n,
+        "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
+        "peak_gpu_bytes": float("nan"),
+        "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
+        "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
+        "installs": float(sweep.installs[index]),
+        "renewals": float(sweep.renewals[index]),
+        "invalidations": float(sweep.invalidated_misses[index]),
+        "p50_latency_ms": float("nan"),
+        "p99_latency_ms": float("nan"),
+        "invariant_violations": 0.0,
+    }

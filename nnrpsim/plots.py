@@ -1,0 +1,155 @@
+"""Plots of a finished study, drawn from its saved results only (never by running anything).
+
+Every figure is written as PNG and SVG under ``plots/``, axes labelled with units.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import matplotlib
+
+matplotlib.use("Agg")  # files only: no display needed, safe in worker processes and CI
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from .metrics import METRICS
+
+TTL_KEYS = {
+    "host_policy.ttl_fraction": "lease TTL hint (fraction of the expected session length)",
+    "host_policy.ttl_hint": "lease TTL hint (s)",
+}
+INVALIDATION_KEY = "workload.invalidations.rate_per_s"
+KNOWN_LABELS = {
+    INVALIDATION_KEY: "invalidation rate (content changes per object per s)",
+    "topology.gpu_memory": "GPU memory budget (GiB)",
+    "workload.objects.size.median": "median object size (KiB)",
+    "workload.sessions.rate_per_s": "session arrivals (per s per host)",
+}
+SCALE = {"host_policy.ttl_hint": 1e-3, "topology.gpu_memory": 2**-30}
+SCALE["workload.objects.size.median"] = 2**-10
+
+
+def _bytes_axis(values: np.ndarray) -> tuple[float, str]:
+    top = np.nanmax(values) if len(values) else 0
+    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if top >= factor:
+            return factor, unit
+    return 1, "bytes"
+
+
+def _save(fig, folder: Path, name: str) -> list[Path]:
+    paths = [folder / f"{name}.png", folder / f"{name}.svg"]
+    fig.tight_layout()
+    for path in paths:
+        fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return paths
+
+
+def _label(key: str) -> str:
+    return TTL_KEYS.get(key) or KNOWN_LABELS.get(key) or key
+
+
+def _numeric(summary: pd.DataFrame, key: str) -> pd.Series:
+    return pd.to_numeric(summary[key], errors="coerce") * SCALE.get(key, 1.0)
+
+
+def _line_with_band(ax, x, y, ci, label=None):
+    order = np.argsort(x.to_numpy())
+    x, y, ci = x.to_numpy()[order], y.to_numpy()[order], np.nan_to_num(ci.to_numpy()[order])
+    ax.plot(x, y, marker="o", label=label)
+    ax.fill_between(x, y - ci, y + ci, alpha=0.2)
+
+
+def _metric_vs(
+    summary: pd.DataFrame, key: str, metric: str, group: str | None, folder: Path, name: str
+):
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    groups = summary.groupby(group) if group else [(None, summary)]
+    for value, part in groups:
+        label = f"{_label(group).split(' (')[0]} = {value:g}" if group else None
+        _line_with_band(ax, _numeric(part, key), part[metric], part[f"{metric}_ci95"], label)
+    ax.set_xlabel(_label(key))
+    ax.set_ylabel(metric.replace("_", " ") + " (fraction of references)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    if group:
+        ax.legend(fontsize=8)
+    return _save(fig, folder, name)
+
+
+def plot_study(results: str | Path) -> list[Path]:
+    """Draw every figure the study's saved results support; returns the files written."""
+    results = Path(results)
+    summary = pd.read_parquet(results / "summary.parquet")
+    series_path = results / "timeseries.parquet"
+    series = pd.read_parquet(series_path) if series_path.is_file() else pd.DataFrame()
+    folder = results / "plots"
+    folder.mkdir(exist_ok=True)
+    if summary.empty:
+        return []
+    reserved = {"point", "replications", "failures", *METRICS, *(f"{m}_ci95" for m in METRICS)}
+    swept = [c for c in summary.columns if c not in reserved]
+    invalidation = INVALIDATION_KEY if INVALIDATION_KEY in swept else None
+    written: list[Path] = []
+    for key in swept:
+        if key in TTL_KEYS:
+            group = invalidation if invalidation and summary[invalidation].nunique() > 1 else None
+            written += _metric_vs(summary, key, "hit_rate", group, folder, "hit_rate_vs_ttl")
+        elif key == INVALIDATION_KEY:
+            written += _metric_vs(
+                summary, key, "fallback_rate", None, folder, "fallback_vs_invalidation"
+            )
+            written += _metric_vs(
+                summary, key, "hit_rate", None, folder, "hit_rate_vs_invalidation"
+            )
+        else:
+            safe = key.replace(".", "_")
+            written += _metric_vs(summary, key, "hit_rate", None, folder, f"hit_rate_vs_{safe}")
+    written += _capacity_tradeoff(summary, swept, folder)
+    if not series.empty:
+        written += _memory_over_time(series, summary, swept, folder)
+    return written
+
+
+def _capacity_tradeoff(summary: pd.DataFrame, swept: list[str], folder: Path) -> list[Path]:
+    if summary["mean_gpu_bytes"].isna().all():
+        return []
+    factor, unit = _bytes_axis(summary["mean_gpu_bytes"].to_numpy())
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    ax.errorbar(
+        summary["mean_gpu_bytes"] / factor,
+        summary["hit_rate"],
+        yerr=np.nan_to_num(summary["hit_rate_ci95"]),
+        fmt="o",
+    )
+    for _, row in summary.iterrows():
+        text = ", ".join(f"{k.split('.')[-1]}={row[k]}" for k in swept)
+        if text:
+            ax.annotate(text, (row["mean_gpu_bytes"] / factor, row["hit_rate"]), fontsize=6)
+    ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
+    ax.set_ylabel("hit rate (fraction of references)")
+    ax.set_ylim(bottom=0)
+    ax.grid(alpha=0.3)
+    return _save(fig, folder, "hit_rate_vs_gpu_memory")
+
+
+def _memory_over_time(series: pd.DataFrame, summary: pd.DataFrame, swept, folder) -> list[Path]:
+    totals = series.groupby(["point", "replication", "time_ms"], as_index=False)["held_bytes"].sum()
+    mean = totals.groupby(["point", "time_ms"], as_index=False)["held_bytes"].mean()
+    factor, unit = _bytes_axis(mean["held_bytes"].to_numpy())
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    points = sorted(mean["point"].unique())
+    for point in points[:: max(1, len(points) // 8)]:
+        part = mean[mean["point"] == point]
+        row = summary[summary["point"] == point].iloc[0]
+        label = ", ".join(f"{k.split('.')[-1]}={row[k]}" for k in swept) or "held"
+        ax.plot(part["time_ms"] / 1000.0, part["held_bytes"] / factor, label=label)
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel(f"GPU memory held by cached objects ({unit})")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=7)
+    return _save(fig, folder, "gpu_memory_over_time")

@@ -1,0 +1,157 @@
+"""The only writer of a study's results folder.
+
+Each finished run is written at once, atomically (a temporary file, then a rename), so an
+interrupted study loses nothing it finished and ``--resume`` skips it. ``finalize`` aggregates
+the runs into the summary, the long tables and the manifest.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from . import __version__
+from .metrics import METRICS
+from .scenario import Scenario, ScenarioError, scenario_hash
+
+# Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
+_T95 = (
+    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
+)  # fmt: skip
+
+
+def ci95_half_width(values: pd.Series) -> float:
+    """Half-width of the 95 % confidence interval of the mean (NaN for fewer than two runs)."""
+    values = values.dropna()
+    n = len(values)
+    if n < 2:
+        return float("nan")
+    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
+    return float(t * values.std(ddof=1) / math.sqrt(n))
+
+
+def atomic_write(path: Path, write) -> None:
+    """Write through ``write(temporary_path)``, then rename over ``path``."""
+    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
+    write(temporary)
+    os.replace(temporary, path)
+
+
+def write_json(path: Path, document: dict) -> None:
+    atomic_write(path, lambda p: p.write_text(json.dumps(document, indent=2, default=str) + "\n"))
+
+
+class ResultStore:
+    def __init__(self, out: Path, scenario: Scenario, resume: bool) -> None:
+        self.out = Path(out)
+        self.runs_dir = self.out / "runs"
+        self.series_dir = self.out / "timeseries"
+        self.scenario = scenario
+        self.hash = scenario_hash(scenario)
+        manifest = self.out / "manifest.json"
+        has_runs = self.runs_dir.is_dir() and any(self.runs_dir.glob("*.parquet"))
+        if has_runs and not resume:
+            raise ScenarioError(
+                "--out", f"{self.out} already holds results; pass --resume or choose another --out"
+            )
+        if has_runs and manifest.is_file():
+            previous = json.loads(manifest.read_text()).get("scenario_hash")
+            if previous != self.hash:
+                raise ScenarioError(
+                    "--resume", f"{self.out} holds a different scenario ({previous} != {self.hash})"
+                )
+        self.runs_dir.mkdir(parents=True, exist_ok=True)
+        self.series_dir.mkdir(parents=True, exist_ok=True)
+
+    @staticmethod
+    def _name(point: int, replication: int) -> str:
+        return f"p{point:04d}-r{replication:03d}.parquet"
+
+    def done(self, point: int, replication: int) -> bool:
+        """A run that finished without error (failed runs are retried on resume)."""
+        path = self.runs_dir / self._name(point, replication)
+        return path.is_file() and pd.read_parquet(path, columns=["error"])["error"].isna().all()
+
+    def write(self, result: dict[str, Any]) -> None:
+        record = result["record"]
+        name = self._name(record["point"], record["replication"])
+        frame = pd.DataFrame([{k: _cell(v) for k, v in record.items()}])
+        atomic_write(self.runs_dir / name, frame.to_parquet)
+        series = pd.DataFrame(result["timeseries"])
+        if not series.empty:
+            series.insert(0, "replication", record["replication"])
+            series.insert(0, "point", record["point"])
+            atomic_write(self.series_dir / name, series.to_parquet)
+
+    def finalize(self, meta: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """Aggregate every run on disk; write summary, runs, time series and the manifest."""
+        runs = _read_all(self.runs_dir).sort_values(["point", "replication"], ignore_index=True)
+        series = _read_all(self.series_dir)
+        summary = summarize(runs)
+        atomic_write(self.out / "runs.parquet", runs.to_parquet)
+        atomic_write(self.out / "timeseries.parquet", series.to_parquet)
+        atomic_write(self.out / "summary.parquet", summary.to_parquet)
+        atomic_write(self.out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+        failed = runs[runs["error"].notna()] if "error" in runs else runs.iloc[:0]
+        write_json(
+            self.out / "manifest.json",
+            {
+                "nnrpsim_version": __version__,
+                "study": self.scenario.study.name,
+                "scenario_hash": self.hash,
+                "scenario": self.scenario.model_dump(mode="json"),
+                "runs": len(runs),
+                "seeds": runs[["point", "replication", "seed"]].to_dict("records")
+                if len(runs)
+                else [],
+                "failures": failed[["point", "replication", "error"]].to_dict("records"),
+                **meta,
+            },
+        )
+        return summary, runs, series
+
+
+def _cell(value: Any) -> Any:
+    """Parquet cells must be scalars: anything else is stored as its JSON text."""
+    if value is None or isinstance(value, (bool, int, float, str, np.generic)):
+        return value
+    return json.dumps(value)
+
+
+def _read_all(folder: Path) -> pd.DataFrame:
+    files = sorted(folder.glob("p*.parquet"))
+    return (
+        pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+        if files
+        else pd.DataFrame()
+    )
+
+
+def summarize(runs: pd.DataFrame) -> pd.DataFrame:
+    """One row per sweep point: swept parameters, then each metric's mean and ``_ci95``."""
+    if runs.empty:
+        return pd.DataFrame()
+    ok = runs[runs["error"].isna()]
+    reserved = {"point", "replication", "seed", "error", "wall_s", *METRICS}
+    params = [c for c in runs.columns if c not in reserved]
+    rows = []
+    for point, group in runs.groupby("point", sort=True):
+        good = ok[ok["point"] == point]
+        row: dict[str, Any] = {"point": int(point)}
+        row.update({p: group[p].iloc[0] for p in params})
+        row["replications"] = len(good)
+        row["failures"] = len(group) - len(good)
+        for metric in METRICS:
+            values = good[metric] if metric in good else pd.Series(dtype=float)
+            row[metric] = float(values.mean()) if len(values) else float("nan")
+            row[f"{metric}_ci95"] = ci95_half_width(values)
+        rows.append(row)
+    return pd.DataFrame(rows)

@@ -1,0 +1,274 @@
+"""Running studies: one run = (sweep point, replication seed) -> a flat record; a study runs
+every point's replications in a local process pool or on a Dask cluster.
+
+Runs never share state, and each run's seed derives from the study seed and the run's position,
+so the numbers are the same whatever the job count or executor.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import time
+import traceback
+from collections.abc import Iterator
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from multiprocessing import get_context
+from typing import Any
+
+import numpy as np
+
+from .engine import CacheLimits
+from .engine.replay import replay
+from .engine.stream import ReferenceStream
+from .metrics import des_metrics, vector_metrics
+from .model import (
+    FaultConfig,
+    LinkConfig,
+    ModelConfig,
+    PolicyConfig,
+    ServerConfig,
+    WorkloadConfig,
+    make_policy,
+    simulate,
+    stream_plan,
+    synthetic_plan,
+)
+from .model.workload import WorkloadPlan
+from .protocol import CacheObjectKind, cache_object_bitmap
+from .scenario import Point, Scenario
+from .scenario.schema import Trace
+from .traces import load_trace
+
+EXECUTORS = ("local", "dask")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: a sweep point's resolved scenario and a replication number."""
+
+    point: int
+    replication: int
+    params: dict[str, Any]
+    scenario: Scenario
+
+    @property
+    def seed(self) -> np.random.SeedSequence:
+        """Replication r of every sweep point draws the same random numbers (common random
+        numbers): curves across a sweep then differ by the parameter, not by sampling noise."""
+        return np.random.SeedSequence(self.scenario.study.seed, spawn_key=(self.replication,))
+
+
+def model_config(scenario: Scenario) -> ModelConfig:
+    """The model's plain configuration for a resolved scenario."""
+    topology, workload, policy = scenario.topology, scenario.workload, scenario.host_policy
+    link = LinkConfig(
+        latency_ms=topology.link.latency,
+        bandwidth_bytes_per_ms=topology.link.bandwidth / 1000.0,
+        loss=topology.link.loss,
+        retransmit_timeout_ms=topology.link.retransmit_timeout,
+    )
+    kinds = [CacheObjectKind[name.upper()] for name in topology.object_kinds]
+    limits = CacheLimits(
+        object_kind_bitmap=cache_object_bitmap(*kinds),
+        max_object_bytes=topology.max_object_bytes,
+        max_cache_entries=topology.max_cache_entries,
+        capacity_bytes=topology.gpu_memory,
+        ttl_floor_ms=int(topology.ttl_floor),
+        ttl_ceiling_ms=int(topology.ttl_ceiling),
+        eviction=topology.eviction,
+    )
+    return ModelConfig(
+        duration_ms=scenario.study.duration,
+        warmup_ms=scenario.study.warmup,
+        hosts=topology.hosts,
+        servers=topology.servers,
+        routing=topology.routing,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(
+            limits=limits,
+            default_lease_ttl_ms=int(topology.default_lease_ttl),
+            per_operation_ms=topology.per_operation_cost,
+            per_inline_byte_ms=topology.per_inline_byte_cost,
+            sweep_interval_ms=topology.sweep_interval,
+        ),
+        policy=PolicyConfig(
+            name=policy.name,
+            min_object_bytes=policy.min_object_size,
+            min_expected_reuse=policy.min_reuse,
+            ttl_fraction=policy.ttl_fraction,
+            renew_margin=policy.renew_margin,
+            renewal_body=policy.renewal_body,
+            ttl_hint_ms=None if policy.ttl_hint is None else int(policy.ttl_hint),
+            inline_after_invalidate=policy.inline_after_invalidate,
+        ),
+        workload=WorkloadConfig(
+            session_rate_per_s=workload.sessions.rate_per_s,
+            session_duration_ms=workload.sessions.duration,
+            session_duration_cv=workload.sessions.duration_cv,
+            operation_rate_per_s=workload.operations.rate_per_s,
+            namespaces=workload.objects.namespaces,
+            shared_objects_per_namespace=workload.objects.shared_per_namespace,
+            shared_refs_per_operation=workload.operations.shared_refs,
+            zipf_alpha=workload.objects.zipf_alpha,
+            private_objects_per_session=workload.objects.private_per_session,
+            private_refs_per_operation=workload.operations.private_refs,
+            object_size_median=workload.objects.size.median,
+            object_size_sigma=workload.objects.size.sigma,
+            content_change_rate_per_s=workload.invalidations.rate_per_s,
+        ),
+        faults=FaultConfig(
+            restart_at_ms=scenario.faults.restart_at,
+            announce_restart=scenario.faults.announce_restart,
+            memory_pressure_at_ms=scenario.faults.memory_pressure_at,
+            memory_pressure_fraction=scenario.faults.memory_pressure_fraction,
+        ),
+        sample_interval_ms=max(scenario.study.duration / 300.0, topology.sweep_interval),
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _trace(spec: Trace) -> ReferenceStream:
+    return load_trace(spec)
+
+
+def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence) -> WorkloadPlan:
+    trace = scenario.workload.trace
+    if trace is not None:
+        return stream_plan(_trace(trace))
+    return synthetic_plan(config.workload, config.hosts, config.duration_ms, seed)
+
+
+def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
+    """Flatten a plan's operations into a time-ordered reference stream."""
+    times, objects = [], []
+    for session in plan.sessions:
+        for at, refs in session.operations:
+            times.extend([at] * len(refs))
+            objects.extend(refs)
+    times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
+    objects_arr = np.asarray(objects, dtype=np.int64)
+    order = np.argsort(times_ms, kind="stable")
+    return ReferenceStream(
+        times_ms[order],
+        objects_arr[order],
+        plan.sizes[objects_arr[order]],
+        plan.change_times_ms.astype(np.int64),
+        plan.change_objects,
+    )
+
+
+def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> dict[str, float]:
+    stream = _plan_stream(plan)
+    policy = make_policy(config.policy)
+    inlined = ~np.array([policy.should_cache(int(s), np.inf) for s in stream.size], dtype=bool)
+    cached = ReferenceStream(
+        stream.time_ms[~inlined],
+        stream.object_id[~inlined],
+        stream.size[~inlined],
+        stream.invalidation_time_ms,
+        stream.invalidation_object_id,
+        stream.start_ms,
+        max(stream.end_ms, int(config.duration_ms)),
+    )
+    limits = config.server.limits
+    hint = policy.ttl_hint_ms(config.workload.session_duration_ms)
+    ttl = int(min(max(hint, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
+    mode = "reset" if policy.renew_margin > 0 else "non_reset"
+    result = replay(cached, [ttl], mode, limits.capacity_bytes, limits.eviction)
+    return vector_metrics(
+        result, 0, stream.size, inlined, policy.renewal_body, limits.capacity_bytes
+    )
+
+
+def run_task(task: Task) -> dict[str, Any]:
+    """Run one task; never raises: a failure comes back as a record with its error."""
+    start = time.perf_counter()
+    record: dict[str, Any] = {
+        "point": task.point,
+        "replication": task.replication,
+        "seed": int(task.seed.generate_state(1)[0]),
+        **task.params,
+    }
+    try:
+        config = model_config(task.scenario)
+        plan_seed, run_seed = task.seed.spawn(2)
+        plan = _plan(task.scenario, config, plan_seed)
+        if task.scenario.engine == "vector":
+            record.update(_vector_run(task.scenario, config, plan))
+            series = {}
+        else:
+            result = simulate(config, run_seed, plan)
+            record.update(des_metrics(result, config.warmup_ms))
+            series = result.memory
+        record["error"] = None
+    except Exception as err:  # a failing run is recorded, and the study goes on
+        record["error"] = "".join(traceback.format_exception_only(err)).strip()
+        series = {}
+    record["wall_s"] = time.perf_counter() - start
+    return {"record": record, "timeseries": {k: np.asarray(v).tolist() for k, v in series.items()}}
+
+
+def tasks_for(points: list[Point], replications: int) -> list[Task]:
+    return [
+        Task(point.index, replication, point.params, point.scenario)
+        for point in points
+        for replication in range(replications)
+    ]
+
+
+def execute(
+    tasks: list[Task],
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> Iterator[dict[str, Any]]:
+    """Yield each task's result as it finishes."""
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    jobs = jobs or os.cpu_count() or 1
+    if executor == "dask":
+        yield from _dask(tasks, jobs, scheduler)
+    elif jobs == 1 or len(tasks) <= 1:
+        yield from map(run_task, tasks)
+    else:
+        yield from _pool(tasks, jobs)
+
+
+def _pool(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
+    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
+        futures = [pool.submit(run_task, task) for task in tasks]
+        try:
+            for future in as_completed(futures):
+                yield future.result()
+        finally:
+            for future in futures:
+                future.cancel()
+
+
+def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+    try:
+        from dask.distributed import Client, LocalCluster
+        from dask.distributed import as_completed as dask_completed
+    except ImportError:
+        raise ValueError("the dask executor needs the extra: pip install 'nnrpsim[dask]'") from None
+    cluster = None
+    if scheduler is None:
+        cluster = LocalCluster(
+            n_workers=jobs,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+            host="127.0.0.1",
+        )
+    client = Client(scheduler or cluster)
+    try:
+        futures = client.map(run_task, tasks, pure=False)
+        for future in dask_completed(futures):
+            yield future.result()
+    finally:
+        client.close()
+        if cluster is not None:
+            cluster.close()

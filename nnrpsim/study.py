@@ -1,0 +1,93 @@
+"""The public Python API of studies: run a scenario's sweep and get pandas frames back."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .plots import plot_study
+from .results import ResultStore, summarize
+from .runner import execute, tasks_for
+from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
+
+
+@dataclass
+class StudyResult:
+    """A finished (or interrupted) study: where it is and what it found."""
+
+    path: Path
+    summary: pd.DataFrame
+    runs: pd.DataFrame
+    timeseries: pd.DataFrame
+    status: str
+    plots: list[Path] = field(default_factory=list)
+
+
+def _scenario(scenario: Scenario | str | Path, overrides: Sequence[str]) -> Scenario:
+    if isinstance(scenario, Scenario):
+        return parse_scenario(scenario.model_dump(), overrides) if overrides else scenario
+    return load_scenario(scenario, overrides)
+
+
+def run(
+    scenario: Scenario | str | Path,
+    *,
+    out: str | Path | None = None,
+    overrides: Sequence[str] = (),
+    jobs: int | None = None,
+    executor: str = "local",
+    scheduler: str | None = None,
+    resume: bool = False,
+    progress: bool = True,
+) -> StudyResult:
+    """Run every sweep point ``replications`` times and write ``results/<study>/`` (or ``out``).
+
+    Runs are written as they finish; an interruption keeps them, and ``resume=True`` runs only
+    what is missing. A run that raises is recorded with its error while the others complete.
+    """
+    scenario = _scenario(scenario, overrides)
+    path = Path(out) if out is not None else Path("results") / scenario.study.name
+    store = ResultStore(path, scenario, resume)
+    tasks = [
+        task
+        for task in tasks_for(sweep_points(scenario), scenario.study.replications)
+        if not store.done(task.point, task.replication)
+    ]
+    started, status = time.perf_counter(), "complete"
+    bar = tqdm(total=len(tasks), desc=scenario.study.name, unit="run", disable=not progress)
+    try:
+        for result in execute(tasks, jobs, executor, scheduler):
+            store.write(result)
+            bar.update()
+    except KeyboardInterrupt:
+        status = "interrupted"
+        raise
+    except BrokenProcessPool:
+        status = "interrupted: a worker process died (rerun with --resume)"
+    finally:
+        bar.close()
+        meta = {
+            "status": status,
+            "executor": executor,
+            "jobs": jobs,
+            "wall_s": time.perf_counter() - started,
+        }
+        summary, runs, series = store.finalize(meta)
+    plots = plot_study(path) if not summary.empty else []
+    return StudyResult(path, summary, runs, series, status, plots)
+
+
+def sweep(
+    scenario: Scenario | str | Path, overrides: Sequence[str] = (), jobs: int = 1
+) -> pd.DataFrame:
+    """Run the sweep in memory (nothing written) and return the summary frame: for notebooks."""
+    scenario = _scenario(scenario, overrides)
+    tasks = tasks_for(sweep_points(scenario), scenario.study.replications)
+    records = [result["record"] for result in execute(tasks, jobs)]
+    return summarize(pd.DataFrame(records).sort_values(["point", "replication"]))
