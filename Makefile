@@ -20,7 +20,7 @@ $(VENV)/.installed-test: pyproject.toml | $(PY)
 	touch $@
 
 run: $(VENV)/.installed
-	$(PY) -m nnrpsim --version
+	$(PY) -m nnrpsim run scenarios/quickstart.yaml --resume
 
 lint: $(VENV)/.installed-test
 	$(VENV)/bin/ruff check nnrpsim tests benchmarks

@@ -64,13 +64,11 @@ def _line_with_band(ax, x, y, ci, label=None):
     ax.fill_between(x, y - ci, y + ci, alpha=0.2)
 
 
-def _metric_vs(
-    summary: pd.DataFrame, key: str, metric: str, group: str | None, folder: Path, name: str
-):
+def _metric_vs(summary, key, metric, group, folder, name):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    groups = summary.groupby(group) if group else [(None, summary)]
+    groups = summary.groupby(group, dropna=False) if group else [(None, summary)]
     for value, part in groups:
-        label = f"{_label(group).split(' (')[0]} = {value:g}" if group else None
+        label = f"{group.split('.')[-1]} = {value}" if group else None
         _line_with_band(ax, _numeric(part, key), part[metric], part[f"{metric}_ci95"], label)
     ax.set_xlabel(_label(key))
     ax.set_ylabel(metric.replace("_", " ") + " (fraction of references)")
@@ -79,6 +77,17 @@ def _metric_vs(
     if group:
         ax.legend(fontsize=8)
     return _save(fig, folder, name)
+
+
+def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
+    return bool(pd.to_numeric(summary[key], errors="coerce").notna().any())
+
+
+def _line_group(summary: pd.DataFrame, key: str, swept: list[str]) -> str | None:
+    """The other swept parameter to draw as separate lines (invalidation rate first)."""
+    others = [k for k in swept if k != key and 1 < summary[k].nunique() <= 8]
+    others.sort(key=lambda k: k != INVALIDATION_KEY)
+    return others[0] if others else None
 
 
 def plot_study(results: str | Path) -> list[Path]:
@@ -93,22 +102,21 @@ def plot_study(results: str | Path) -> list[Path]:
         return []
     reserved = {"point", "replications", "failures", *METRICS, *(f"{m}_ci95" for m in METRICS)}
     swept = [c for c in summary.columns if c not in reserved]
-    invalidation = INVALIDATION_KEY if INVALIDATION_KEY in swept else None
     written: list[Path] = []
-    for key in swept:
+    for key in [k for k in swept if _is_numeric(summary, k)]:
+        group = _line_group(summary, key, swept)
         if key in TTL_KEYS:
-            group = invalidation if invalidation and summary[invalidation].nunique() > 1 else None
             written += _metric_vs(summary, key, "hit_rate", group, folder, "hit_rate_vs_ttl")
         elif key == INVALIDATION_KEY:
             written += _metric_vs(
-                summary, key, "fallback_rate", None, folder, "fallback_vs_invalidation"
+                summary, key, "fallback_rate", group, folder, "fallback_vs_invalidation"
             )
             written += _metric_vs(
-                summary, key, "hit_rate", None, folder, "hit_rate_vs_invalidation"
+                summary, key, "hit_rate", group, folder, "hit_rate_vs_invalidation"
             )
         else:
             safe = key.replace(".", "_")
-            written += _metric_vs(summary, key, "hit_rate", None, folder, f"hit_rate_vs_{safe}")
+            written += _metric_vs(summary, key, "hit_rate", group, folder, f"hit_rate_vs_{safe}")
     written += _capacity_tradeoff(summary, swept, folder)
     if not series.empty:
         written += _memory_over_time(series, summary, swept, folder)

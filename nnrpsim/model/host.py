@@ -3,6 +3,7 @@ policy's inline / install / reference decisions; renewal, invalidation handling 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -193,6 +194,11 @@ class Host:
                 inline_object_bytes(size),
             )
 
+    def _expiry_estimate(self, sent_at: float, granted: int) -> float:
+        """When the host must stop referencing: the server granted no earlier than the PUT was
+        sent (in whole milliseconds), and a reference needs the one-way latency to get there."""
+        return math.floor(sent_at) + granted - self.sim.config.uplink.latency_ms
+
     def _usable(self, server: int, obj: int) -> bool:
         lease = self.leases.get((server, obj))
         return (
@@ -246,7 +252,7 @@ class Host:
                     continue
                 accepted[obj] = granted
                 self.leases[(server, obj)] = LocalLease(
-                    int(sim.content_version[obj]), sent_at + granted, granted
+                    int(sim.content_version[obj]), self._expiry_estimate(sent_at, granted), granted
                 )
         return accepted
 

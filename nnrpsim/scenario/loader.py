@@ -130,8 +130,15 @@ def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:
 
 
 def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
-    """Read, validate and check a scenario file (including every sweep point)."""
-    return parse_scenario(read_yaml(path), overrides)
+    """Read, validate and check a scenario file (including every sweep point).
+
+    A relative ``workload.trace.path`` is taken relative to the scenario file's folder.
+    """
+    raw = read_yaml(path)
+    trace = raw.get("workload", {}).get("trace") if isinstance(raw.get("workload"), dict) else None
+    if isinstance(trace, dict) and isinstance(trace.get("path"), str):
+        trace["path"] = str((Path(path).parent / trace["path"]).resolve())
+    return parse_scenario(raw, overrides)
 
 
 @dataclass(frozen=True)
