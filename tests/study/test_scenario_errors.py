@@ -1,0 +1,106 @@
+"""Bad scenario input: one line naming the path and the reason, exit status 2, no traceback."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from nnrpsim.cli import main
+from tests.study.conftest import write_yaml
+
+CASES = [
+    ({"study": {"bogus": 1}}, "error: study.bogus: unknown key"),
+    ({"topology": {"hosts": "two"}}, "error: topology.hosts: must be an integer"),
+    (
+        {"workload": {"objects": {"size": {"median": 0}}}},
+        "error: workload.objects.size.median: must be greater than 0",
+    ),
+    ({"study": {"replications": -1}}, "error: study.replications: must be at least 1"),
+    (
+        {"host_policy": {"ttl_hint": "5000h"}},
+        "error: host_policy.ttl_hint: must be at most 4294967295",
+    ),
+    (
+        {"topology": {"ttl_ceiling": 4294967296}},
+        "error: topology.ttl_ceiling: must be at most 4294967295",
+    ),
+    ({"topology": {"gpu_memory": "8 GiBs"}}, "error: topology.gpu_memory: malformed size '8 GiBs'"),
+    ({"study": {"duration": "10 fortnights"}}, "error: study.duration: malformed duration"),
+    (
+        {"sweep": {"grid": {"host_policy.ttl_fraction": []}}},
+        "error: sweep: grid.host_policy.ttl_fraction must list at least one value",
+    ),
+    ({"sweep": {}}, "error: sweep: sweep is empty"),
+    (
+        {"sweep": {"grid": {"host_policy.ttl_fractoin": [0.5]}}},
+        "error: sweep.grid.host_policy.ttl_fractoin: unknown key",
+    ),
+    (
+        {"sweep": {"grid": {"topology.gpu_memory": ["1GiB", -5]}}},
+        "error: sweep.grid.topology.gpu_memory: must be greater than 0",
+    ),
+    (
+        {"sweep": {"zip": {"study.seed": [1, 2], "host_policy.ttl_fraction": [0.5]}}},
+        "error: sweep: zip lists must have equal lengths",
+    ),
+    (
+        {"study": {"warmup": "2min", "duration": "1min"}},
+        "error: study: warmup must be shorter than duration",
+    ),
+    ({"engine": "quantum"}, "error: engine: must be one of 'des' or 'vector'"),
+    ("study:\n  name: x\n  seed: [1\n", "YAML syntax error"),
+    ("- just\n- a list\n", "must be a mapping of sections"),
+]
+
+
+@pytest.mark.parametrize(("document", "message"), CASES)
+def test_validate_rejects_with_one_line(tmp_path, capsys, document, message):
+    path = write_yaml(tmp_path, document)
+    status = main(["validate", str(path)])
+    out, err = capsys.readouterr()
+    assert status == 2 and out == ""
+    assert message in err and err.count("\n") == 1
+
+
+def test_yaml_syntax_error_names_the_line(tmp_path, capsys):
+    path = write_yaml(tmp_path, "study:\n  name: x\n  seed: [1\n")
+    assert main(["validate", str(path)]) == 2
+    assert f"error: {path}:4: YAML syntax error" in capsys.readouterr().err
+
+
+def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
+    assert main(["validate", str(small_yaml), "--set", "study.replications=5"]) == 0
+    assert "4 sweep points, 20 runs" in capsys.readouterr().out
+    assert main(["validate", str(small_yaml), "--set", "study.replications"]) == 2
+    assert "error: --set: expected KEY=VALUE" in capsys.readouterr().err
+    assert main(["validate", str(small_yaml), "--set", "topology.links=3"]) == 2
+    assert "error: topology.links: unknown key" in capsys.readouterr().err
+
+
+def test_missing_file_and_bad_trace(tmp_path, capsys):
+    assert main(["validate", str(tmp_path / "nope.yaml")]) == 2
+    assert "No such file" in capsys.readouterr().err
+    bad = tmp_path / "log.csv"
+    bad.write_text("time_ms,object\n1,a\n")
+    path = write_yaml(tmp_path, {"engine": "vector", "workload": {"trace": {"path": str(bad)}}})
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert "missing column 'size_bytes'" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_run_arguments_are_checked(tmp_path, capsys, small_yaml):
+    assert main(["run", str(small_yaml), "--jobs", "0"]) == 2
+    assert "error: --jobs: must be at least 1" in capsys.readouterr().err
+    assert main(["run", str(small_yaml), "--scheduler", "tcp://127.0.0.1:1"]) == 2
+    assert "error: --scheduler: only with --executor dask" in capsys.readouterr().err
+
+
+def test_no_traceback_from_the_console_script(tmp_path):
+    path = write_yaml(tmp_path, {"study": {"seed": -1}})
+    proc = subprocess.run(
+        [sys.executable, "-m", "nnrpsim", "validate", str(path)], capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert proc.stderr.strip() == "error: study.seed: must be at least 0"

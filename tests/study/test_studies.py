@@ -1,0 +1,201 @@
+"""Studies end to end: results on disk, resume, failures, executors, plots, the scenario library."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import matplotlib.image
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import nnrpsim
+from nnrpsim.cli import main
+from nnrpsim.metrics import METRICS
+from nnrpsim.scenario import parse_scenario
+from tests.conftest import ROOT
+
+SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
+
+
+def _metric_frame(summary: pd.DataFrame) -> pd.DataFrame:
+    return summary[["point", *METRICS]].reset_index(drop=True)
+
+
+@pytest.mark.parametrize("path", SCENARIOS, ids=lambda p: p.stem)
+def test_every_scenario_in_the_library_validates(path, capsys):
+    assert main(["validate", str(path)]) == 0
+    assert "valid" in capsys.readouterr().out
+    assert path.read_text().startswith("#")  # each opens with the question it answers
+
+
+def test_quickstart_runs_end_to_end_shortened(tmp_path):
+    raw = yaml.safe_load((ROOT / "scenarios/quickstart.yaml").read_text())
+    raw["study"].update(duration="60s", warmup="10s", replications=1)
+    raw["sweep"]["grid"]["host_policy.ttl_fraction"] = [0.05, 0.5]
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "qs", jobs=1, progress=False)
+    summary = result.summary
+    assert len(summary) == 4 and (summary["failures"] == 0).all()
+    assert set(METRICS) <= set(summary.columns) and {f"{m}_ci95" for m in METRICS} <= set(
+        summary.columns
+    )
+    assert (summary["invariant_violations"] == 0).all()
+    no_changes = summary[summary["workload.invalidations.rate_per_s"] == 0].sort_values(
+        "host_policy.ttl_fraction"
+    )
+    assert no_changes["hit_rate"].is_monotonic_increasing  # a longer lease hits more
+    for name in (
+        "summary.csv",
+        "summary.parquet",
+        "runs.parquet",
+        "timeseries.parquet",
+        "manifest.json",
+    ):
+        assert (tmp_path / "qs" / name).is_file()
+    manifest = json.loads((tmp_path / "qs/manifest.json").read_text())
+    assert manifest["status"] == "complete" and manifest["runs"] == 4 and manifest["failures"] == []
+    assert manifest["nnrpsim_version"] == nnrpsim.__version__ and len(manifest["seeds"]) == 4
+    names = {p.name for p in result.plots}
+    assert {
+        "hit_rate_vs_ttl.png",
+        "hit_rate_vs_ttl.svg",
+        "fallback_vs_invalidation.png",
+        "gpu_memory_over_time.png",
+        "hit_rate_vs_gpu_memory.svg",
+    } <= names
+    for plot in result.plots:
+        assert plot.stat().st_size > 1000
+        if plot.suffix == ".png":
+            assert matplotlib.image.imread(plot).shape[0] > 100
+
+
+def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
+    one = nnrpsim.run(small_yaml, out=tmp_path / "one", jobs=1, progress=False)
+    two = nnrpsim.run(small_yaml, out=tmp_path / "two", jobs=2, progress=False)
+    pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(two.summary))
+    in_memory = nnrpsim.sweep(small_yaml)
+    pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(in_memory))
+
+
+def test_dask_local_cluster_gives_the_same_summary(tmp_path, small_yaml):
+    pytest.importorskip("dask.distributed")
+    local = nnrpsim.run(small_yaml, out=tmp_path / "local", jobs=1, progress=False)
+    dask = nnrpsim.run(small_yaml, out=tmp_path / "dask", jobs=2, executor="dask", progress=False)
+    pd.testing.assert_frame_equal(_metric_frame(local.summary), _metric_frame(dask.summary))
+
+
+def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, capsys):
+    out = tmp_path / "out"
+    assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    before = sorted(p.stat().st_mtime_ns for p in (out / "runs").iterdir())
+    assert main(["run", str(small_yaml), "--out", str(out), "--quiet"]) == 2
+    assert "pass --resume" in capsys.readouterr().err
+    assert main(["run", str(small_yaml), "--out", str(out), "--resume", "--quiet"]) == 0
+    assert sorted(p.stat().st_mtime_ns for p in (out / "runs").iterdir()) == before  # nothing rerun
+    assert (
+        main(["run", str(small_yaml), "--out", str(out), "--resume", "--set", "study.seed=9"]) == 2
+    )
+    assert "different scenario" in capsys.readouterr().err
+
+
+def test_resume_after_a_killed_run_loses_and_duplicates_nothing(tmp_path, small_yaml):
+    out = tmp_path / "killed"
+    command = [
+        sys.executable,
+        "-m",
+        "nnrpsim",
+        "run",
+        str(small_yaml),
+        "--out",
+        str(out),
+        "--jobs",
+        "1",
+        "--quiet",
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while len(list((out / "runs").glob("p*.parquet"))) < 3 and time.monotonic() < deadline:
+        time.sleep(0.05)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    finished = {p.name: p.read_bytes() for p in (out / "runs").glob("p*.parquet")}
+    assert 3 <= len(finished) < 8
+    assert main(["run", str(small_yaml), "--out", str(out), "--resume", "--quiet"]) == 0
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == 8 and not runs.duplicated(["point", "replication"]).any()
+    for name, content in finished.items():  # what was finished before the kill was kept as is
+        assert (out / "runs" / name).read_bytes() == content
+    fresh = nnrpsim.run(small_yaml, out=tmp_path / "fresh", jobs=1, progress=False)
+    pd.testing.assert_frame_equal(
+        _metric_frame(pd.read_parquet(out / "summary.parquet")), _metric_frame(fresh.summary)
+    )
+
+
+def test_a_failing_point_is_recorded_while_the_others_complete(tmp_path, small_yaml, monkeypatch):
+    import nnrpsim.runner as runner
+
+    real = runner.simulate
+
+    def flaky(config, seed, plan=None):
+        if config.policy.ttl_fraction == 0.5 and config.workload.content_change_rate_per_s > 0:
+            raise RuntimeError("injected failure")
+        return real(config, seed, plan)
+
+    monkeypatch.setattr(runner, "simulate", flaky)
+    result = nnrpsim.run(small_yaml, out=tmp_path / "flaky", jobs=1, progress=False)
+    assert result.summary["failures"].tolist() == [0, 0, 0, 2]
+    assert (
+        np.isnan(result.summary["hit_rate"].iloc[3])
+        and result.summary["hit_rate"].iloc[:3].notna().all()
+    )
+    manifest = json.loads((tmp_path / "flaky/manifest.json").read_text())
+    assert len(manifest["failures"]) == 2 and "injected failure" in manifest["failures"][0]["error"]
+    monkeypatch.setattr(runner, "simulate", real)  # resume retries exactly the failed runs
+    again = nnrpsim.run(small_yaml, out=tmp_path / "flaky", resume=True, jobs=1, progress=False)
+    assert (again.summary["failures"] == 0).all() and len(again.runs) == 8
+
+
+def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
+    out = tmp_path / "p"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    for plot in (out / "plots").iterdir():
+        plot.unlink()
+    assert main(["plot", str(out)]) == 0
+    assert (out / "plots/hit_rate_vs_ttl.png").stat().st_size > 1000
+    assert main(["plot", str(tmp_path / "empty")]) == 2
+    assert "holds no summary.parquet" in capsys.readouterr().err
+
+
+def test_mooncake_trace_unlimited_hit_rate_matches_provenance(shared):
+    from nnrpsim.engine.replay import replay
+    from nnrpsim.scenario.schema import Trace
+    from nnrpsim.traces import load_trace
+
+    stream = load_trace(Trace(path=str(shared / "data/traces/mooncake_synthetic_trace.jsonl")))
+    assert len(stream) == 121_877 and int(stream.object_id.max()) + 1 == 43_924
+    assert replay(stream, [2**32 - 1]).hit_rate[0] == pytest.approx(0.640, abs=0.0005)
+
+
+def test_generic_reference_logs(tmp_path):
+    from nnrpsim.scenario.schema import Trace
+    from nnrpsim.traces import load_trace
+
+    log = pd.DataFrame(
+        {"time_ms": [0, 5, 9, 12], "object": ["a", "b", "a", "a"], "size_bytes": [10, 20, 10, 10]}
+    )
+    log.to_csv(tmp_path / "log.csv", index=False)
+    log.to_parquet(tmp_path / "log.parquet")
+    for name in ("log.csv", "log.parquet"):
+        stream = load_trace(Trace(path=str(tmp_path / name)))
+        assert stream.object_id.tolist() == [0, 1, 0, 0] and stream.size.tolist() == [
+            10,
+            20,
+            10,
+            10,
+        ]
