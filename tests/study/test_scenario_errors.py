@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from nnrpsim.cli import main
-from tests.study.conftest import write_yaml
+from tests.conftest import write_yaml
 
 CASES = [
     ({"study": {"bogus": 1}}, "error: study.bogus: unknown key"),

@@ -1,0 +1,38 @@
+"""The exploration notebook executes headless (nbclient) with small parameters."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+
+import nnrpsim
+from tests.conftest import ROOT
+
+nbclient = pytest.importorskip("nbclient")
+
+
+def test_explore_notebook_runs(tmp_path, small_yaml):
+    results = tmp_path / "results"
+    nnrpsim.run(small_yaml, out=results, jobs=1, progress=False)
+    notebook = nbformat.read(ROOT / "notebooks/explore.ipynb", as_version=4)
+    (parameters,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
+    parameters.source = (
+        f"RESULTS = {str(results)!r}\nTTL_FRACTION = 0.3\nINVALIDATION_RATE = 0.01\n"
+        "GPU_BUDGET_MIB = 64\nDURATION = '30s'\nINTERACTIVE = True"
+    )
+    client = nbclient.NotebookClient(
+        notebook,
+        timeout=300,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(tmp_path)}},
+    )
+    client.execute()
+    outputs = [
+        o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
+    ]
+    assert not [o for o in outputs if o.output_type == "error"]
+    text = " ".join(
+        str(o.get("data", {}).get("text/plain", "")) + o.get("text", "") for o in outputs
+    )
+    assert "hit_rate" in text and "no results" not in text
+    assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
