@@ -125,6 +125,18 @@ def _plot(args: argparse.Namespace) -> str:
     return "\n".join(str(path) for path in written) or "nothing to plot"
 
 
+def _keys(args: argparse.Namespace) -> str:
+    from .scenario.schema import describe
+
+    rows = describe()
+    width = max(len(key) for key, _, _ in rows)
+    lines = [f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows]
+    return (
+        "defaults in base units: durations in ms, sizes in bytes, rates in bytes/s\n"
+        + "\n".join(lines)
+    )
+
+
 def _add_scenario_commands(commands) -> None:
     run = commands.add_parser("run", help="run a study: every sweep point, every replication")
     run.add_argument("scenario", help="a scenario YAML file")
@@ -149,6 +161,8 @@ def _add_scenario_commands(commands) -> None:
     plot = commands.add_parser("plot", help="redraw the plots of a results folder")
     plot.add_argument("results")
     plot.set_defaults(handler=_plot)
+    keys = commands.add_parser("keys", help="list every scenario key with its default and help")
+    keys.set_defaults(handler=_keys)
 
 
 def build_parser() -> argparse.ArgumentParser:

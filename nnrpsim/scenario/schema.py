@@ -3,7 +3,7 @@ every field. Unknown keys are rejected; sizes and durations take human units."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -193,3 +193,22 @@ class Scenario(Section):
     host_policy: HostPolicy = Field(default_factory=HostPolicy, description="How hosts cache.")
     faults: Faults = Field(default_factory=Faults, description="Faults to inject.")
     sweep: Sweep | None = Field(None, description="Parameters to vary across runs.")
+
+
+def describe(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[str, str, str]]:
+    """Every scenario key as (dotted key, default, help text), sections expanded."""
+    rows = []
+    for name, info in model.model_fields.items():
+        key = f"{prefix}{name}"
+        candidates = (info.annotation, *get_args(info.annotation))
+        nested = next(
+            (t for t in candidates if isinstance(t, type) and issubclass(t, Section)), None
+        )
+        if nested is not None:
+            rows.extend(describe(nested, f"{key}."))
+            continue
+        default = (
+            "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+        )
+        rows.append((key, default, info.description or ""))
+    return rows

@@ -104,3 +104,14 @@ def test_no_traceback_from_the_console_script(tmp_path):
     )
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
     assert proc.stderr.strip() == "error: study.seed: must be at least 0"
+
+
+def test_keys_lists_every_field_with_help(capsys):
+    from nnrpsim.scenario.schema import describe
+
+    assert main(["keys"]) == 0
+    out = capsys.readouterr().out
+    rows = describe()
+    assert all(text for _, _, text in rows)  # help text for every field
+    for key in ("study.warmup", "topology.link.latency", "workload.trace.kv_bytes_per_token", "sweep.grid"):
+        assert key in out
