@@ -56,6 +56,7 @@ SMALL_BATCH = 16
 _HIT, _CACHE_MISS, _LEASE_EXPIRED, _VERSION_MISMATCH, _DEPENDENCY_INVALID = (
     int(o) for o in Outcome
 )
+_EXPIRED = int(EndReason.EXPIRED)
 
 
 @dataclass
@@ -263,19 +264,24 @@ class LeaseTable:
         return outcome
 
     def _lookup_small(self, objects, now_ms: int, expected_versions) -> list[int]:
+        objects = np.asarray(objects, dtype=np.int64).tolist()
+        expected = (
+            None
+            if expected_versions is None
+            else np.broadcast_to(np.asarray(expected_versions), (len(objects),)).tolist()
+        )
+        slot_of, end_reason, has_deps = self.slot_of.item, self.end_reason.item, self.has_deps.item
+        granted, ttl, version = self.granted_at.item, self.ttl.item, self.version.item
         outcomes = []
-        for i, obj in enumerate(np.asarray(objects, dtype=np.int64).tolist()):
-            slot = int(self.slot_of[obj])
+        for i, obj in enumerate(objects):
+            slot = slot_of(obj)
             if slot < 0:
-                expired = self.end_reason[obj] == EndReason.EXPIRED
-                outcomes.append(_LEASE_EXPIRED if expired else _CACHE_MISS)
-            elif min(int(self.granted_at[slot]) + int(self.ttl[slot]), U64_MAX) <= now_ms:
+                outcomes.append(_LEASE_EXPIRED if end_reason(obj) == _EXPIRED else _CACHE_MISS)
+            elif min(granted(slot) + ttl(slot), U64_MAX) <= now_ms:
                 outcomes.append(_LEASE_EXPIRED)
-            elif expected_versions is not None and int(self.version[slot]) != int(
-                expected_versions if np.ndim(expected_versions) == 0 else expected_versions[i]
-            ):
+            elif expected is not None and version(slot) != expected[i]:
                 outcomes.append(_VERSION_MISMATCH)
-            elif self.has_deps[obj] and not self._dependencies_valid(obj, now_ms):
+            elif has_deps(obj) and not self._dependencies_valid(obj, now_ms):
                 outcomes.append(_DEPENDENCY_INVALID)
             else:
                 self.last_access_seq[slot] = self._seq
@@ -323,6 +329,8 @@ class LeaseTable:
             lease_id=np.zeros(n, dtype=np.uint64),
         )
         owner = (int(owner_scope), owner_id)
+        if n == 1 and SMALL_BATCH >= 1 and self._renew_one(0, objects, now_ms, args, result):
+            return result
         if len(np.unique(objects)) == n and self._install_batch(
             np.arange(n), objects, now_ms, args, owner, result, allow_evict=n == 1
         ):
@@ -332,6 +340,29 @@ class LeaseTable:
                 np.array([i]), objects[i : i + 1], now_ms, args, owner, result, True
             )
         return result
+
+    def _renew_one(self, i: int, objects: np.ndarray, now_ms: int, args: dict, result) -> bool:
+        """The hot path of a small batch: a plain renewal, done with scalars. False (nothing
+        changed) for anything else, which then takes the general path."""
+        obj = int(objects[i])
+        slot = self.slot_of.item(obj)
+        version = args["version"]
+        if (
+            slot < 0
+            or not self.granted_at.item(slot) + self.ttl.item(slot) > now_ms
+            or (version is not None and int(version[i]) != self.version.item(slot))
+            or args["size"][i] > self.limits.max_object_bytes
+            or not (self.limits.object_kind_bitmap >> (self.kind.item(slot) - 1)) & 1
+        ):
+            return False
+        self.granted_at[slot] = now_ms
+        self.ttl[slot] = result.accepted_ttl_ms[i]
+        self.pinned[slot] = args["pinned"][i]
+        self.last_access_seq[slot] = self._seq
+        self._seq += 1
+        result.detail[i] = DetailCode.RENEWED
+        result.lease_id[i] = self.lease_id[slot]
+        return True
 
     def _install_batch(
         self,

@@ -30,6 +30,7 @@ ACK_BYTES = packet_bytes(MessageType.CACHE_ACK)
 ERROR_BYTES = packet_bytes(MessageType.ERROR)
 RESULT_BYTES = packet_bytes(MessageType.RESULT_PUSH)
 ORB_BYTES = 24
+_HIT, _NO_CAUSE = RefOutcome.HIT, InstallCause.NONE
 
 
 @dataclass
@@ -137,13 +138,7 @@ class Host:
                 outcome[obj] = RefOutcome.INLINED_BY_POLICY
                 continue
             lease = self.leases.get((server, obj))
-            version = int(sim.content_version[obj])
-            if (
-                lease is not None
-                and lease.valid
-                and lease.version == version
-                and env.now < lease.expires_ms
-            ):
+            if self._usable(server, obj):
                 references.append(obj)
                 if policy.wants_renewal(lease.expires_ms - env.now, lease.ttl_ms):
                     renewals.append(obj)
@@ -167,7 +162,8 @@ class Host:
 
         # The install round trip may have brought CACHE_INVALIDATEs or outlived a lease: a
         # reference is sent only while its lease is still valid, otherwise the body goes inline.
-        for obj in [o for o in references if not self._usable(server, o)]:
+        stale = [o for o in references if not self._usable(server, o)] if installs else ()
+        for obj in stale:
             references.remove(obj)
             if obj in renewals:
                 renewals.remove(obj)
@@ -181,17 +177,10 @@ class Host:
             yield from self._submit(server, plan, ttl, [], failed, [], outcome, fallback=True)
             sim.auditor.fallbacks_completed += 1
         recorder.operations.append(start, env.now - start, bool(failed))
+        session = plan.session_id
         for obj in objects:
-            size = sim.sizes[obj]
             recorder.references.append(
-                start,
-                plan.session_id,
-                server,
-                obj,
-                int(outcome.get(obj, RefOutcome.HIT)),
-                int(cause.get(obj, InstallCause.NONE)),
-                size,
-                inline_object_bytes(size),
+                start, session, server, obj, outcome.get(obj, _HIT), cause.get(obj, _NO_CAUSE)
             )
 
     def _expiry_estimate(self, sent_at: float, granted: int) -> float:

@@ -75,9 +75,7 @@ class Recorder:
     """Everything a run measures."""
 
     def __init__(self) -> None:
-        self.references = Columns(
-            "time_ms", "session", "server", "object", "outcome", "cause", "size", "inline_bytes"
-        )
+        self.references = Columns("time_ms", "session", "server", "object", "outcome", "cause")
         self.operations = Columns("start_ms", "latency_ms", "fallback")
         self.memory = Columns("time_ms", "server", "live_bytes", "held_bytes", "objects")
         self.wire = dict.fromkeys(WIRE_CLASSES, 0)

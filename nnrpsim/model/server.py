@@ -85,15 +85,20 @@ class Server:
         now = int(self.sim.env.now)
         table = self.table
         outcomes = table.lookup(objects, now, versions)
-        auditor, current = self.sim.auditor, self.sim.content_version
-        for obj, version, code in zip(
+        auditor, current = self.sim.auditor, self.sim.content_version.item
+        slot_of, granted, ttl, version = (
+            table.slot_of.item,
+            table.granted_at.item,
+            table.ttl.item,
+            table.version.item,
+        )
+        for obj, expected, code in zip(
             objects.tolist(), versions.tolist(), outcomes.tolist(), strict=True
         ):
             if code == 0:
-                slot = int(table.slot_of[obj])
-                expires = int(table.granted_at[slot]) + int(table.ttl[slot])
+                slot = slot_of(obj)
                 auditor.check_hit(
-                    now, expires, int(table.version[slot]), version, int(current[obj])
+                    now, granted(slot) + ttl(slot), version(slot), expected, current(obj)
                 )
         return outcomes
 

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import simpy
 
-from nnrpsim.protocol import ReasonCode
+from nnrpsim.protocol import ReasonCode, inline_object_bytes
 
 from .auditor import Auditor
 from .config import ModelConfig
@@ -189,6 +189,16 @@ class Simulation:
         wall = time.perf_counter() - start
         return self._result(wall)
 
+    def _reference_columns(self) -> dict[str, np.ndarray]:
+        """Per-reference records plus what each object weighs, sent inline or as a body."""
+        columns = self.recorder.references.arrays()
+        columns["outcome"] = columns["outcome"].astype(np.int64)
+        columns["cause"] = columns["cause"].astype(np.int64)
+        sizes = self.plan.sizes[columns["object"].astype(np.int64)]
+        columns["size"] = sizes
+        columns["inline_bytes"] = inline_object_bytes(sizes)
+        return columns
+
     def _result(self, wall: float) -> ModelResult:
         recorder, auditor = self.recorder, self.auditor
         operations = recorder.operations.arrays()
@@ -198,7 +208,7 @@ class Simulation:
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(
             config=self.config,
-            references=recorder.references.arrays(),
+            references=self._reference_columns(),
             operations=operations,
             memory=recorder.memory.arrays(),
             wire=dict(recorder.wire),

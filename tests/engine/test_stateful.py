@@ -7,10 +7,12 @@ from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
+import nnrpsim.engine.table as table_module
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.protocol import InvalidateScope, OwnerScope, cache_object_bitmap
 from tests.engine.reference_model import ReferenceModel
 
+DEFAULT_SMALL_BATCH = table_module.SMALL_BATCH
 N_OBJECTS = 10
 IDENTITIES = [(i % 3, i % 4, i, 1 + i % 9) for i in range(N_OBJECTS)]  # ns, hi, lo, kind
 OWNERS = [(0, 1), (0, 2), (1, 10), (1, 11), (1, 20), (2, 100), (2, 101), (2, 200)]
@@ -19,12 +21,18 @@ objects = st.integers(0, N_OBJECTS - 1)
 
 
 class LeaseTableVersusModel(RuleBasedStateMachine):
+    small_batch = table_module.SMALL_BATCH  # scalar paths for small batches, as in the model
+
+    def teardown(self):
+        table_module.SMALL_BATCH = DEFAULT_SMALL_BATCH
+
     @initialize(
         policy=st.sampled_from(["lru", "fifo", "ttl", "size", "none"]),
         capacity=st.sampled_from([None, 600, 1500]),
         entries=st.sampled_from([0, 4]),
     )
     def setup(self, policy, capacity, entries):
+        table_module.SMALL_BATCH = self.small_batch
         limits = CacheLimits(
             object_kind_bitmap=cache_object_bitmap(*range(1, 9)),  # kind 9 not negotiated
             max_object_bytes=500,
@@ -160,3 +168,13 @@ LeaseTableVersusModel.TestCase.settings = settings(
     max_examples=300, stateful_step_count=40, deadline=None
 )
 TestLeaseTableVersusModel = LeaseTableVersusModel.TestCase
+
+
+class LeaseTableVectorisedVersusModel(LeaseTableVersusModel):
+    """The same sequences with every batch on the vectorised paths."""
+
+    small_batch = -1
+
+
+LeaseTableVectorisedVersusModel.TestCase.settings = LeaseTableVersusModel.TestCase.settings
+TestLeaseTableVectorisedVersusModel = LeaseTableVectorisedVersusModel.TestCase

@@ -113,5 +113,10 @@ def test_keys_lists_every_field_with_help(capsys):
     out = capsys.readouterr().out
     rows = describe()
     assert all(text for _, _, text in rows)  # help text for every field
-    for key in ("study.warmup", "topology.link.latency", "workload.trace.kv_bytes_per_token", "sweep.grid"):
+    for key in (
+        "study.warmup",
+        "topology.link.latency",
+        "workload.trace.kv_bytes_per_token",
+        "sweep.grid",
+    ):
         assert key in out
