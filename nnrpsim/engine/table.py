@@ -73,8 +73,9 @@ class InstallResult:
 
 
 def _as_array(value, n: int, dtype) -> np.ndarray:
+    """One value per item: arrays pass through, a scalar is repeated."""
     array = np.asarray(value, dtype=dtype)
-    return np.broadcast_to(array, (n,)) if array.ndim == 0 else array
+    return np.full(n, array, dtype=dtype) if array.ndim == 0 else array
 
 
 class LeaseTable:
@@ -268,7 +269,7 @@ class LeaseTable:
         expected = (
             None
             if expected_versions is None
-            else np.broadcast_to(np.asarray(expected_versions), (len(objects),)).tolist()
+            else _as_array(expected_versions, len(objects), np.uint64).tolist()
         )
         slot_of, end_reason, has_deps = self.slot_of.item, self.end_reason.item, self.has_deps.item
         granted, ttl, version = self.granted_at.item, self.ttl.item, self.version.item
