@@ -9,6 +9,7 @@ reference at a time (LRU and FIFO with an ordered map, other policies on the tab
 
 from __future__ import annotations
 
+import gc
 import heapq
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -97,7 +98,13 @@ def replay(
         sweep = _reset_grid if mode == "reset" else _non_reset_grid
         return sweep(stream, grid)
     if policy in ("lru", "fifo"):
-        runs = [_ordered_capacity(stream, int(t), mode, capacity_bytes, policy) for t in grid]
+        collecting = gc.isenabled()
+        gc.disable()  # the loop makes millions of short-lived tuples and no reference cycles
+        try:
+            runs = [_ordered_capacity(stream, int(t), mode, capacity_bytes, policy) for t in grid]
+        finally:
+            if collecting:
+                gc.enable()
         return _stack(grid, len(stream), runs)
     limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
     return _stack(grid, len(stream), [replay_on_table(stream, int(t), mode, limits) for t in grid])
@@ -258,13 +265,29 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
 
 
 # ---------------------------------------------------------------------- with a byte capacity
-def _miss_counts(misses: list[int]) -> dict[str, int]:
-    """Miss counts by the reason the object's previous lease ended (indexed by EndReason)."""
+def _tally(
+    hits: int,
+    misses: list[int],
+    installs: int,
+    renewals: int,
+    rejected: int,
+    hit_bytes: int,
+    install_bytes: int,
+    mean_live_bytes: float,
+) -> dict[str, float]:
+    """One capacity run's counts; misses are indexed by the EndReason that preceded them."""
     return {
+        "hits": hits,
         "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
         "expired_misses": misses[EndReason.EXPIRED],
         "invalidated_misses": misses[EndReason.INVALIDATED],
         "evicted_misses": misses[EndReason.EVICTED],
+        "installs": installs,
+        "renewals": renewals,
+        "rejected": rejected,
+        "hit_bytes": hit_bytes,
+        "install_bytes": install_bytes,
+        "mean_live_bytes": mean_live_bytes,
     }
 
 
@@ -277,13 +300,17 @@ def _ordered_capacity(
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
     misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
-    hits = renewals = installs = rejected = used = live_ms_bytes = hit_bytes = install_bytes = 0
+    hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
+    rejected_bytes = 0
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
     k, n_inv = 0, len(inv_t)
     lru, reset = policy == "lru", mode == "reset"
     can_expire = stream.start_ms + ttl < stream.end_ms  # else no lease ends by expiry in the window
-    never, evicted = EndReason.NEVER_INSTALLED, EndReason.EVICTED
+    # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
+    # counted once at the end instead of per reference.
+    track = can_expire or n_inv > 0
+    never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
 
@@ -306,7 +333,6 @@ def _ordered_capacity(
         entry = get(obj)
         if entry is not None and t < entry[0]:
             hits += 1
-            hit_bytes += size
             if lru:
                 touch(obj)
             if reset:
@@ -318,7 +344,8 @@ def _ordered_capacity(
             continue
         if entry is not None:
             drop(obj, t, EndReason.EXPIRED)
-        misses[ended_get(obj, never)] += 1
+        if track:
+            misses[ended_get(obj, never)] += 1
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
                 expires, victim = heapq.heappop(expiries)
@@ -326,12 +353,14 @@ def _ordered_capacity(
                     drop(victim, t, EndReason.EXPIRED)
             if size > capacity:
                 rejected += 1
+                rejected_bytes += size
                 continue
             while used + size > capacity:
                 victim, (expires, start, victim_size) = evict_oldest(last=False)
                 used -= victim_size
                 live_ms_bytes += (min(expires, t) - start) * victim_size
-                ended[victim] = evicted
+                if track:
+                    ended[victim] = evicted
         entries[obj] = (t + ttl, t, size)
         if can_expire:
             push(expiries, (t + ttl, obj))
@@ -340,16 +369,11 @@ def _ordered_capacity(
         install_bytes += size
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
-    return {
-        "hits": hits,
-        **_miss_counts(misses),
-        "installs": installs,
-        "renewals": renewals,
-        "rejected": rejected,
-        "hit_bytes": hit_bytes,
-        "install_bytes": install_bytes,
-        "mean_live_bytes": live_ms_bytes / stream.duration_ms,
-    }
+    live = live_ms_bytes / stream.duration_ms
+    hit_bytes = (
+        int(stream.size.sum()) - install_bytes - rejected_bytes
+    )  # every miss installs or is rejected
+    return _tally(hits, misses, installs, renewals, rejected, hit_bytes, install_bytes, live)
 
 
 def replay_on_table(
@@ -385,13 +409,4 @@ def replay_on_table(
         else:
             installs += 1
             install_bytes += size
-    return {
-        "hits": hits,
-        **_miss_counts(misses),
-        "installs": installs,
-        "renewals": renewals,
-        "rejected": rejected,
-        "hit_bytes": hit_bytes,
-        "install_bytes": install_bytes,
-        "mean_live_bytes": float("nan"),
-    }
+    return _tally(hits, misses, installs, renewals, rejected, hit_bytes, install_bytes, np.nan)

@@ -18,6 +18,7 @@ from nnrpsim.protocol import (
     inline_object_bytes,
     packet_bytes,
 )
+from nnrpsim.protocol.layouts import HEADER_LEN
 
 from .records import CAUSE_OF_REASON, InstallCause, RefOutcome
 from .workload import SessionPlan
@@ -30,6 +31,7 @@ ACK_BYTES = packet_bytes(MessageType.CACHE_ACK)
 ERROR_BYTES = packet_bytes(MessageType.ERROR)
 RESULT_BYTES = packet_bytes(MessageType.RESULT_PUSH)
 ORB_BYTES = 24
+
 _HIT, _NO_CAUSE = RefOutcome.HIT, InstallCause.NONE
 
 
@@ -133,7 +135,7 @@ class Host:
             reuse = plan.expected_reuse.get(obj)
             if reuse is None:
                 reuse = sim.shared_reuse(obj, plan)
-            if not policy.should_cache(size, reuse):
+            if not policy.should_cache(size, reuse) or not self._negotiated(server, obj, size):
                 inline.append(obj)
                 outcome[obj] = RefOutcome.INLINED_BY_POLICY
                 continue
@@ -187,6 +189,24 @@ class Host:
         """When the host must stop referencing: the server granted no earlier than the PUT was
         sent (in whole milliseconds), and a reference needs the one-way latency to get there."""
         return math.floor(sent_at) + granted - self.sim.config.uplink.latency_ms
+
+    def _negotiated(self, server: int, obj: int, size: int) -> bool:
+        """Only kinds and sizes the handshake's cache ceiling allows are worth a CACHE_PUT."""
+        limits = self.limits[server]
+        kind = int(self.sim.plan.catalog.kind[obj])
+        return bool(limits.object_kind_bitmap >> (kind - 1) & 1) and size <= limits.max_object_bytes
+
+    def close_connections(self):
+        """CLOSE every connection (header-only both ways: the spec gives CLOSE no metadata
+        layout); the server ends the leases the connection owns."""
+        for server in sorted(self.limits):
+            self.sim.recorder.wire_bytes("control", 2 * HEADER_LEN)
+            close = self.sim.servers[server].close_connection
+            yield from self._round_trip(
+                server,
+                HEADER_LEN,
+                lambda c=close, s=server: (c(self.connection_id(s)), 0.0, HEADER_LEN),
+            )
 
     def _usable(self, server: int, obj: int) -> bool:
         lease = self.leases.get((server, obj))

@@ -43,6 +43,12 @@ class Server:
         requested = hint_ms or self.config.default_lease_ttl_ms
         return int(min(max(requested, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
 
+    def close_connection(self, connection_id: int) -> None:
+        """CLOSE: the connection's leases end, with its sessions' and their operations'."""
+        self.notify(
+            self.table.release_owner(OwnerScope.CONNECTION, connection_id), ReasonCode.OWNER_CLOSED
+        )
+
     def close_session(self, session_id: int) -> None:
         self.session_connection.pop(session_id, None)
         self.notify(

@@ -155,14 +155,22 @@ class Simulation:
             "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
         }
 
+    def _close_after(self, sessions: list[simpy.Process], host: Host):
+        """When a host's last session has ended it closes its connections."""
+        yield self.env.all_of(sessions)
+        yield from host.close_connections()
+
     def _at(self, when: float, action):
         yield self.timeout(when)
         action()
 
     def run(self) -> ModelResult:
         config, env = self.config, self.env
+        sessions: dict[int, list[simpy.Process]] = {host.index: [] for host in self.hosts}
         for plan in self.plan.sessions:
-            env.process(self._session(plan))
+            sessions[plan.host].append(env.process(self._session(plan)))
+        for host in self.hosts:
+            env.process(self._close_after(sessions[host.index], host))
         for server in self.servers:
             env.process(server.sweep())
         env.process(self._sampler())

@@ -70,3 +70,15 @@ def test_bad_arguments():
         replay(stream, [1], capacity_bytes=10, policy="mru")
     with pytest.raises(ValueError, match="non-decreasing"):
         ReferenceStream([2, 1], [0, 0], [1, 1])
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+def test_capacity_replay_without_expiry_or_invalidation_counts_causes_like_the_table(policy):
+    stream = _stream(8, invalidations=False)  # and a TTL beyond the stream: the untracked path
+    ttl = 2**32 - 1
+    result = replay(stream, [ttl], "non_reset", capacity_bytes=600, policy=policy)
+    table = replay_on_table(
+        stream, ttl, "non_reset", CacheLimits(capacity_bytes=600, eviction=policy)
+    )
+    assert result.evicted_misses[0] > 0
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
