@@ -370,9 +370,11 @@ def _ordered_capacity(
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     live = live_ms_bytes / stream.duration_ms
-    hit_bytes = (
-        int(stream.size.sum()) - install_bytes - rejected_bytes
-    )  # every miss installs or is rejected
+    hit_bytes = int(stream.size.sum()) - install_bytes - rejected_bytes  # misses install or fail
+    if not track:  # an object that never fits misses cold every time; others once, then evicted
+        too_big = stream.size > capacity
+        misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
+        misses[evicted] = installs + rejected - misses[never]
     return _tally(hits, misses, installs, renewals, rejected, hit_bytes, install_bytes, live)
 
 

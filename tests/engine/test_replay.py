@@ -74,11 +74,13 @@ def test_bad_arguments():
 
 @pytest.mark.parametrize("policy", ["lru", "fifo"])
 def test_capacity_replay_without_expiry_or_invalidation_counts_causes_like_the_table(policy):
-    stream = _stream(8, invalidations=False)  # and a TTL beyond the stream: the untracked path
+    base = _stream(8, invalidations=False)  # and a TTL beyond the stream: the untracked path
+    sizes = np.where(base.object_id == 3, 700, base.size)  # one object never fits
+    stream = ReferenceStream(base.time_ms, base.object_id, sizes)
     ttl = 2**32 - 1
     result = replay(stream, [ttl], "non_reset", capacity_bytes=600, policy=policy)
     table = replay_on_table(
         stream, ttl, "non_reset", CacheLimits(capacity_bytes=600, eviction=policy)
     )
-    assert result.evicted_misses[0] > 0
+    assert result.evicted_misses[0] > 0 and result.rejected[0] > 1
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
