@@ -218,44 +218,61 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
 
 
 def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
-    """Reinstall after expiry: every (object, TTL) pair jumps from miss to next miss per round."""
+    """Reinstall after expiry, TTL by TTL, in clusters.
+
+    A reference is certainly a miss when it is its object's first, when it comes at least T after
+    the previous one, or when an invalidation came between them: these start the clusters. Inside
+    a cluster nothing is invalidated, so a cluster shorter than T has one miss (its start); only
+    longer ones are walked, all together, from miss to the first reference T later.
+    """
     b = _by_object(stream)
     n, g = len(b.obj), len(grid)
-    starts = np.flatnonzero(b.first)
-    pos = np.tile(starts, g)  # current miss position of each active pair
-    which = np.repeat(np.arange(g), len(starts))  # the TTL index of each pair
-    misses = np.zeros(g, dtype=np.int64)
-    expired = np.zeros(g, dtype=np.int64)
-    invalidated = np.zeros(g, dtype=np.int64)
-    live = np.zeros(g, dtype=np.float64)
+    prev_time = np.empty(n, dtype=np.int64)
+    prev_time[1:] = b.time[:-1]
+    gap = np.where(b.first, np.iinfo(np.int64).max, b.time - prev_time)
+    inv_before = np.zeros(n, dtype=bool)  # an invalidation since the previous reference
+    inv_before[1:] = b.next_inv[:-1] <= b.time[1:]
+    inv_before &= ~b.first
+    restart = b.first | inv_before
+    live_for = np.minimum(b.next_inv, b.end) - b.time  # a lease from here lasts at most this
+    counts = {name: np.zeros(g, dtype=np.int64) for name in ("misses", "expired", "invalidated")}
     install_bytes = np.zeros(g, dtype=np.int64)
-    while len(pos):
-        misses += np.bincount(which, minlength=g)
-        install_bytes += np.bincount(which, weights=b.size[pos], minlength=g).astype(np.int64)
-        t, ttl = b.time[pos], grid[which]
-        inv = b.next_inv[pos]
-        lease_end = np.minimum(t + ttl, inv)
-        live += np.bincount(
-            which, weights=(np.minimum(lease_end, b.end) - t) * b.size[pos], minlength=g
-        )
-        target = b.obj[pos] * b.span + (np.minimum(lease_end, b.end) - b.t0)
-        nxt = np.maximum(np.searchsorted(b.keys, target, side="left"), pos + 1)
-        more = nxt < b.run_end[pos]
-        by_inv = inv < t + ttl
-        invalidated += np.bincount(which[more & by_inv], minlength=g)
-        expired += np.bincount(which[more & ~by_inv], minlength=g)
-        pos, which = nxt[more], which[more]
+    live = np.zeros(g, dtype=np.float64)
+    for i, ttl in enumerate(grid.tolist()):
+        starts = np.flatnonzero(restart | (gap >= ttl))
+        ends = np.append(starts[1:], n)
+        last_miss = starts.copy()
+        walked = [starts]
+        long = np.flatnonzero(b.time[ends - 1] - b.time[starts] >= ttl)
+        cursor, limit = starts[long], ends[long]
+        while len(cursor):
+            cursor = np.maximum(np.searchsorted(b.keys, b.keys[cursor] + ttl), cursor + 1)
+            inside = cursor < limit
+            cursor, limit, long = cursor[inside], limit[inside], long[inside]
+            last_miss[long] = cursor
+            walked.append(cursor)
+        missed = np.concatenate(walked)
+        # A cluster opened by an invalidation: was the previous cluster's last lease still live?
+        by_inv = np.flatnonzero(inv_before[starts])
+        lease_ends = b.time[last_miss[by_inv - 1]] + ttl
+        invalidated = int((b.next_inv[starts[by_inv] - 1] < lease_ends).sum())
+        cold = int(b.first.sum())
+        counts["misses"][i] = len(missed)
+        counts["invalidated"][i] = invalidated
+        counts["expired"][i] = len(missed) - cold - invalidated
+        install_bytes[i] = int(b.size[missed].sum())
+        live[i] = float((np.minimum(live_for[missed], ttl) * b.size[missed]).sum())
     zeros = np.zeros(g, dtype=np.int64)
-    cold = len(starts)
+    misses = counts["misses"]
     return ReplayResult(
         grid,
         n,
         hits=n - misses,
         hit_bytes=int(b.size.sum()) - install_bytes,
         install_bytes=install_bytes,
-        cold_misses=zeros + cold,
-        expired_misses=expired,
-        invalidated_misses=invalidated,
+        cold_misses=zeros + int(b.first.sum()),
+        expired_misses=counts["expired"],
+        invalidated_misses=counts["invalidated"],
         evicted_misses=zeros,
         installs=misses,
         renewals=zeros,
