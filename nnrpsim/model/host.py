@@ -9,8 +9,10 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nnrpsim.engine import CacheLimits
 from nnrpsim.protocol import (
     CACHE_OBJECT_BITMAP_MASK,
+    OBJECT_REFERENCE,
     MessageType,
     OwnerScope,
     ReasonCode,
@@ -30,7 +32,7 @@ PUT_OVERHEAD = packet_bytes(MessageType.CACHE_PUT)
 ACK_BYTES = packet_bytes(MessageType.CACHE_ACK)
 ERROR_BYTES = packet_bytes(MessageType.ERROR)
 RESULT_BYTES = packet_bytes(MessageType.RESULT_PUSH)
-ORB_BYTES = 24
+ORB_BYTES = OBJECT_REFERENCE.size
 
 _HIT, _NO_CAUSE = RefOutcome.HIT, InstallCause.NONE
 
@@ -52,7 +54,7 @@ class Host:
         self.sim = sim
         self.index = index
         self.leases: dict[tuple[int, int], LocalLease] = {}
-        self.limits: dict[int, object] = {}  # server -> negotiated CacheLimits
+        self.limits: dict[int, CacheLimits] = {}  # server -> the negotiated cache ceiling
 
     def connection_id(self, server: int) -> int:
         return (self.index + 1) << 16 | server
