@@ -15,7 +15,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
-from .metrics import METRICS
+from .metrics import METRICS, UNITS
 
 TTL_KEYS = {
     "host_policy.ttl_fraction": "lease TTL hint (fraction of the expected session length)",
@@ -66,13 +66,23 @@ def _line_with_band(ax, x, y, ci, label=None):
 
 def _metric_vs(summary, key, metric, group, folder, name):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    unit = UNITS.get(metric, "")
+    factor = 1.0
+    if unit == "bytes":
+        factor, unit = _bytes_axis(summary[metric].abs().to_numpy())
     groups = summary.groupby(group, dropna=False) if group else [(None, summary)]
     for value, part in groups:
         label = f"{group.split('.')[-1]} = {value}" if group else None
-        _line_with_band(ax, _numeric(part, key), part[metric], part[f"{metric}_ci95"], label)
+        _line_with_band(
+            ax, _numeric(part, key), part[metric] / factor, part[f"{metric}_ci95"] / factor, label
+        )
+    x = _numeric(summary, key).dropna()
+    if len(x) and x.min() > 0 and x.max() / x.min() >= 20:
+        ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key))
-    ax.set_ylabel(metric.replace("_", " ") + " (fraction of references)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel(f"{metric.replace('_', ' ')} ({unit})")
+    if unit.startswith("fraction"):
+        ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if group:
         ax.legend(fontsize=8)
@@ -117,6 +127,9 @@ def plot_study(results: str | Path) -> list[Path]:
         else:
             safe = key.replace(".", "_")
             written += _metric_vs(summary, key, "hit_rate", group, folder, f"hit_rate_vs_{safe}")
+            written += _metric_vs(
+                summary, key, "wire_bytes_saved", group, folder, f"wire_bytes_saved_vs_{safe}"
+            )
     written += _capacity_tradeoff(summary, swept, folder)
     if not series.empty:
         written += _memory_over_time(series, summary, swept, folder)

@@ -128,11 +128,9 @@ def _cell(value: Any) -> Any:
 
 def _read_all(folder: Path) -> pd.DataFrame:
     files = sorted(folder.glob("p*.parquet"))
-    return (
-        pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
-        if files
-        else pd.DataFrame()
-    )
+    if not files:
+        return pd.DataFrame()
+    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:

@@ -143,7 +143,8 @@ def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
 
 @dataclass(frozen=True)
 class Point:
-    """One sweep point: the swept parameters and the scenario they resolve to."""
+    """One sweep point: the swept parameters (resolved: durations in ms, sizes in bytes) and the
+    scenario they resolve to."""
 
     index: int
     params: dict[str, Any]
@@ -179,8 +180,16 @@ def sweep_points(scenario: Scenario) -> list[Point]:
             raise ScenarioError(
                 f"sweep.{kind}.{swept}", f"{_reason(first)} (value {params[swept]!r})"
             ) from None
+        resolved_values = resolved.model_dump()
+        params = {key: _dotted(resolved_values, key) for key in params}  # in base units
         points.append(Point(len(points), params, resolved))
     return points
+
+
+def _dotted(values: dict, key: str) -> Any:
+    for part in key.split("."):
+        values = values[part]
+    return values
 
 
 def scenario_hash(scenario: Scenario) -> str:

@@ -199,3 +199,19 @@ def test_generic_reference_logs(tmp_path):
             10,
             10,
         ]
+
+
+def test_swept_values_are_recorded_resolved_in_base_units(tmp_path):
+    raw = {
+        "study": {"name": "units", "replications": 1, "duration": "20s"},
+        "workload": {"sessions": {"duration": "10s"}},
+        "sweep": {
+            "grid": {
+                "workload.objects.size.median": [512, "2KiB"],
+                "host_policy.ttl_hint": ["1s", 2000],
+            }
+        },
+    }
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "u", jobs=1, progress=False)
+    assert sorted(result.summary["workload.objects.size.median"].unique()) == [512, 2048]
+    assert sorted(result.summary["host_policy.ttl_hint"].unique()) == [1000.0, 2000.0]
