@@ -167,9 +167,6 @@ class LeaseTable:
         """``saturating_add(granted_at, ttl)`` for these slots."""
         return saturating_add_u64_array(self.granted_at[slots], self.ttl[slots])
 
-    def occupied_slots(self) -> np.ndarray:
-        return np.flatnonzero(self.occupied)
-
     def lease(self, object_id: int) -> Lease | None:
         """The protocol-level lease of one object, or None when it holds none."""
         self._ensure_objects()

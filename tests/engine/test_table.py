@@ -135,6 +135,7 @@ def test_accounting_live_held_by_namespace_and_tenant():
     table = _table()
     table.install([0, 2, 4], 0, [100, 1000, 1000], [10, 20, 30], tenant=[5, 5, 6])
     assert table.live_bytes(50) == 60 and table.live_bytes(100) == 50
+    assert table.live_objects(50) == 3 and table.live_objects(100) == 2
     assert table.held_bytes == 60  # the expired lease is held until a sweep
     assert table.bytes_by("namespace", 100) == {2: 20, 3: 30}
     assert table.bytes_by("tenant") == {5: 30, 6: 30}
