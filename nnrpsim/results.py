@@ -93,14 +93,17 @@ class ResultStore:
 
     def finalize(self, meta: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
         """Aggregate every run on disk; write summary, runs, time series and the manifest."""
-        runs = _read_all(self.runs_dir).sort_values(["point", "replication"], ignore_index=True)
+        runs = _read_all(self.runs_dir)
+        if runs.empty:  # nothing finished yet: empty tables with the run columns
+            runs = pd.DataFrame(columns=["point", "replication", "seed", "error", "wall_s"])
+        runs = runs.sort_values(["point", "replication"], ignore_index=True)
         series = _read_all(self.series_dir)
         summary = summarize(runs)
         atomic_write(self.out / "runs.parquet", runs.to_parquet)
         atomic_write(self.out / "timeseries.parquet", series.to_parquet)
         atomic_write(self.out / "summary.parquet", summary.to_parquet)
         atomic_write(self.out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-        failed = runs[runs["error"].notna()] if "error" in runs else runs.iloc[:0]
+        failed = runs[runs["error"].notna()]
         write_json(
             self.out / "manifest.json",
             {
@@ -109,9 +112,7 @@ class ResultStore:
                 "scenario_hash": self.hash,
                 "scenario": self.scenario.model_dump(mode="json"),
                 "runs": len(runs),
-                "seeds": runs[["point", "replication", "seed"]].to_dict("records")
-                if len(runs)
-                else [],
+                "seeds": runs[["point", "replication", "seed"]].to_dict("records"),
                 "failures": failed[["point", "replication", "error"]].to_dict("records"),
                 **meta,
             },

@@ -37,11 +37,12 @@ from .model import (
 )
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind, cache_object_bitmap
-from .scenario import Point, Scenario
+from .scenario import Point, Scenario, ScenarioError
 from .scenario.schema import Trace
 from .traces import load_trace
 
 EXECUTORS = ("local", "dask")
+SCHEDULER_TIMEOUT_S = 10
 
 
 @dataclass(frozen=True)
@@ -263,7 +264,10 @@ def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[
             dashboard_address=None,
             host="127.0.0.1",
         )
-    client = Client(scheduler or cluster)
+    try:
+        client = Client(scheduler or cluster, timeout=SCHEDULER_TIMEOUT_S)
+    except OSError as err:
+        raise ScenarioError("--scheduler", f"cannot reach {scheduler}: {err}") from None
     try:
         futures = client.map(run_task, tasks, pure=False)
         for future in dask_completed(futures):

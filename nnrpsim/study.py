@@ -62,15 +62,15 @@ def run(
         for task in tasks_for(sweep_points(scenario), scenario.study.replications)
         if not store.done(task.point, task.replication)
     ]
-    started, status = time.perf_counter(), "complete"
+    # Whatever stops the loop early (Ctrl-C, a bad scheduler, a dead worker), the runs already
+    # written stay, and the manifest says the study is unfinished: --resume completes it.
+    started, status = time.perf_counter(), "interrupted (rerun with --resume)"
     bar = tqdm(total=len(tasks), desc=scenario.study.name, unit="run", disable=not progress)
     try:
         for result in execute(tasks, jobs, executor, scheduler):
             store.write(result)
             bar.update()
-    except KeyboardInterrupt:
-        status = "interrupted"
-        raise
+        status = "complete"
     except BrokenProcessPool:
         status = "interrupted: a worker process died (rerun with --resume)"
     finally:

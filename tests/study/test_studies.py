@@ -215,3 +215,32 @@ def test_swept_values_are_recorded_resolved_in_base_units(tmp_path):
     result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "u", jobs=1, progress=False)
     assert sorted(result.summary["workload.objects.size.median"].unique()) == [512, 2048]
     assert sorted(result.summary["host_policy.ttl_hint"].unique()) == [1000.0, 2000.0]
+
+
+def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
+    tmp_path, small_yaml, capsys, monkeypatch
+):
+    pytest.importorskip("dask.distributed")
+    import nnrpsim.runner as runner
+
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 1)
+    out = tmp_path / "sched"
+    argv = [
+        "run",
+        str(small_yaml),
+        "--out",
+        str(out),
+        "--executor",
+        "dask",
+        "--scheduler",
+        "tcp://127.0.0.1:9",
+    ]
+    assert main([*argv, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        err.startswith("error: --scheduler: cannot reach tcp://127.0.0.1:9")
+        and err.count("\n") == 1
+    )
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"].startswith("interrupted") and manifest["runs"] == 0
+    assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
