@@ -68,8 +68,11 @@ class ResultStore:
                 raise ScenarioError(
                     "--resume", f"{self.out} holds a different scenario ({previous} != {self.hash})"
                 )
-        self.runs_dir.mkdir(parents=True, exist_ok=True)
-        self.series_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.runs_dir.mkdir(parents=True, exist_ok=True)
+            self.series_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
 
     @staticmethod
     def _name(point: int, replication: int) -> str:

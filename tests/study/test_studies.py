@@ -244,3 +244,10 @@ def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"].startswith("interrupted") and manifest["runs"] == 0
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+
+
+def test_an_output_folder_that_cannot_be_made_is_bad_input(tmp_path, small_yaml, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    assert main(["run", str(small_yaml), "--out", str(blocker / "out"), "--quiet"]) == 2
+    assert capsys.readouterr().err.startswith(f"error: --out: cannot create {blocker / 'out'}")
