@@ -327,8 +327,12 @@ class LeaseTable:
             lease_id=np.zeros(n, dtype=np.uint64),
         )
         owner = (int(owner_scope), owner_id)
-        if n == 1 and SMALL_BATCH >= 1 and self._renew_one(0, objects, now_ms, args, result):
-            return result
+        if n == 1 and SMALL_BATCH >= 1:
+            if self._renew_one(0, objects, now_ms, args, result):
+                return result
+            if self._fits_fresh(int(objects[0]), int(args["size"][0])):
+                self._grant(np.array([0]), objects, now_ms, args, owner, result)
+                return result
         if len(np.unique(objects)) == n and self._install_batch(
             np.arange(n), objects, now_ms, args, owner, result, allow_evict=n == 1
         ):
@@ -361,6 +365,16 @@ class LeaseTable:
         result.detail[i] = DetailCode.RENEWED
         result.lease_id[i] = self.lease_id[slot]
         return True
+
+    def _fits_fresh(self, obj: int, size: int) -> bool:
+        """A new grant that needs no admission refusal, no replacement and no room made."""
+        limits = self.limits
+        if self.slot_of.item(obj) >= 0 or size > limits.max_object_bytes:
+            return False
+        if not (limits.object_kind_bitmap >> (self.catalog.kind.item(obj) - 1)) & 1:
+            return False
+        short_bytes, short_entries = self._shortfall(size, 1)
+        return short_bytes <= 0 and short_entries <= 0
 
     def _install_batch(
         self,
