@@ -4,12 +4,13 @@ from .catalog import ObjectCatalog
 from .eviction import POLICIES, policy_key
 from .limits import CacheLimits
 from .outcomes import EndReason, Outcome
-from .table import InstallResult, LeaseTable
+from .table import InstallAck, InstallResult, LeaseTable
 
 __all__ = [
     "POLICIES",
     "CacheLimits",
     "EndReason",
+    "InstallAck",
     "InstallResult",
     "LeaseTable",
     "ObjectCatalog",

@@ -9,6 +9,7 @@ events in the same millisecond still have an exact order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import numpy as np
 
@@ -70,6 +71,18 @@ class InstallResult:
     expired: list[int] = field(default_factory=list)
     evicted: list[int] = field(default_factory=list)
     replaced: list[int] = field(default_factory=list)
+
+
+class InstallAck(NamedTuple):
+    """:meth:`LeaseTable.install_one`'s answer: one CACHE_ACK, and what the install freed."""
+
+    status: int
+    detail: int
+    accepted_ttl_ms: int
+    lease_id: int
+    expired: list[int]
+    evicted: list[int]
+    replaced: list[int]
 
 
 def _as_array(value, n: int, dtype) -> np.ndarray:
@@ -263,30 +276,31 @@ class LeaseTable:
 
     def _lookup_small(self, objects, now_ms: int, expected_versions) -> list[int]:
         objects = np.asarray(objects, dtype=np.int64).tolist()
-        expected = (
-            None
-            if expected_versions is None
-            else _as_array(expected_versions, len(objects), np.uint64).tolist()
-        )
-        slot_of, end_reason, has_deps = self.slot_of.item, self.end_reason.item, self.has_deps.item
-        granted, ttl, version = self.granted_at.item, self.ttl.item, self.version.item
-        outcomes = []
-        for i, obj in enumerate(objects):
-            slot = slot_of(obj)
-            if slot < 0:
-                outcomes.append(_LEASE_EXPIRED if end_reason(obj) == _EXPIRED else _CACHE_MISS)
-            elif min(granted(slot) + ttl(slot), U64_MAX) <= now_ms:
-                outcomes.append(_LEASE_EXPIRED)
-            elif expected is not None and version(slot) != expected[i]:
-                outcomes.append(_VERSION_MISMATCH)
-            elif has_deps(obj) and not self._dependencies_valid(obj, now_ms):
-                outcomes.append(_DEPENDENCY_INVALID)
-            else:
-                self.last_access_seq[slot] = self._seq
-                self._seq += 1
-                self.hits[slot] += 1
-                outcomes.append(_HIT)
-        return outcomes
+        if expected_versions is None:
+            return [self.resolve(obj, now_ms) for obj in objects]
+        expected = _as_array(expected_versions, len(objects), np.uint64).tolist()
+        return [self.resolve(obj, now_ms, v) for obj, v in zip(objects, expected, strict=True)]
+
+    def resolve(self, obj: int, now_ms: int, expected_version: int | None = None) -> int:
+        """Resolve one reference with scalars: the :class:`Outcome` code, recency updated on a
+        hit. The rules of :meth:`lookup`, without its per-call array overhead."""
+        if obj >= len(self.slot_of):  # added to the catalog since the table last looked
+            self._ensure_objects()
+        slot = self.slot_of.item(obj)
+        if slot < 0:
+            return _LEASE_EXPIRED if self.end_reason.item(obj) == _EXPIRED else _CACHE_MISS
+        # Expired at saturating_add(granted_at, ttl) <= now, without the saturation's min():
+        # a sum beyond u64 saturates to U64_MAX, which only now_ms == U64_MAX reaches.
+        if self.granted_at.item(slot) + self.ttl.item(slot) <= now_ms or now_ms >= U64_MAX:
+            return _LEASE_EXPIRED
+        if expected_version is not None and self.version.item(slot) != expected_version:
+            return _VERSION_MISMATCH
+        if self.has_deps.item(obj) and not self._dependencies_valid(obj, now_ms):
+            return _DEPENDENCY_INVALID
+        self.last_access_seq[slot] = self._seq
+        self._seq += 1
+        self.hits[slot] = self.hits.item(slot) + 1
+        return _HIT
 
     # ---------------------------------------------------------------- install / renew
     def install(
@@ -327,49 +341,118 @@ class LeaseTable:
             lease_id=np.zeros(n, dtype=np.uint64),
         )
         owner = (int(owner_scope), owner_id)
-        if n == 1 and SMALL_BATCH >= 1:
-            if self._renew_one(0, objects, now_ms, args, result):
-                return result
-            if self._fits_fresh(int(objects[0]), int(args["size"][0])):
-                self._grant(np.array([0]), objects, now_ms, args, owner, result)
-                return result
+        if n <= SMALL_BATCH:
+            for i in range(n):
+                self._install_one(i, objects, now_ms, args, owner, result)
+            return result
         if len(np.unique(objects)) == n and self._install_batch(
-            np.arange(n), objects, now_ms, args, owner, result, allow_evict=n == 1
+            np.arange(n), objects, now_ms, args, owner, result, allow_evict=False
         ):
             return result
         for i in range(n):
+            self._install_one(i, objects, now_ms, args, owner, result)
+        return result
+
+    def install_one(
+        self,
+        obj: int,
+        now_ms: int,
+        ttl_ms: int,
+        size: int,
+        *,
+        version: int | None = None,
+        pinned: bool = False,
+        owner_scope: OwnerScope = OwnerScope.SESSION,
+        owner_id: int = 0,
+        tenant: int = 0,
+    ) -> InstallAck:
+        """One CACHE_PUT with scalars: the rules of :meth:`install` without its per-call array
+        overhead when the PUT is a plain renewal or a grant that fits (a frame's PUTs are few)."""
+        accepted = min(max(ttl_ms, self.limits.ttl_floor_ms), self.limits.ttl_ceiling_ms)
+        if obj >= len(self.slot_of):  # added to the catalog since the table last looked
+            self._ensure_objects()
+        owner = (int(owner_scope), owner_id)
+        done = self._install_scalar(obj, now_ms, accepted, size, version, pinned, tenant, owner)
+        if done is not None:
+            detail, lease_id = done
+            return InstallAck(CacheAckStatus.ACCEPTED, detail, accepted, lease_id, [], [], [])
+        result = self.install(
+            np.array([obj]),
+            now_ms,
+            ttl_ms,
+            size,
+            versions=version,
+            pinned=pinned,
+            owner_scope=owner_scope,
+            owner_id=owner_id,
+            tenant=tenant,
+        )
+        return InstallAck(
+            result.status.item(0),
+            result.detail.item(0),
+            result.accepted_ttl_ms.item(0),
+            result.lease_id.item(0),
+            result.expired,
+            result.evicted,
+            result.replaced,
+        )
+
+    def _install_one(self, i: int, objects: np.ndarray, now_ms: int, args, owner, result) -> None:
+        """Item ``i`` of a batch on its own: the scalar paths if they apply, else the general
+        rules (admission, replacement, making room)."""
+        version = args["version"]
+        done = self._install_scalar(
+            objects.item(i),
+            now_ms,
+            result.accepted_ttl_ms.item(i),
+            args["size"].item(i),
+            None if version is None else version.item(i),
+            args["pinned"].item(i),
+            args["tenant"].item(i),
+            owner,
+        )
+        if done is None:
             self._install_batch(
                 np.array([i]), objects[i : i + 1], now_ms, args, owner, result, True
             )
-        return result
+        else:
+            result.detail[i], result.lease_id[i] = done
 
-    def _renew_one(self, i: int, objects: np.ndarray, now_ms: int, args: dict, result) -> bool:
-        """The hot path of a small batch: a plain renewal, done with scalars. False (nothing
-        changed) for anything else, which then takes the general path."""
-        obj = int(objects[i])
+    def _install_scalar(
+        self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
+    ) -> tuple[int, int] | None:
+        """A plain renewal or a fresh grant that fits, with scalar reads and writes: (detail,
+        lease id). None, with nothing changed, for anything else (or when tests set SMALL_BATCH
+        below 1 to send everything down the general path)."""
+        if SMALL_BATCH < 1:
+            return None
         slot = self.slot_of.item(obj)
-        version = args["version"]
-        if (
-            slot < 0
-            or not self.granted_at.item(slot) + self.ttl.item(slot) > now_ms
-            or (version is not None and int(version[i]) != self.version.item(slot))
-            or args["size"][i] > self.limits.max_object_bytes
-            or not (self.limits.object_kind_bitmap >> (self.kind.item(slot) - 1)) & 1
-        ):
-            return False
-        self.granted_at[slot] = now_ms
-        self.ttl[slot] = result.accepted_ttl_ms[i]
-        self.pinned[slot] = args["pinned"][i]
-        self.last_access_seq[slot] = self._seq
-        self._seq += 1
-        result.detail[i] = DetailCode.RENEWED
-        result.lease_id[i] = self.lease_id[slot]
-        return True
+        limits = self.limits
+        if slot >= 0:
+            if (
+                not self.granted_at.item(slot) + self.ttl.item(slot) > now_ms
+                or (version is not None and version != self.version.item(slot))
+                or size > limits.max_object_bytes
+                or not (limits.object_kind_bitmap >> (self.kind.item(slot) - 1)) & 1
+            ):
+                return None
+            self.granted_at[slot] = now_ms
+            self.ttl[slot] = accepted_ttl
+            self.pinned[slot] = pinned
+            self.last_access_seq[slot] = self._seq
+            self._seq += 1
+            return DetailCode.RENEWED, self.lease_id.item(slot)
+        if self._fits_fresh(obj, size):
+            return DetailCode.NONE, self._grant_one(
+                obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
+            )
+        return None
 
     def _fits_fresh(self, obj: int, size: int) -> bool:
-        """A new grant that needs no admission refusal, no replacement and no room made."""
+        """A new grant (the object holds no lease) that needs no admission refusal and no room
+        made."""
         limits = self.limits
-        if self.slot_of.item(obj) >= 0 or size > limits.max_object_bytes:
+        if size > limits.max_object_bytes:
             return False
         if not (limits.object_kind_bitmap >> (self.catalog.kind.item(obj) - 1)) & 1:
             return False
@@ -490,6 +573,37 @@ class LeaseTable:
         self.held_objects += k
         result.lease_id[rows] = lease_ids
 
+    def _grant_one(self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner) -> int:
+        """:meth:`_grant` for a single item, with scalar writes; returns the lease id."""
+        if not self._n_free:
+            self._grow(self.capacity + 1)
+        self._n_free -= 1
+        slot = self._free.item(self._n_free)
+        catalog = self.catalog
+        self.object_id[slot] = obj
+        self.namespace[slot] = catalog.namespace.item(obj)
+        self.key_hi[slot] = catalog.key_hi.item(obj)
+        self.key_lo[slot] = catalog.key_lo.item(obj)
+        self.kind[slot] = catalog.kind.item(obj)
+        self.version[slot] = 1 if version is None else version
+        lease_id = self._next_lease_id
+        self._next_lease_id += 1
+        self.lease_id[slot] = lease_id
+        self.owner_scope[slot], self.owner_id[slot] = owner
+        self.granted_at[slot] = now_ms
+        self.ttl[slot] = accepted_ttl
+        self.size[slot] = size
+        self.pinned[slot] = pinned
+        self.occupied[slot] = True
+        self.installed_seq[slot] = self.last_access_seq[slot] = self._seq
+        self._seq += 1
+        self.tenant[slot] = tenant
+        self.hits[slot] = 0
+        self.slot_of[obj] = slot
+        self.held_bytes += size
+        self.held_objects += 1
+        return lease_id
+
     # ---------------------------------------------------------------- removal
     def expire(self, now_ms: int) -> list[int]:
         """Free every lease expired at ``now_ms`` in one pass; returns the freed object ids."""
@@ -593,7 +707,9 @@ class LeaseTable:
             }
         mask = np.zeros(self.capacity, dtype=bool)
         for owner_scope, ids in owners.items():
-            if ids:
+            if len(ids) == 1:  # the common case: one session or connection closes
+                mask |= (self.owner_scope == owner_scope) & (self.owner_id == np.uint64(*ids))
+            elif ids:
                 ids_array = np.fromiter(ids, dtype=np.uint64, count=len(ids))
                 mask |= (self.owner_scope == owner_scope) & np.isin(self.owner_id, ids_array)
         return self._release_slots(np.flatnonzero(mask & self.occupied), EndReason.RELEASED)

@@ -23,9 +23,10 @@ class Auditor:
         self, now_ms: int, expires_ms: int, version: int, expected: int, current: int
     ) -> None:
         """A hit must be on a live lease, at the version the host asked for, of current content."""
-        self.hit_on_expired_lease += expires_ms <= now_ms
-        self.hit_on_wrong_version += version != expected
-        self.hit_on_stale_content += version != current
+        if expires_ms <= now_ms or version != expected or version != current:
+            self.hit_on_expired_lease += expires_ms <= now_ms
+            self.hit_on_wrong_version += version != expected
+            self.hit_on_stale_content += version != current
 
     @property
     def violations(self) -> int:

@@ -7,17 +7,17 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-import numpy as np
+import simpy
 
 from nnrpsim.engine import CacheLimits
 from nnrpsim.protocol import (
     CACHE_OBJECT_BITMAP_MASK,
     OBJECT_REFERENCE,
+    CacheAckStatus,
     MessageType,
     OwnerScope,
     ReasonCode,
     frame_submit_bytes,
-    inline_object_bytes,
     packet_bytes,
 )
 from nnrpsim.protocol.layouts import HEADER_LEN
@@ -33,11 +33,11 @@ ACK_BYTES = packet_bytes(MessageType.CACHE_ACK)
 ERROR_BYTES = packet_bytes(MessageType.ERROR)
 RESULT_BYTES = packet_bytes(MessageType.RESULT_PUSH)
 ORB_BYTES = OBJECT_REFERENCE.size
+FRAME_SUBMIT_OVERHEAD = frame_submit_bytes((), 0)
+"""Header, metadata and region prelude of a FRAME_SUBMIT: its bytes besides objects and ORBs."""
 
-_HIT, _NO_CAUSE = RefOutcome.HIT, InstallCause.NONE
 
-
-@dataclass
+@dataclass(slots=True)
 class LocalLease:
     """The host's view of one lease: valid until told otherwise or until its TTL runs out."""
 
@@ -53,7 +53,7 @@ class Host:
     def __init__(self, sim: Simulation, index: int) -> None:
         self.sim = sim
         self.index = index
-        self.leases: dict[tuple[int, int], LocalLease] = {}
+        self.leases: dict[int, dict[int, LocalLease]] = {}  # server -> object -> lease
         self.limits: dict[int, CacheLimits] = {}  # server -> the negotiated cache ceiling
 
     def connection_id(self, server: int) -> int:
@@ -63,24 +63,36 @@ class Host:
     def on_invalidate(self, server: int, objects: list[int] | None, reason: ReasonCode) -> None:
         """Mark the references invalid at once; the next submit inlines or reinstalls them."""
         cause = CAUSE_OF_REASON.get(reason, InstallCause.OTHER)
-        if objects is None:
-            keys = [key for key in self.leases if key[0] == server]
-        else:
-            keys = [(server, obj) for obj in objects]
-        for key in keys:
-            lease = self.leases.get(key)
+        leases = self.leases.get(server, {})
+        for lease in leases.values() if objects is None else map(leases.get, objects):
             if lease is not None and lease.valid:
                 lease.valid, lease.cause = False, cause
 
     # ------------------------------------------------------------------ round trips
-    def _round_trip(self, server: int, up_bytes: int, handler):
-        """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
-        its processing time and the bytes of the reply); wait for the reply; return the answer."""
+    def _uplink(self, server: int, up_bytes: int) -> simpy.Timeout:
+        """The event of ``up_bytes`` sent now arriving at ``server``."""
         sim = self.sim
-        yield sim.timeout(sim.uplinks[self.index][server].transmit(sim.env.now, up_bytes))
-        answer, processing, down_bytes = handler()
+        return sim.timeout(sim.uplinks[self.index][server].transmit(sim.env.now, up_bytes))
+
+    def _reply_delay(self, server: int, processing: float, down_bytes: int) -> float:
+        """How long from now until a reply of ``down_bytes``, sent after ``processing``, arrives."""
+        sim = self.sim
         downlink = sim.downlinks[self.index][server]
-        yield sim.timeout(processing + downlink.transmit(sim.env.now + processing, down_bytes))
+        return processing + downlink.transmit(sim.env.now + processing, down_bytes)
+
+    def _send(self, server: int, up_bytes: int, handler):
+        """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
+        its processing time and the bytes of the reply). Returns the answer and the delay until
+        the reply arrives, without waiting for it: a caller with nothing to do in between folds
+        that wait into its next one, which saves an event per frame."""
+        yield self._uplink(server, up_bytes)
+        answer, processing, down_bytes = handler()
+        return answer, self._reply_delay(server, processing, down_bytes)
+
+    def _round_trip(self, server: int, up_bytes: int, handler):
+        """:meth:`_send`, then wait for the reply; returns the answer."""
+        answer, reply_delay = yield from self._send(server, up_bytes, handler)
+        yield self.sim.timeout(reply_delay)
         return answer
 
     def _control(self, server: int, request: MessageType, response: MessageType, handler, *args):
@@ -91,6 +103,8 @@ class Host:
     # ------------------------------------------------------------------ sessions
     def run_session(self, plan: SessionPlan):
         sim = self.sim
+        if plan.start_ms > sim.env.now:
+            yield sim.timeout(plan.start_ms - sim.env.now)
         server = sim.route(plan)
         if server not in self.limits:
             self.limits[server] = yield from self._control(
@@ -110,12 +124,18 @@ class Host:
             self.connection_id(server),
             hint,
         )
+        self.leases.setdefault(server, {})
+        caches: dict[int, bool] = {}
+        env, done = sim.env, sim.env.now
         for at, objects in plan.operations:
-            if at > sim.env.now:
-                yield sim.timeout(at - sim.env.now)
-            yield from self.operation(plan, server, ttl, objects)
-        if plan.end_ms > sim.env.now:
-            yield sim.timeout(plan.end_ms - sim.env.now)
+            # An operation starts at its planned time, or when the previous one's reply arrives.
+            wait = (at if at > done else done) - env.now
+            if wait > 0:
+                yield sim.timeout(wait)
+            done = yield from self.operation(plan, server, ttl, objects, caches)
+        wait = max(plan.end_ms, done) - env.now
+        if wait > 0:
+            yield sim.timeout(wait)
         yield from self._control(
             server,
             MessageType.SESSION_CLOSE,
@@ -125,26 +145,45 @@ class Host:
         )
 
     # ------------------------------------------------------------------ operations
-    def operation(self, plan: SessionPlan, server: int, ttl: int, objects: list[int]):
+    def _caches(self, plan: SessionPlan, server: int, obj: int) -> bool:
+        """The policy's decision for one object of a session (it never changes within one)."""
+        sim = self.sim
+        size = sim.sizes[obj]
+        reuse = plan.expected_reuse.get(obj)
+        if reuse is None:
+            reuse = sim.shared_reuse(obj, plan)
+        return sim.policy.should_cache(size, reuse) and self._negotiated(server, obj, size)
+
+    def operation(
+        self, plan: SessionPlan, server: int, ttl: int, objects: list[int], caches: dict[int, bool]
+    ):
+        """One operation: decide per object, install what must be, submit, fall back on a miss.
+        ``caches`` memoises the session's per-object policy decisions. Returns when the last
+        reply arrives (the caller waits for it)."""
         sim, recorder, policy = self.sim, self.sim.recorder, self.sim.policy
         env, start = sim.env, sim.env.now
+        leases, versions = self.leases[server], sim.content_version
         recorder.operations_started += 1
         outcome: dict[int, RefOutcome] = {}
         cause: dict[int, InstallCause] = {}
         references, installs, renewals, inline = [], [], [], []
         for obj in objects:
-            size = sim.sizes[obj]
-            reuse = plan.expected_reuse.get(obj)
-            if reuse is None:
-                reuse = sim.shared_reuse(obj, plan)
-            if not policy.should_cache(size, reuse) or not self._negotiated(server, obj, size):
+            cached = caches.get(obj)
+            if cached is None:
+                cached = caches[obj] = self._caches(plan, server, obj)
+            if not cached:
                 inline.append(obj)
                 outcome[obj] = RefOutcome.INLINED_BY_POLICY
                 continue
-            lease = self.leases.get((server, obj))
-            if self._usable(server, obj):
+            lease = leases.get(obj)
+            if (
+                lease is not None
+                and lease.valid
+                and lease.version == versions[obj]
+                and start < lease.expires_ms
+            ):
                 references.append(obj)
-                if policy.wants_renewal(lease.expires_ms - env.now, lease.ttl_ms):
+                if policy.wants_renewal(lease.expires_ms - start, lease.ttl_ms):
                     renewals.append(obj)
                 continue
             if self._inline_once(lease):
@@ -153,7 +192,7 @@ class Host:
                 continue
             installs.append(obj)
             outcome[obj] = RefOutcome.INSTALLED
-            cause[obj] = self._install_cause(lease, int(sim.content_version[obj]), env.now)
+            cause[obj] = self._install_cause(lease, versions[obj], start)
 
         if installs:
             accepted = yield from self._install(server, plan, ttl, installs)
@@ -163,29 +202,38 @@ class Host:
                 else:
                     inline.append(obj)
                     outcome[obj] = RefOutcome.INSTALL_REJECTED
-
-        # The install round trip may have brought CACHE_INVALIDATEs or outlived a lease: a
-        # reference is sent only while its lease is still valid, otherwise the body goes inline.
-        stale = [o for o in references if not self._usable(server, o)] if installs else ()
-        for obj in stale:
-            references.remove(obj)
-            if obj in renewals:
-                renewals.remove(obj)
-            inline.append(obj)
-            outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
-            lease = self.leases[(server, obj)]
-            cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
-        failed = yield from self._submit(server, plan, ttl, references, inline, renewals, outcome)
+            # The install round trip may have brought CACHE_INVALIDATEs or outlived a lease: a
+            # reference is sent only while its lease is still valid, otherwise the body goes inline.
+            for obj in [o for o in references if not self._usable(leases, o)]:
+                references.remove(obj)
+                if obj in renewals:
+                    renewals.remove(obj)
+                inline.append(obj)
+                outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
+                lease = leases[obj]
+                cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
+        # FRAME_SUBMIT; if references missed, the reply's ERRORs bring a resubmission inline.
+        sent_at = env.now
+        up, expected, inline_bytes = self._frame(server, references, inline, renewals)
+        yield self._uplink(server, up)
+        failed, reply_delay = self._frame_arrived(
+            server, plan, ttl, references, expected, renewals, inline_bytes, outcome, sent_at
+        )
         if failed:
             sim.auditor.fallbacks += 1
-            yield from self._submit(server, plan, ttl, [], failed, [], outcome, fallback=True)
-            sim.auditor.fallbacks_completed += 1
-        recorder.operations.append(start, env.now - start, bool(failed))
-        session = plan.session_id
-        for obj in objects:
-            recorder.references.append(
-                start, session, server, obj, outcome.get(obj, _HIT), cause.get(obj, _NO_CAUSE)
+            yield sim.timeout(reply_delay)
+            up, _, inline_bytes = self._frame(server, [], failed, [], fallback=True)
+            yield self._uplink(server, up)
+            _, reply_delay = self._frame_arrived(
+                server, plan, ttl, [], [], [], inline_bytes, outcome, env.now
             )
+            sim.auditor.fallbacks_completed += 1
+        done = env.now + reply_delay
+        recorder.operations.append(start, done - start, bool(failed))
+        recorder.references.append_operation(
+            start, plan.session_id, server, objects, outcome, cause
+        )
+        return done
 
     def _expiry_estimate(self, sent_at: float, granted: int) -> float:
         """When the host must stop referencing: the server granted no earlier than the PUT was
@@ -210,12 +258,12 @@ class Host:
                 lambda c=close, s=server: (c(self.connection_id(s)), 0.0, HEADER_LEN),
             )
 
-    def _usable(self, server: int, obj: int) -> bool:
-        lease = self.leases.get((server, obj))
+    def _usable(self, leases: dict[int, LocalLease], obj: int) -> bool:
+        lease = leases.get(obj)
         return (
             lease is not None
             and lease.valid
-            and lease.version == int(self.sim.content_version[obj])
+            and lease.version == self.sim.content_version[obj]
             and self.sim.env.now < lease.expires_ms
         )
 
@@ -246,35 +294,39 @@ class Host:
 
     def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int], sent_at: float):
         """Server side of a burst of CACHE_PUTs, grouped by owner; returns accepted objects."""
-        sim = self.sim
+        sim, leases, versions = self.sim, self.leases[server], self.sim.content_version
         accepted: dict[int, int] = {}
         groups: dict[tuple[OwnerScope, int], list[int]] = {}
         for obj in objects:
             groups.setdefault(self._owner(plan, server, obj), []).append(obj)
         for (scope, owner), group in groups.items():
-            ids = np.array(group, dtype=np.int64)
-            result = sim.servers[server].put(
-                self.index, ids, sim.content_version[ids], ttl, sim.plan.sizes[ids], scope, owner
+            acks = sim.servers[server].put(
+                self.index,
+                group,
+                [versions[obj] for obj in group],
+                ttl,
+                [sim.sizes[obj] for obj in group],
+                scope,
+                owner,
             )
-            for obj, status, granted in zip(
-                group, result.status.tolist(), result.accepted_ttl_ms.tolist(), strict=True
-            ):
-                if status == 1:
+            for obj, ack in zip(group, acks, strict=True):
+                if ack.status == CacheAckStatus.REJECTED:
                     continue
+                granted = ack.accepted_ttl_ms
                 accepted[obj] = granted
-                self.leases[(server, obj)] = LocalLease(
-                    int(sim.content_version[obj]), self._expiry_estimate(sent_at, granted), granted
+                leases[obj] = LocalLease(
+                    versions[obj], self._expiry_estimate(sent_at, granted), granted
                 )
         return accepted
 
     def _install(self, server: int, plan: SessionPlan, ttl: int, objects: list[int]):
-        sim, recorder = self.sim, self.sim.recorder
+        sim, recorder, leases = self.sim, self.sim.recorder, self.leases[server]
         body = sum(sim.sizes[obj] for obj in objects)
         recorder.wire_bytes("put_body", body)
         recorder.wire_bytes("cache_control", len(objects) * (PUT_OVERHEAD + ACK_BYTES))
         sent_at = sim.env.now
         for obj in objects:
-            lease = self.leases.get((server, obj))
+            lease = leases.get(obj)
             if (
                 lease is not None and lease.valid is False and lease.cause == InstallCause.EXPIRED
             ) or (lease is not None and lease.valid and sent_at >= lease.expires_ms):
@@ -287,46 +339,70 @@ class Host:
         recorder.installs += len(accepted)
         return accepted
 
-    def _submit(self, server, plan, ttl, references, inline, renewals, outcome, fallback=False):
-        """One FRAME_SUBMIT (plus renewal PUTs in the same burst); returns references that failed."""
-        sim, recorder, config = self.sim, self.sim.recorder, self.sim.config.server
-        sizes = [sim.sizes[obj] for obj in inline]
-        frame = frame_submit_bytes(sizes, len(references))
-        inline_bytes = sum(inline_object_bytes(n) for n in sizes)
-        recorder.hot_path_frames += 1
-        recorder.wire_bytes("inline", inline_bytes)
-        recorder.wire_bytes("reference", ORB_BYTES * len(references))
-        overhead = frame - inline_bytes - ORB_BYTES * len(references)
-        recorder.wire_bytes("cache_control" if fallback else "control", overhead)
-        renew_body = sum(sim.sizes[obj] for obj in renewals) if sim.policy.renewal_body else 0
-        up = frame + len(renewals) * PUT_OVERHEAD + renew_body
-        recorder.wire_bytes("put_body", renew_body)
-        recorder.wire_bytes("cache_control", len(renewals) * (PUT_OVERHEAD + ACK_BYTES))
+    def _frame(
+        self,
+        server: int,
+        references: list[int],
+        inline: list[int],
+        renewals: list[int],
+        fallback: bool = False,
+    ) -> tuple[int, list[int], int]:
+        """A FRAME_SUBMIT leaves (plus renewal PUTs in the same burst): its bytes by class, and
+        the versions its ORBs carry. Returns the bytes sent, those versions and the inline bytes."""
+        sim, wire = self.sim, self.sim.recorder.wire
+        leases, inline_sizes = self.leases[server], sim.inline_bytes
+        inline_bytes = sum([inline_sizes[obj] for obj in inline]) if inline else 0
+        reference_bytes = ORB_BYTES * len(references)
+        sim.recorder.hot_path_frames += 1
+        wire["inline"] += inline_bytes
+        wire["reference"] += reference_bytes
+        wire["cache_control" if fallback else "control"] += FRAME_SUBMIT_OVERHEAD
+        up = FRAME_SUBMIT_OVERHEAD + inline_bytes + reference_bytes
+        if renewals:
+            renew_body = sum(sim.sizes[obj] for obj in renewals) if sim.policy.renewal_body else 0
+            up += len(renewals) * PUT_OVERHEAD + renew_body
+            wire["put_body"] += renew_body
+            wire["cache_control"] += len(renewals) * (PUT_OVERHEAD + ACK_BYTES)
+        # The ORBs carry the versions of the host's leases; none may be one it knows is invalid.
+        expected, versions = [], sim.content_version
         for obj in references:
-            lease = self.leases.get((server, obj))
+            lease = leases.get(obj)
             if lease is None or not lease.valid:
                 sim.auditor.reference_after_invalidate += 1
-        sent_at = sim.env.now
+            expected.append(versions[obj] if lease is None else lease.version)
+        return up, expected, inline_bytes
 
-        def handle():
-            failed = []
-            if references:
-                ids = np.array(references, dtype=np.int64)
-                results = sim.servers[server].submit(ids, sim.content_version[ids])
-                for obj, code in zip(references, results.tolist(), strict=True):
-                    if code:
-                        outcome[obj] = RefOutcome(code)
-                        failed.append(obj)
-                        lease = self.leases[(server, obj)]
-                        lease.valid, lease.cause = False, InstallCause.MISS
-                        lease.inlined_since_invalid = True  # the fallback below inlines it
-            if renewals:
-                renewed = self._put(server, plan, ttl, renewals, sent_at)
-                recorder.renewals += len(renewed)
-            processing = config.per_operation_ms + config.per_inline_byte_ms * inline_bytes
-            reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
-            recorder.wire_bytes("control", RESULT_BYTES)
-            recorder.wire_bytes("cache_control", len(failed) * ERROR_BYTES)
-            return failed, processing, reply
-
-        return (yield from self._round_trip(server, up, handle))
+    def _frame_arrived(
+        self,
+        server: int,
+        plan: SessionPlan,
+        ttl: int,
+        references: list[int],
+        expected: list[int],
+        renewals: list[int],
+        inline_bytes: int,
+        outcome: dict[int, RefOutcome],
+        sent_at: float,
+    ) -> tuple[list[int], float]:
+        """The server resolves the frame's references and renews; returns the references that
+        failed (their leases are invalid from now on) and the delay until the reply arrives."""
+        sim, wire, config = self.sim, self.sim.recorder.wire, self.sim.config.server
+        failed = []
+        if references:
+            leases = self.leases[server]
+            codes = sim.servers[server].submit(references, expected)
+            for obj, code in zip(references, codes, strict=True):
+                if code:
+                    outcome[obj] = RefOutcome(code)
+                    failed.append(obj)
+                    lease = leases[obj]
+                    lease.valid, lease.cause = False, InstallCause.MISS
+                    lease.inlined_since_invalid = True  # the fallback below inlines it
+        if renewals:
+            renewed = self._put(server, plan, ttl, renewals, sent_at)
+            sim.recorder.renewals += len(renewed)
+        processing = config.per_operation_ms + config.per_inline_byte_ms * inline_bytes
+        reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
+        wire["control"] += RESULT_BYTES
+        wire["cache_control"] += len(failed) * ERROR_BYTES
+        return failed, self._reply_delay(server, processing, reply)

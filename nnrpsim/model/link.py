@@ -23,11 +23,13 @@ class Link:
     def transmit(self, now: float, n_bytes: int) -> float:
         """The delay until ``n_bytes`` sent at ``now`` have arrived at the far end."""
         config = self.config
-        attempts = 1
-        if config.loss:
-            attempts = int(self.rng.geometric(1.0 - config.loss))
         serialise = n_bytes / config.bandwidth_bytes_per_ms
-        start = max(now, self.busy_until)
+        start = now if now > self.busy_until else self.busy_until
+        if not config.loss:  # the common case, without the retransmission arithmetic
+            self.busy_until = start + serialise
+            self.bytes_sent += n_bytes
+            return self.busy_until - now + config.latency_ms
+        attempts = int(self.rng.geometric(1.0 - config.loss))
         self.busy_until = start + attempts * serialise
         self.bytes_sent += attempts * n_bytes
         self.retransmissions += attempts - 1

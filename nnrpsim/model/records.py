@@ -71,11 +71,64 @@ class Columns:
         return {name: np.asarray(column) for name, column in zip(self.names, columns, strict=True)}
 
 
+class ReferenceLog:
+    """Per-reference records, appended an operation at a time.
+
+    The references of one operation share its time, session and server, and most are plain hits
+    with no install cause; so a row per operation, the objects, and only the other references
+    one by one are kept, and :meth:`arrays` expands them with numpy.
+    """
+
+    names = ("time_ms", "session", "server", "object", "outcome", "cause")
+
+    def __init__(self) -> None:
+        self._operations: list[tuple[float, int, int, int]] = []
+        self._objects: list[int] = []
+        self._others: list[tuple[int, int, int]] = []  # (row, outcome, cause)
+
+    def append_operation(
+        self,
+        time_ms: float,
+        session: int,
+        server: int,
+        objects: list[int],
+        outcome: dict[int, RefOutcome],
+        cause: dict[int, InstallCause],
+    ) -> None:
+        """Record every reference of one operation; ``outcome`` and ``cause`` hold only the
+        objects that were not a plain hit."""
+        first = len(self._objects)
+        self._operations.append((time_ms, session, server, len(objects)))
+        self._objects.extend(objects)
+        if outcome or cause:
+            for row, obj in enumerate(objects, first):
+                if obj in outcome or obj in cause:
+                    self._others.append(
+                        (row, outcome.get(obj, RefOutcome.HIT), cause.get(obj, InstallCause.NONE))
+                    )
+
+    def arrays(self) -> dict[str, np.ndarray]:
+        operations = np.array(self._operations, dtype=np.float64).reshape(-1, 4)
+        counts = operations[:, 3].astype(np.int64)
+        columns = {
+            "time_ms": np.repeat(operations[:, 0], counts),
+            "session": np.repeat(operations[:, 1].astype(np.int64), counts),
+            "server": np.repeat(operations[:, 2].astype(np.int64), counts),
+            "object": np.array(self._objects, dtype=np.int64),
+            "outcome": np.full(len(self._objects), int(RefOutcome.HIT), dtype=np.int64),
+            "cause": np.full(len(self._objects), int(InstallCause.NONE), dtype=np.int64),
+        }
+        if self._others:
+            rows, outcome, cause = np.array(self._others, dtype=np.int64).T
+            columns["outcome"][rows], columns["cause"][rows] = outcome, cause
+        return columns
+
+
 class Recorder:
     """Everything a run measures."""
 
     def __init__(self) -> None:
-        self.references = Columns("time_ms", "session", "server", "object", "outcome", "cause")
+        self.references = ReferenceLog()
         self.operations = Columns("start_ms", "latency_ms", "fallback")
         self.memory = Columns("time_ms", "server", "live_bytes", "held_bytes", "objects")
         self.wire = dict.fromkeys(WIRE_CLASSES, 0)

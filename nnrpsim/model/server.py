@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nnrpsim.engine import CacheLimits, InstallResult, LeaseTable, ObjectCatalog
-from nnrpsim.protocol import MessageType, OwnerScope, ReasonCode, packet_bytes
+from nnrpsim.engine import CacheLimits, InstallAck, LeaseTable, ObjectCatalog
+from nnrpsim.protocol import CacheAckStatus, MessageType, OwnerScope, ReasonCode, packet_bytes
 
 from .config import ServerConfig
 
@@ -59,53 +59,52 @@ class Server:
     def put(
         self,
         host: int,
-        objects: np.ndarray,
-        versions: np.ndarray,
+        objects: list[int],
+        versions: list[int],
         ttl_ms: int,
-        sizes: np.ndarray,
+        sizes: list[int],
         owner_scope: OwnerScope,
         owner_id: int,
-    ) -> InstallResult:
-        """CACHE_PUTs -> CACHE_ACKs; what the installs expired or evicted is announced."""
-        result = self.table.install(
-            objects,
-            int(self.sim.env.now),
-            ttl_ms,
-            sizes,
-            versions=versions,
-            owner_scope=owner_scope,
-            owner_id=owner_id,
-        )
-        # Leases this very PUT renews or re-grants need no CACHE_INVALIDATE: the host is installing.
-        installing = set(objects.tolist())
-        self.notify([obj for obj in result.expired if obj not in installing], ReasonCode.EXPIRED)
-        self.notify(result.evicted, ReasonCode.EVICTED)
-        for obj, status in zip(objects.tolist(), result.status.tolist(), strict=True):
-            if status != 1:
-                self.holders.setdefault(obj, set()).add(host)
-        self.sim.recorder.accepted_ttl_ms.extend(result.accepted_ttl_ms.tolist())
-        return result
+    ) -> list[InstallAck]:
+        """A burst of CACHE_PUTs -> CACHE_ACKs, in order; what the installs expired or evicted is
+        announced, except leases the burst itself renews or re-grants (the host is installing)."""
+        now, install = int(self.sim.env.now), self.table.install_one
+        acks = [
+            install(
+                obj, now, ttl_ms, size, version=version, owner_scope=owner_scope, owner_id=owner_id
+            )
+            for obj, version, size in zip(objects, versions, sizes, strict=True)
+        ]
+        expired = [obj for ack in acks if ack.expired for obj in ack.expired]
+        if expired:
+            installing = set(objects)
+            self.notify([obj for obj in expired if obj not in installing], ReasonCode.EXPIRED)
+        self.notify([obj for ack in acks if ack.evicted for obj in ack.evicted], ReasonCode.EVICTED)
+        holders = self.holders
+        for obj, ack in zip(objects, acks, strict=True):
+            if ack.status != CacheAckStatus.REJECTED:
+                if obj in holders:
+                    holders[obj].add(host)
+                else:
+                    holders[obj] = {host}
+        self.sim.recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
+        return acks
 
-    def submit(self, objects: np.ndarray, versions: np.ndarray) -> np.ndarray:
-        """Resolve a FRAME_SUBMIT's object references; the auditor re-checks every hit."""
+    def submit(self, objects: list[int], versions: list[int]) -> list[int]:
+        """Resolve a FRAME_SUBMIT's object references (an :class:`Outcome` code each, one at a
+        time: a frame carries a handful); the auditor re-checks every hit."""
         now = int(self.sim.env.now)
-        table = self.table
-        outcomes = table.lookup(objects, now, versions)
-        auditor, current = self.sim.auditor, self.sim.content_version.item
-        slot_of, granted, ttl, version = (
-            table.slot_of.item,
-            table.granted_at.item,
-            table.ttl.item,
-            table.version.item,
-        )
-        for obj, expected, code in zip(
-            objects.tolist(), versions.tolist(), outcomes.tolist(), strict=True
-        ):
+        table, auditor, current = self.table, self.sim.auditor, self.sim.content_version
+        resolve = table.resolve  # (it may grow slot_of, so that array is looked up each time)
+        granted_at, ttl, version = table.granted_at.item, table.ttl.item, table.version.item
+        outcomes = []
+        for obj, expected in zip(objects, versions, strict=True):
+            code = resolve(obj, now, expected)
             if code == 0:
-                slot = slot_of(obj)
-                auditor.check_hit(
-                    now, granted(slot) + ttl(slot), version(slot), expected, current(obj)
-                )
+                slot = table.slot_of.item(obj)
+                expires = granted_at(slot) + ttl(slot)
+                auditor.check_hit(now, expires, version(slot), expected, current[obj])
+            outcomes.append(code)
         return outcomes
 
     # ------------------------------------------------------------------ server-side events

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import gc
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -42,6 +45,21 @@ class ModelResult:
     """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
 
 
+@contextmanager
+def _older_objects_frozen() -> Iterator[None]:
+    """Keep the cyclic GC off what existed before the run (modules, the plan): its full
+    collections would rescan all of it, a fifth of a run's time in a process that has imported
+    pandas. A caller who froze objects already is left as it was."""
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
 class Simulation:
     def __init__(
         self,
@@ -59,8 +77,10 @@ class Simulation:
         self.recorder = Recorder()
         self.auditor = Auditor()
         self.policy = make_policy(config.policy)
-        self.content_version = np.ones(len(self.plan.catalog), dtype=np.uint64)
-        self.sizes: list[int] = self.plan.sizes.tolist()  # per-object lookups on the hot path
+        # Per-object values the hot path reads one at a time: plain lists, not numpy scalars.
+        self.content_version: list[int] = [1] * len(self.plan.catalog)
+        self.sizes: list[int] = self.plan.sizes.tolist()
+        self.inline_bytes: list[int] = inline_object_bytes(self.plan.sizes).tolist()
         self.servers = [
             Server(self, i, config.server, self.plan.catalog) for i in range(config.servers)
         ]
@@ -76,15 +96,13 @@ class Simulation:
             for _ in self.hosts
         ]
         self._open_sessions = [0] * config.servers
+        self.timeout = self.env.timeout
+        """Every delay of the model is a SimPy timeout."""
         self.events = 0
+        """SimPy events processed by the run: timeouts, process starts and ends, conditions."""
         self._ops_per_ms = config.workload.operation_rate_per_s / 1000.0
 
     # ------------------------------------------------------------------ wiring helpers
-    def timeout(self, delay: float) -> simpy.Timeout:
-        """Every delay of the model goes through here, so a run knows how many events it made."""
-        self.events += 1
-        return self.env.timeout(delay)
-
     def route(self, plan: SessionPlan) -> int:
         """Pick the server for a session by the configured routing rule."""
         rule, n = self.config.routing, len(self.servers)
@@ -115,11 +133,6 @@ class Simulation:
         event.callbacks.append(lambda _: self.hosts[host].on_invalidate(server, objects, reason))
 
     # ------------------------------------------------------------------ processes
-    def _session(self, plan: SessionPlan):
-        if plan.start_ms > self.env.now:
-            yield self.timeout(plan.start_ms - self.env.now)
-        yield from self.hosts[plan.host].run_session(plan)
-
     def _sampler(self):
         while self.env.now <= self.config.duration_ms:
             now = int(self.env.now)
@@ -136,7 +149,7 @@ class Simulation:
         ):
             if at > self.env.now:
                 yield self.timeout(at - self.env.now)
-            self.content_version[obj] += np.uint64(1)
+            self.content_version[obj] += 1
             for server in self.servers:
                 server.change_content(obj)
 
@@ -164,11 +177,21 @@ class Simulation:
         yield self.timeout(when)
         action()
 
+    def _run_until(self, until: float) -> None:
+        """``env.run(until=until)``, counting the events it processes."""
+        env, step, peek = self.env, self.env.step, self.env.peek
+        events = 0
+        while peek() < until:
+            step()
+            events += 1
+        env.run(until=until)  # no event is left before ``until``: this only moves the clock
+        self.events = events
+
     def run(self) -> ModelResult:
         config, env = self.config, self.env
         sessions: dict[int, list[simpy.Process]] = {host.index: [] for host in self.hosts}
         for plan in self.plan.sessions:
-            sessions[plan.host].append(env.process(self._session(plan)))
+            sessions[plan.host].append(env.process(self.hosts[plan.host].run_session(plan)))
         for host in self.hosts:
             env.process(self._close_after(sessions[host.index], host))
         for server in self.servers:
@@ -193,16 +216,15 @@ class Simulation:
                 )
             )
         start = time.perf_counter()
-        env.run(until=config.duration_ms + config.operation_timeout_ms)
+        with _older_objects_frozen():
+            self._run_until(config.duration_ms + config.operation_timeout_ms)
         wall = time.perf_counter() - start
         return self._result(wall)
 
     def _reference_columns(self) -> dict[str, np.ndarray]:
         """Per-reference records plus what each object weighs, sent inline or as a body."""
         columns = self.recorder.references.arrays()
-        columns["outcome"] = columns["outcome"].astype(np.int64)
-        columns["cause"] = columns["cause"].astype(np.int64)
-        sizes = self.plan.sizes[columns["object"].astype(np.int64)]
+        sizes = self.plan.sizes[columns["object"]]
         columns["size"] = sizes
         columns["inline_bytes"] = inline_object_bytes(sizes)
         return columns
@@ -210,9 +232,10 @@ class Simulation:
     def _result(self, wall: float) -> ModelResult:
         recorder, auditor = self.recorder, self.auditor
         operations = recorder.operations.arrays()
-        auditor.operation_never_completed = recorder.operations_started - len(
-            operations["start_ms"]
-        )
+        # An operation is recorded when its last frame is handled, with the time its reply
+        # arrives: one whose reply would come after the run ended never completed.
+        completed = operations["start_ms"] + operations["latency_ms"] <= self.env.now
+        auditor.operation_never_completed = recorder.operations_started - int(completed.sum())
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(
             config=self.config,

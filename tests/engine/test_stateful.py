@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 import nnrpsim.engine.table as table_module
-from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
+from nnrpsim.engine import CacheLimits, InstallAck, LeaseTable, ObjectCatalog
 from nnrpsim.protocol import InvalidateScope, OwnerScope, cache_object_bitmap
 from tests.engine.reference_model import ReferenceModel
 
@@ -77,38 +77,49 @@ class LeaseTableVersusModel(RuleBasedStateMachine):
         version=st.one_of(st.none(), st.integers(1, 3)),
         pinned=st.booleans(),
         owner=st.sampled_from(OWNERS),
+        scalar=st.booleans(),
     )
-    def install(self, obj, ttl, size, version, pinned, owner):
-        got = self.table.install(
-            np.array([obj]),
-            self.now,
-            ttl,
-            size,
-            versions=version,
-            pinned=pinned,
-            owner_scope=OwnerScope(owner[0]),
-            owner_id=owner[1],
-        )
+    def install(self, obj, ttl, size, version, pinned, owner, scalar):
+        """A PUT through the batch API or the scalar one (the model's hot path): same rules."""
+        owner_args = {"owner_scope": OwnerScope(owner[0]), "owner_id": owner[1]}
+        if scalar:
+            got = self.table.install_one(
+                obj, self.now, ttl, size, version=version, pinned=pinned, **owner_args
+            )
+        else:
+            batch = self.table.install(
+                np.array([obj]), self.now, ttl, size, versions=version, pinned=pinned, **owner_args
+            )
+            got = InstallAck(
+                int(batch.status[0]),
+                int(batch.detail[0]),
+                int(batch.accepted_ttl_ms[0]),
+                int(batch.lease_id[0]),
+                batch.expired,
+                batch.evicted,
+                batch.replaced,
+            )
         want = self.model.install(obj, self.now, ttl, size, version, pinned, owner)
-        assert int(got.status[0]) == want["status"]
-        assert int(got.detail[0]) == want["detail"]
-        assert int(got.accepted_ttl_ms[0]) == want["ttl"]
-        assert int(got.lease_id[0]) == want["lease_id"]
+        assert (got.status, got.detail) == (want["status"], want["detail"])
+        assert (got.accepted_ttl_ms, got.lease_id) == (want["ttl"], want["lease_id"])
         assert sorted(got.expired) == sorted(want["expired"])
         assert sorted(got.evicted) == sorted(want["evicted"])
         assert got.replaced == want["replaced"]
 
-    @rule(refs=st.lists(objects, min_size=1, max_size=6), versions=st.booleans())
-    def lookup(self, refs, versions):
-        expected = [1 + (r % 2) for r in refs] if versions else None
-        got = self.table.lookup(
-            np.array(refs), self.now, None if expected is None else np.array(expected)
-        )
-        want = [
-            self.model.lookup(r, self.now, None if expected is None else expected[i])
-            for i, r in enumerate(refs)
-        ]
-        assert got.tolist() == [int(w) for w in want]
+    @rule(
+        refs=st.lists(objects, min_size=1, max_size=6), versions=st.booleans(), scalar=st.booleans()
+    )
+    def lookup(self, refs, versions, scalar):
+        """References through ``lookup`` or one by one through ``resolve``: same outcomes."""
+        expected = [1 + (r % 2) for r in refs] if versions else [None] * len(refs)
+        if scalar:
+            got = [self.table.resolve(r, self.now, v) for r, v in zip(refs, expected, strict=True)]
+        else:
+            got = self.table.lookup(
+                np.array(refs), self.now, np.array(expected) if versions else None
+            ).tolist()
+        want = [self.model.lookup(r, self.now, v) for r, v in zip(refs, expected, strict=True)]
+        assert got == [int(w) for w in want]
 
     @rule()
     def expire(self):
@@ -162,6 +173,7 @@ class LeaseTableVersusModel(RuleBasedStateMachine):
                     model.ttl,
                 )
                 assert (int(lease.owner_scope), lease.owner_id) == model.owner
+                assert int(self.table.hits[self.table.slot_of[obj]]) == model.hits
 
 
 LeaseTableVersusModel.TestCase.settings = settings(

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog, Outcome
+from nnrpsim.engine.table import SMALL_BATCH
 from nnrpsim.protocol import (
     CacheAckStatus,
     CacheIdentity,
@@ -143,12 +144,25 @@ def test_accounting_live_held_by_namespace_and_tenant():
 
 
 def test_batch_install_equals_one_by_one():
-    batch, single = _table(capacity_bytes=10_000), _table(capacity_bytes=10_000)
-    objs, ttls, sizes = np.arange(6), np.arange(6) * 100 + 50, np.arange(6) + 1
+    """A batch larger than SMALL_BATCH takes the vectorised path, each single PUT the scalar
+    one: renewals, fresh grants and a refused object come out the same either way."""
+    n = 2 * SMALL_BATCH + 3
+    ids = np.arange(n, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(np.ones(n), ids, ids, np.full(n, 7))
+    batch, single = (
+        LeaseTable(catalog, CacheLimits(capacity_bytes=100_000, max_object_bytes=n - 5))
+        for _ in range(2)
+    )
+    for table in (batch, single):
+        table.install(np.arange(0, n, 3), 2, 500, 10)  # every third object is renewed below
+    objs, ttls = np.arange(n), np.arange(n) * 100 + 50
+    sizes = np.arange(n) + 1  # the last few are too big
     got = batch.install(objs, 7, ttls, sizes)
     for i in objs:
-        one = single.install([i], 7, ttls[i], sizes[i])
-        assert (one.status[0], one.lease_id[0]) == (got.status[i], got.lease_id[i])
+        one = single.install_one(int(i), 7, int(ttls[i]), int(sizes[i]))
+        row = (got.status[i], got.detail[i], got.accepted_ttl_ms[i], got.lease_id[i])
+        assert (one.status, one.detail, one.accepted_ttl_ms, one.lease_id) == row
+    assert DetailCode.RENEWED in got.detail and DetailCode.OBJECT_TOO_LARGE in got.detail
     for obj in objs:
         assert batch.lease(obj) == single.lease(obj)
 
