@@ -1,4 +1,8 @@
-"""Model group: hot-path frames per wall second for the default scenario, against raw SimPy."""
+"""Model group: hot-path frames per wall second for the default scenario, against raw SimPy.
+
+Both figures are the fastest of a few runs in this process (as the other groups do with
+``best_of``): the least disturbed by whatever else the machine is doing.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ import simpy
 
 from nnrpsim.model import ModelConfig, simulate
 
+RUNS = 3
 RAW_EVENTS = 300_000
+DEFAULT_SCENARIO = ModelConfig(duration_ms=300_000.0)
 
 
 def _raw_simpy_events_per_s() -> float:
@@ -26,10 +32,12 @@ def _raw_simpy_events_per_s() -> float:
 
 
 def run() -> dict[str, float]:
-    result = simulate(ModelConfig(duration_ms=300_000.0), 2026)
-    frames_per_s = result.counters["hot_path_frames"] / result.wall_s
-    model_events_per_s = result.events / result.wall_s
-    raw = _raw_simpy_events_per_s()
+    """``wall_s`` times the event loop of a run (not drawing the plan or assembling records);
+    ``events`` counts every SimPy event the run processed."""
+    fastest = min((simulate(DEFAULT_SCENARIO, 2026) for _ in range(RUNS)), key=lambda r: r.wall_s)
+    frames_per_s = fastest.counters["hot_path_frames"] / fastest.wall_s
+    model_events_per_s = fastest.events / fastest.wall_s
+    raw = max(_raw_simpy_events_per_s() for _ in range(RUNS))
     return {
         "model.frames_per_s": frames_per_s,
         "model.events_per_s": model_events_per_s,

@@ -1,4 +1,8 @@
-"""Sweep group: ttl_sweep with one and two worker processes, and the runner's own overhead."""
+"""Sweep group: ttl_sweep with one and two worker processes, and the runner's own overhead.
+
+Each configuration runs twice and the faster run counts (as ``best_of`` does for the other
+groups): on a shared machine a neighbour's load can slow one run by a fifth.
+"""
 
 from __future__ import annotations
 
@@ -10,18 +14,24 @@ import nnrpsim
 from nnrpsim.plots import plot_study
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "ttl_sweep.yaml"
+RUNS = 2
 
 
-def _timed_run(out: Path, jobs: int):
-    start = time.perf_counter()
-    result = nnrpsim.run(SCENARIO, out=out, jobs=jobs, progress=False)
-    return result, time.perf_counter() - start
+def _fastest_run(folder: Path, jobs: int):
+    """The faster of RUNS studies with ``jobs`` workers: its result and wall time."""
+    timed = []
+    for attempt in range(RUNS):
+        start = time.perf_counter()
+        result = nnrpsim.run(SCENARIO, out=folder / f"{jobs}-{attempt}", jobs=jobs, progress=False)
+        timed.append((time.perf_counter() - start, attempt, result))
+    wall, _, result = min(timed)
+    return result, wall
 
 
 def run() -> dict[str, float]:
     with tempfile.TemporaryDirectory() as folder:
-        one, one_s = _timed_run(Path(folder) / "one", 1)
-        _, two_s = _timed_run(Path(folder) / "two", 2)
+        one, one_s = _fastest_run(Path(folder), 1)
+        _, two_s = _fastest_run(Path(folder), 2)
         start = time.perf_counter()
         plot_study(one.path)
         plots_s = time.perf_counter() - start

@@ -284,9 +284,11 @@ class LeaseTable:
     def resolve(self, obj: int, now_ms: int, expected_version: int | None = None) -> int:
         """Resolve one reference with scalars: the :class:`Outcome` code, recency updated on a
         hit. The rules of :meth:`lookup`, without its per-call array overhead."""
-        if obj >= len(self.slot_of):  # added to the catalog since the table last looked
+        try:
+            slot = self.slot_of.item(obj)
+        except IndexError:  # added to the catalog since the table last looked
             self._ensure_objects()
-        slot = self.slot_of.item(obj)
+            slot = self.slot_of.item(obj)
         if slot < 0:
             return _LEASE_EXPIRED if self.end_reason.item(obj) == _EXPIRED else _CACHE_MISS
         # Expired at saturating_add(granted_at, ttl) <= now, without the saturation's min():
@@ -295,7 +297,7 @@ class LeaseTable:
             return _LEASE_EXPIRED
         if expected_version is not None and self.version.item(slot) != expected_version:
             return _VERSION_MISMATCH
-        if self.has_deps.item(obj) and not self._dependencies_valid(obj, now_ms):
+        if self._deps and self.has_deps.item(obj) and not self._dependencies_valid(obj, now_ms):
             return _DEPENDENCY_INVALID
         self.last_access_seq[slot] = self._seq
         self._seq += 1

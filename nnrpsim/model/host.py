@@ -43,7 +43,7 @@ class LocalLease:
 
     version: int
     expires_ms: float
-    ttl_ms: int
+    renew_from_ms: float  # the policy's proactive renewal starts here
     valid: bool = True
     cause: InstallCause = InstallCause.NONE
     inlined_since_invalid: bool = False
@@ -69,25 +69,25 @@ class Host:
                 lease.valid, lease.cause = False, cause
 
     # ------------------------------------------------------------------ round trips
-    def _uplink(self, server: int, up_bytes: int) -> simpy.Timeout:
-        """The event of ``up_bytes`` sent now arriving at ``server``."""
+    def _uplink(self, server: int, up_bytes: int, now: float) -> simpy.Timeout:
+        """The event of ``up_bytes`` sent ``now`` (the current time) arriving at ``server``."""
         sim = self.sim
-        return sim.timeout(sim.uplinks[self.index][server].transmit(sim.env.now, up_bytes))
+        return sim.timeout(sim.uplinks[self.index][server].transmit(now, up_bytes))
 
-    def _reply_delay(self, server: int, processing: float, down_bytes: int) -> float:
-        """How long from now until a reply of ``down_bytes``, sent after ``processing``, arrives."""
-        sim = self.sim
-        downlink = sim.downlinks[self.index][server]
-        return processing + downlink.transmit(sim.env.now + processing, down_bytes)
+    def _reply_delay(self, server: int, processing: float, down_bytes: int, now: float) -> float:
+        """How long from ``now`` (the current time) until a reply of ``down_bytes``, sent after
+        ``processing``, arrives."""
+        downlink = self.sim.downlinks[self.index][server]
+        return processing + downlink.transmit(now + processing, down_bytes)
 
     def _send(self, server: int, up_bytes: int, handler):
         """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
         its processing time and the bytes of the reply). Returns the answer and the delay until
         the reply arrives, without waiting for it: a caller with nothing to do in between folds
         that wait into its next one, which saves an event per frame."""
-        yield self._uplink(server, up_bytes)
+        yield self._uplink(server, up_bytes, self.sim.env.now)
         answer, processing, down_bytes = handler()
-        return answer, self._reply_delay(server, processing, down_bytes)
+        return answer, self._reply_delay(server, processing, down_bytes, self.sim.env.now)
 
     def _round_trip(self, server: int, up_bytes: int, handler):
         """:meth:`_send`, then wait for the reply; returns the answer."""
@@ -124,16 +124,8 @@ class Host:
             self.connection_id(server),
             hint,
         )
-        self.leases.setdefault(server, {})
-        caches: dict[int, bool] = {}
-        env, done = sim.env, sim.env.now
-        for at, objects in plan.operations:
-            # An operation starts at its planned time, or when the previous one's reply arrives.
-            wait = (at if at > done else done) - env.now
-            if wait > 0:
-                yield sim.timeout(wait)
-            done = yield from self.operation(plan, server, ttl, objects, caches)
-        wait = max(plan.end_ms, done) - env.now
+        done = yield from self._operations(plan, server, ttl)
+        wait = max(plan.end_ms, done) - sim.env.now
         if wait > 0:
             yield sim.timeout(wait)
         yield from self._control(
@@ -145,6 +137,63 @@ class Host:
         )
 
     # ------------------------------------------------------------------ operations
+    def _operations(self, plan: SessionPlan, server: int, ttl: int):
+        """The session's operations in turn. Each decides per object, installs what must be,
+        submits, and falls back inline on a miss; it starts at its planned time or when the
+        previous one's reply arrives. Returns when the last reply arrives."""
+        sim, recorder = self.sim, self.sim.recorder
+        env, done = sim.env, sim.env.now
+        caches: dict[int, bool] = {}  # the policy's decision per object, for this session
+        self.leases.setdefault(server, {})
+        for at, objects in plan.operations:
+            now = env.now
+            wait = (at if at > done else done) - now
+            if wait > 0:
+                yield sim.timeout(wait)
+                now += wait  # what the clock reads now, as SimPy computes it
+            start = now
+            recorder.operations_started += 1
+            references, installs, renewals, inline, outcome, cause = self._decide(
+                plan, server, objects, caches, start
+            )
+            if installs:
+                accepted = yield from self._install(server, plan, ttl, installs)
+                self._after_install(
+                    server, installs, accepted, references, renewals, inline, outcome, cause
+                )
+                now = env.now
+            sent_at = now
+            up, expected, inline_bytes = self._frame(server, references, inline, renewals)
+            yield self._uplink(server, up, sent_at)
+            now = env.now
+            failed, reply_delay = self._frame_arrived(
+                server,
+                plan,
+                ttl,
+                references,
+                expected,
+                renewals,
+                inline_bytes,
+                outcome,
+                sent_at,
+                now,
+            )
+            if failed:  # the reply's ERRORs bring a resubmission with those bodies inline
+                sim.auditor.fallbacks += 1
+                yield sim.timeout(reply_delay)
+                up, _, inline_bytes = self._frame(server, [], failed, [], fallback=True)
+                yield self._uplink(server, up, env.now)
+                now = env.now
+                _, reply_delay = self._frame_arrived(
+                    server, plan, ttl, [], [], [], inline_bytes, outcome, now, now
+                )
+                sim.auditor.fallbacks_completed += 1
+            done = now + reply_delay
+            recorder.operations.append(
+                start, done - start, bool(failed), plan.session_id, server, objects, outcome, cause
+            )
+        return done
+
     def _caches(self, plan: SessionPlan, server: int, obj: int) -> bool:
         """The policy's decision for one object of a session (it never changes within one)."""
         sim = self.sim
@@ -154,16 +203,18 @@ class Host:
             reuse = sim.shared_reuse(obj, plan)
         return sim.policy.should_cache(size, reuse) and self._negotiated(server, obj, size)
 
-    def operation(
-        self, plan: SessionPlan, server: int, ttl: int, objects: list[int], caches: dict[int, bool]
-    ):
-        """One operation: decide per object, install what must be, submit, fall back on a miss.
-        ``caches`` memoises the session's per-object policy decisions. Returns when the last
-        reply arrives (the caller waits for it)."""
-        sim, recorder, policy = self.sim, self.sim.recorder, self.sim.policy
-        env, start = sim.env, sim.env.now
-        leases, versions = self.leases[server], sim.content_version
-        recorder.operations_started += 1
+    def _decide(
+        self,
+        plan: SessionPlan,
+        server: int,
+        objects: list[int],
+        caches: dict[int, bool],
+        now: float,
+    ) -> tuple[list[int], list[int], list[int], list[int], dict, dict]:
+        """Per object: reference it (and maybe renew), inline it, or install it. Returns the
+        references, installs, renewals and inline objects, and the outcome and install cause
+        of every object that will not simply be a hit."""
+        versions, leases = self.sim.content_version, self.leases[server]
         outcome: dict[int, RefOutcome] = {}
         cause: dict[int, InstallCause] = {}
         references, installs, renewals, inline = [], [], [], []
@@ -180,10 +231,10 @@ class Host:
                 lease is not None
                 and lease.valid
                 and lease.version == versions[obj]
-                and start < lease.expires_ms
+                and now < lease.expires_ms
             ):
                 references.append(obj)
-                if policy.wants_renewal(lease.expires_ms - start, lease.ttl_ms):
+                if now >= lease.renew_from_ms:
                     renewals.append(obj)
                 continue
             if self._inline_once(lease):
@@ -192,48 +243,38 @@ class Host:
                 continue
             installs.append(obj)
             outcome[obj] = RefOutcome.INSTALLED
-            cause[obj] = self._install_cause(lease, versions[obj], start)
+            cause[obj] = self._install_cause(lease, versions[obj], now)
+        return references, installs, renewals, inline, outcome, cause
 
-        if installs:
-            accepted = yield from self._install(server, plan, ttl, installs)
-            for obj in installs:
-                if obj in accepted:
-                    references.append(obj)
-                else:
-                    inline.append(obj)
-                    outcome[obj] = RefOutcome.INSTALL_REJECTED
-            # The install round trip may have brought CACHE_INVALIDATEs or outlived a lease: a
-            # reference is sent only while its lease is still valid, otherwise the body goes inline.
-            for obj in [o for o in references if not self._usable(leases, o)]:
-                references.remove(obj)
-                if obj in renewals:
-                    renewals.remove(obj)
+    def _after_install(
+        self,
+        server: int,
+        installs: list[int],
+        accepted: dict[int, int],
+        references: list[int],
+        renewals: list[int],
+        inline: list[int],
+        outcome: dict[int, RefOutcome],
+        cause: dict[int, InstallCause],
+    ) -> None:
+        """Accepted installs join the references, refused ones go inline. The install round
+        trip may have brought CACHE_INVALIDATEs or outlived a lease: a reference is sent only
+        while its lease is still valid, otherwise the body goes inline."""
+        for obj in installs:
+            if obj in accepted:
+                references.append(obj)
+            else:
                 inline.append(obj)
-                outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
-                lease = leases[obj]
-                cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
-        # FRAME_SUBMIT; if references missed, the reply's ERRORs bring a resubmission inline.
-        sent_at = env.now
-        up, expected, inline_bytes = self._frame(server, references, inline, renewals)
-        yield self._uplink(server, up)
-        failed, reply_delay = self._frame_arrived(
-            server, plan, ttl, references, expected, renewals, inline_bytes, outcome, sent_at
-        )
-        if failed:
-            sim.auditor.fallbacks += 1
-            yield sim.timeout(reply_delay)
-            up, _, inline_bytes = self._frame(server, [], failed, [], fallback=True)
-            yield self._uplink(server, up)
-            _, reply_delay = self._frame_arrived(
-                server, plan, ttl, [], [], [], inline_bytes, outcome, env.now
-            )
-            sim.auditor.fallbacks_completed += 1
-        done = env.now + reply_delay
-        recorder.operations.append(start, done - start, bool(failed))
-        recorder.references.append_operation(
-            start, plan.session_id, server, objects, outcome, cause
-        )
-        return done
+                outcome[obj] = RefOutcome.INSTALL_REJECTED
+        leases = self.leases[server]
+        for obj in [o for o in references if not self._usable(leases, o)]:
+            references.remove(obj)
+            if obj in renewals:
+                renewals.remove(obj)
+            inline.append(obj)
+            outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
+            lease = leases[obj]
+            cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
 
     def _expiry_estimate(self, sent_at: float, granted: int) -> float:
         """When the host must stop referencing: the server granted no earlier than the PUT was
@@ -314,8 +355,9 @@ class Host:
                     continue
                 granted = ack.accepted_ttl_ms
                 accepted[obj] = granted
+                expires = self._expiry_estimate(sent_at, granted)
                 leases[obj] = LocalLease(
-                    versions[obj], self._expiry_estimate(sent_at, granted), granted
+                    versions[obj], expires, sim.policy.renew_from_ms(expires, granted)
                 )
         return accepted
 
@@ -383,14 +425,16 @@ class Host:
         inline_bytes: int,
         outcome: dict[int, RefOutcome],
         sent_at: float,
+        now: float,
     ) -> tuple[list[int], float]:
-        """The server resolves the frame's references and renews; returns the references that
-        failed (their leases are invalid from now on) and the delay until the reply arrives."""
+        """The frame arrives ``now``: the server resolves its references and renews. Returns the
+        references that failed (their leases are invalid from now on) and the delay until the
+        reply arrives."""
         sim, wire, config = self.sim, self.sim.recorder.wire, self.sim.config.server
         failed = []
         if references:
             leases = self.leases[server]
-            codes = sim.servers[server].submit(references, expected)
+            codes = sim.servers[server].submit(int(now), references, expected)
             for obj, code in zip(references, codes, strict=True):
                 if code:
                     outcome[obj] = RefOutcome(code)
@@ -405,4 +449,4 @@ class Host:
         reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
         wire["control"] += RESULT_BYTES
         wire["cache_control"] += len(failed) * ERROR_BYTES
-        return failed, self._reply_delay(server, processing, reply)
+        return failed, self._reply_delay(server, processing, reply, now)

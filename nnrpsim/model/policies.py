@@ -6,6 +6,7 @@ every study compares against.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .config import PolicyConfig
@@ -38,9 +39,13 @@ class CachePolicy:
             return self.ttl_hint_fixed_ms
         return max(1, int(self.ttl_fraction * expected_session_ms))
 
-    def wants_renewal(self, remaining_ms: float, ttl_ms: int) -> bool:
-        """Renew proactively once less than ``renew_margin`` of the TTL remains (1.0: on every use)."""
-        return self.renew_margin > 0 and remaining_ms <= self.renew_margin * ttl_ms
+    def renew_from_ms(self, expires_ms: float, ttl_ms: int) -> float:
+        """When proactive renewal starts: once no more than ``renew_margin`` of the TTL remains
+        (1.0: on every use; 0: never). Fixed when the lease is granted, so a reference checks
+        one time against it."""
+        if self.renew_margin <= 0:
+            return math.inf
+        return expires_ms - self.renew_margin * ttl_ms
 
 
 def _from_config(config: PolicyConfig, **overrides) -> CachePolicy:

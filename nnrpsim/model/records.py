@@ -71,49 +71,62 @@ class Columns:
         return {name: np.asarray(column) for name, column in zip(self.names, columns, strict=True)}
 
 
-class ReferenceLog:
-    """Per-reference records, appended an operation at a time.
+class OperationLog:
+    """A row per completed operation, and through it a record per object reference.
 
     The references of one operation share its time, session and server, and most are plain hits
     with no install cause; so a row per operation, the objects, and only the other references
-    one by one are kept, and :meth:`arrays` expands them with numpy.
+    one by one are kept, and :meth:`references` expands them with numpy.
     """
 
-    names = ("time_ms", "session", "server", "object", "outcome", "cause")
-
     def __init__(self) -> None:
-        self._operations: list[tuple[float, int, int, int]] = []
+        # (start_ms, latency_ms, fallback, session, server, objects referenced)
+        self._rows: list[tuple[float, float, bool, int, int, int]] = []
         self._objects: list[int] = []
-        self._others: list[tuple[int, int, int]] = []  # (row, outcome, cause)
+        self._others: list[tuple[int, int, int]] = []  # (reference row, outcome, cause)
 
-    def append_operation(
+    def append(
         self,
-        time_ms: float,
+        start_ms: float,
+        latency_ms: float,
+        fallback: bool,
         session: int,
         server: int,
         objects: list[int],
         outcome: dict[int, RefOutcome],
         cause: dict[int, InstallCause],
     ) -> None:
-        """Record every reference of one operation; ``outcome`` and ``cause`` hold only the
+        """Record one operation and its references; ``outcome`` and ``cause`` hold only the
         objects that were not a plain hit."""
-        first = len(self._objects)
-        self._operations.append((time_ms, session, server, len(objects)))
-        self._objects.extend(objects)
+        self._rows.append((start_ms, latency_ms, fallback, session, server, len(objects)))
         if outcome or cause:
-            for row, obj in enumerate(objects, first):
+            for row, obj in enumerate(objects, len(self._objects)):
                 if obj in outcome or obj in cause:
                     self._others.append(
                         (row, outcome.get(obj, RefOutcome.HIT), cause.get(obj, InstallCause.NONE))
                     )
+        self._objects.extend(objects)
 
-    def arrays(self) -> dict[str, np.ndarray]:
-        operations = np.array(self._operations, dtype=np.float64).reshape(-1, 4)
-        counts = operations[:, 3].astype(np.int64)
+    def _columns(self) -> np.ndarray:
+        return np.array(self._rows, dtype=np.float64).reshape(-1, 6)
+
+    def operations(self) -> dict[str, np.ndarray]:
+        """Per operation: start, latency (submit to the last reply), whether it fell back."""
+        rows = self._columns()
+        return {
+            "start_ms": rows[:, 0],
+            "latency_ms": rows[:, 1],
+            "fallback": rows[:, 2].astype(bool),
+        }
+
+    def references(self) -> dict[str, np.ndarray]:
+        """Per object reference: time, session, server, object, outcome and install cause."""
+        rows = self._columns()
+        counts = rows[:, 5].astype(np.int64)
         columns = {
-            "time_ms": np.repeat(operations[:, 0], counts),
-            "session": np.repeat(operations[:, 1].astype(np.int64), counts),
-            "server": np.repeat(operations[:, 2].astype(np.int64), counts),
+            "time_ms": np.repeat(rows[:, 0], counts),
+            "session": np.repeat(rows[:, 3].astype(np.int64), counts),
+            "server": np.repeat(rows[:, 4].astype(np.int64), counts),
             "object": np.array(self._objects, dtype=np.int64),
             "outcome": np.full(len(self._objects), int(RefOutcome.HIT), dtype=np.int64),
             "cause": np.full(len(self._objects), int(InstallCause.NONE), dtype=np.int64),
@@ -128,8 +141,7 @@ class Recorder:
     """Everything a run measures."""
 
     def __init__(self) -> None:
-        self.references = ReferenceLog()
-        self.operations = Columns("start_ms", "latency_ms", "fallback")
+        self.operations = OperationLog()
         self.memory = Columns("time_ms", "server", "live_bytes", "held_bytes", "objects")
         self.wire = dict.fromkeys(WIRE_CLASSES, 0)
         self.accepted_ttl_ms: list[int] = []

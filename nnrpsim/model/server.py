@@ -90,10 +90,9 @@ class Server:
         self.sim.recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
         return acks
 
-    def submit(self, objects: list[int], versions: list[int]) -> list[int]:
-        """Resolve a FRAME_SUBMIT's object references (an :class:`Outcome` code each, one at a
-        time: a frame carries a handful); the auditor re-checks every hit."""
-        now = int(self.sim.env.now)
+    def submit(self, now: int, objects: list[int], versions: list[int]) -> list[int]:
+        """Resolve a FRAME_SUBMIT's object references at ``now`` (an :class:`Outcome` code each,
+        one at a time: a frame carries a handful); the auditor re-checks every hit."""
         table, auditor, current = self.table, self.sim.auditor, self.sim.content_version
         resolve = table.resolve  # (it may grow slot_of, so that array is looked up each time)
         granted_at, ttl, version = table.granted_at.item, table.ttl.item, table.version.item

@@ -223,7 +223,7 @@ class Simulation:
 
     def _reference_columns(self) -> dict[str, np.ndarray]:
         """Per-reference records plus what each object weighs, sent inline or as a body."""
-        columns = self.recorder.references.arrays()
+        columns = self.recorder.operations.references()
         sizes = self.plan.sizes[columns["object"]]
         columns["size"] = sizes
         columns["inline_bytes"] = inline_object_bytes(sizes)
@@ -231,7 +231,7 @@ class Simulation:
 
     def _result(self, wall: float) -> ModelResult:
         recorder, auditor = self.recorder, self.auditor
-        operations = recorder.operations.arrays()
+        operations = recorder.operations.operations()
         # An operation is recorded when its last frame is handled, with the time its reply
         # arrives: one whose reply would come after the run ended never completed.
         completed = operations["start_ms"] + operations["latency_ms"] <= self.env.now

@@ -5,6 +5,7 @@ fallback on the next submit (and a reinstall after it)."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from nnrpsim.engine import CacheLimits, ObjectCatalog
 from nnrpsim.model import (
@@ -18,7 +19,13 @@ from nnrpsim.model import (
     Simulation,
     WorkloadPlan,
 )
-from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
+from nnrpsim.protocol import (
+    CacheObjectKind,
+    MessageType,
+    frame_submit_bytes,
+    inline_object_bytes,
+    packet_bytes,
+)
 
 A, B, C = 0, 1, 2
 SIZE = 4096
@@ -79,3 +86,16 @@ def test_section_12_lifecycle():
     assert result.wire["inline"] == inline_object_bytes(SIZE)
     assert result.wire["reference"] == 24 * 7  # every submit but the inline one references
     assert result.violations == 0 and result.fallback_success_rate == 1.0
+
+    # Latency runs from the submit to the reply's arrival: one round trip for a hit, and the
+    # CACHE_PUT/CACHE_ACK round trip before it for an install (idle links: no queueing).
+    per_ms = link.bandwidth_bytes_per_ms
+    put, ack = packet_bytes(MessageType.CACHE_PUT, SIZE), packet_bytes(MessageType.CACHE_ACK)
+    hit = (
+        2 * link.latency_ms
+        + (frame_submit_bytes((), 1) + packet_bytes(MessageType.RESULT_PUSH)) / per_ms
+        + config.server.per_operation_ms
+    )
+    latency = result.operations["latency_ms"]
+    assert latency[1] == pytest.approx(hit)  # the hit at 100 ms
+    assert latency[0] == pytest.approx(hit + 2 * link.latency_ms + (put + ack) / per_ms)

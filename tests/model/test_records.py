@@ -1,0 +1,37 @@
+"""The operation log keeps a row per operation and expands it into a record per reference."""
+
+from __future__ import annotations
+
+from nnrpsim.model.records import InstallCause, OperationLog, RefOutcome
+
+
+def test_references_expand_per_object_and_keep_what_was_not_a_plain_hit():
+    log = OperationLog()
+    log.append(1.0, 2.5, False, 7, 0, [3, 4], {}, {})
+    log.append(
+        5.0,
+        1.25,
+        True,
+        8,
+        1,
+        [4, 9, 3],
+        {9: RefOutcome.CACHE_MISS, 3: RefOutcome.INSTALLED},
+        {3: InstallCause.COLD, 4: InstallCause.EXPIRED},
+    )
+    refs = log.references()
+    assert refs["time_ms"].tolist() == [1.0, 1.0, 5.0, 5.0, 5.0]
+    assert refs["session"].tolist() == [7, 7, 8, 8, 8]
+    assert refs["server"].tolist() == [0, 0, 1, 1, 1]
+    assert refs["object"].tolist() == [3, 4, 4, 9, 3]
+    assert refs["outcome"].tolist() == [0, 0, 0, RefOutcome.CACHE_MISS, RefOutcome.INSTALLED]
+    assert refs["cause"].tolist() == [0, 0, InstallCause.EXPIRED, 0, InstallCause.COLD]
+    ops = log.operations()
+    assert ops["start_ms"].tolist() == [1.0, 5.0]
+    assert ops["latency_ms"].tolist() == [2.5, 1.25]
+    assert ops["fallback"].tolist() == [False, True]
+
+
+def test_an_empty_log_gives_empty_columns():
+    log = OperationLog()
+    assert all(len(column) == 0 for column in log.references().values())
+    assert all(len(column) == 0 for column in log.operations().values())
