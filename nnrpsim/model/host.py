@@ -80,19 +80,13 @@ class Host:
         downlink = self.sim.downlinks[self.index][server]
         return processing + downlink.transmit(now + processing, down_bytes)
 
-    def _send(self, server: int, up_bytes: int, handler):
-        """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
-        its processing time and the bytes of the reply). Returns the answer and the delay until
-        the reply arrives, without waiting for it: a caller with nothing to do in between folds
-        that wait into its next one, which saves an event per frame."""
-        yield self._uplink(server, up_bytes, self.sim.env.now)
-        answer, processing, down_bytes = handler()
-        return answer, self._reply_delay(server, processing, down_bytes, self.sim.env.now)
-
     def _round_trip(self, server: int, up_bytes: int, handler):
-        """:meth:`_send`, then wait for the reply; returns the answer."""
-        answer, reply_delay = yield from self._send(server, up_bytes, handler)
-        yield self.sim.timeout(reply_delay)
+        """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
+        its processing time and the bytes of the reply); wait for the reply; return the answer."""
+        sim = self.sim
+        yield self._uplink(server, up_bytes, sim.env.now)
+        answer, processing, down_bytes = handler()
+        yield sim.timeout(self._reply_delay(server, processing, down_bytes, sim.env.now))
         return answer
 
     def _control(self, server: int, request: MessageType, response: MessageType, handler, *args):
