@@ -96,10 +96,8 @@ class Simulation:
             for _ in self.hosts
         ]
         self._open_sessions = [0] * config.servers
-        self.timeout = self.env.timeout
-        """Every delay of the model is a SimPy timeout."""
-        self.events = 0
-        """SimPy events processed by the run: timeouts, process starts and ends, conditions."""
+        self.timeout = self.env.timeout  # every delay of the model is a SimPy timeout
+        self.events = 0  # SimPy events the run processed: timeouts, process starts and ends, ...
         self._ops_per_ms = config.workload.operation_rate_per_s / 1000.0
 
     # ------------------------------------------------------------------ wiring helpers
