@@ -500,11 +500,14 @@ class LeaseTable:
         result.expired += self._release_slots(slots[stale], EndReason.EXPIRED)
         result.replaced += self._release_slots(slots[replace], EndReason.INVALIDATED)
 
+        # Renewals and grants take the operation counter in item order, as one by one would.
+        seqs = np.zeros(len(rows), dtype=np.uint64)
+        seqs[renew | fresh] = self._next_seqs(int((renew | fresh).sum()))
         renew_slots = slots[renew]
         self.granted_at[renew_slots] = now_ms
         self.ttl[renew_slots] = result.accepted_ttl_ms[rows[renew]]
         self.pinned[renew_slots] = args["pinned"][rows[renew]]
-        self.last_access_seq[renew_slots] = self._next_seqs(len(renew_slots))
+        self.last_access_seq[renew_slots] = seqs[renew]
         result.detail[rows[renew]] = DetailCode.RENEWED
         result.lease_id[rows[renew]] = self.lease_id[renew_slots]
 
@@ -516,7 +519,7 @@ class LeaseTable:
                 DetailCode.ENTRY_LIMIT_REACHED if over_entries else DetailCode.INSUFFICIENT_MEMORY
             )
             return True
-        self._grant(rows[fresh], objects[fresh], now_ms, args, owner, result)
+        self._grant(rows[fresh], objects[fresh], now_ms, args, owner, result, seqs[fresh])
         result.status[rows[replace]] = CacheAckStatus.REPLACED
         return True
 
@@ -544,7 +547,7 @@ class LeaseTable:
         result.evicted += evicted
         return True
 
-    def _grant(self, rows, objects, now_ms, args, owner, result) -> None:
+    def _grant(self, rows, objects, now_ms, args, owner, result, seqs: np.ndarray) -> None:
         k = len(rows)
         if not k:
             return
@@ -565,7 +568,6 @@ class LeaseTable:
         self.size[slots] = args["size"][rows]
         self.pinned[slots] = args["pinned"][rows]
         self.occupied[slots] = True
-        seqs = self._next_seqs(k)
         self.installed_seq[slots] = seqs
         self.last_access_seq[slots] = seqs
         self.tenant[slots] = args["tenant"][rows]

@@ -165,6 +165,10 @@ def test_batch_install_equals_one_by_one():
     assert DetailCode.RENEWED in got.detail and DetailCode.OBJECT_TOO_LARGE in got.detail
     for obj in objs:
         assert batch.lease(obj) == single.lease(obj)
+        if batch.lease(obj) is not None:  # recency and age in item order too (LRU/FIFO ties)
+            b, o = batch.slot_of[obj], single.slot_of[obj]
+            assert batch.installed_seq[b] == single.installed_seq[o]
+            assert batch.last_access_seq[b] == single.last_access_seq[o]
 
 
 def test_slots_are_reused_and_capacity_grows():
