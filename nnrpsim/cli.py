@@ -106,8 +106,10 @@ def _summary_table(summary) -> str:
 
 def _validate(args: argparse.Namespace) -> str:
     from .scenario import load_scenario, sweep_points
+    from .traces import check_traces
 
     scenario = load_scenario(args.scenario, args.set)
+    check_traces(scenario)
     points = sweep_points(scenario)
     runs = len(points) * scenario.study.replications
     return f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {scenario.engine})"

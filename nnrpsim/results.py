@@ -49,6 +49,17 @@ def write_json(path: Path, document: dict) -> None:
     atomic_write(path, lambda p: p.write_text(json.dumps(document, indent=2, default=str) + "\n"))
 
 
+def _recorded_hash(manifest: Path) -> str:
+    """The scenario hash a results folder's manifest records: what ``--resume`` checks against."""
+    try:
+        document = json.loads(manifest.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise ScenarioError("--resume", f"{manifest} cannot be read ({err})") from None
+    if not isinstance(document, dict) or not isinstance(document.get("scenario_hash"), str):
+        raise ScenarioError("--resume", f"{manifest} records no scenario_hash")
+    return document["scenario_hash"]
+
+
 class ResultStore:
     def __init__(self, out: Path, scenario: Scenario, resume: bool) -> None:
         self.out = Path(out)
@@ -63,7 +74,7 @@ class ResultStore:
                 "--out", f"{self.out} already holds results; pass --resume or choose another --out"
             )
         if has_runs and manifest.is_file():
-            previous = json.loads(manifest.read_text()).get("scenario_hash")
+            previous = _recorded_hash(manifest)
             if previous != self.hash:
                 raise ScenarioError(
                     "--resume", f"{self.out} holds a different scenario ({previous} != {self.hash})"

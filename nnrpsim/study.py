@@ -15,7 +15,7 @@ from .plots import plot_study
 from .results import ResultStore, summarize
 from .runner import execute, tasks_for
 from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
-from .traces import load_trace
+from .traces import check_traces
 
 
 @dataclass
@@ -53,8 +53,7 @@ def run(
     what is missing. A run that raises is recorded with its error while the others complete.
     """
     scenario = _scenario(scenario, overrides)
-    if scenario.workload.trace is not None:
-        load_trace(scenario.workload.trace)  # a bad trace is bad input: report it before running
+    check_traces(scenario)
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     store = ResultStore(path, scenario, resume)
     tasks = [

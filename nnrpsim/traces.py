@@ -9,13 +9,14 @@
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from .engine.stream import ReferenceStream
-from .scenario import ScenarioError
+from .scenario import Scenario, ScenarioError, sweep_points
 from .scenario.schema import Trace
 
 REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
@@ -23,6 +24,13 @@ REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
 
 class TraceError(ScenarioError):
     """A trace that cannot be read: names the file (and line or column) and the reason."""
+
+
+def check_traces(scenario: Scenario) -> None:
+    """Read every trace the scenario's sweep points use: a bad trace is bad input, reported
+    before anything runs, and by ``nnrpsim validate``."""
+    for spec in {point.scenario.workload.trace for point in sweep_points(scenario)} - {None}:
+        load_trace(spec)
 
 
 def load_trace(spec: Trace) -> ReferenceStream:
@@ -38,6 +46,8 @@ def load_trace(spec: Trace) -> ReferenceStream:
         times, objects, sizes = _mooncake(path, spec)
     else:
         times, objects, sizes = _reference_log(path, fmt)
+    if not (times.max() - times.min()) * spec.time_scale < 2.0**63:
+        raise TraceError(str(path), "the trace spans more milliseconds than an int64 holds")
     order = np.argsort(times, kind="stable")
     times = np.round((times[order] - times.min()) * spec.time_scale).astype(np.int64)
     object_ids, uniques = pd.factorize(pd.Series(objects[order]))
@@ -48,18 +58,13 @@ def load_trace(spec: Trace) -> ReferenceStream:
 
 def _mooncake(path: Path, spec: Trace):
     times, objects, sizes = [], [], []
-    with path.open(encoding="utf-8") as lines:
+    with path.open("rb") as lines:  # bytes: json reads them, and a bad byte names its line
         for number, line in enumerate(lines, 1):
             if not line.strip():
                 continue
             try:
-                row = json.loads(line)
-                when, tokens, blocks = (
-                    float(row["timestamp"]),
-                    int(row["input_length"]),
-                    row["hash_ids"],
-                )
-            except (ValueError, KeyError, TypeError) as err:
+                when, tokens, blocks = _mooncake_request(line)
+            except (ValueError, OverflowError) as err:  # overflow: beyond a float's range
                 raise TraceError(
                     f"{path.name}:{number}", f"not a Mooncake request ({err})"
                 ) from None
@@ -71,6 +76,33 @@ def _mooncake(path: Path, spec: Trace):
     if not times:
         raise TraceError(str(path), "the trace has no block references")
     return np.asarray(times, dtype=np.float64), np.asarray(objects), np.asarray(sizes, np.int64)
+
+
+def _mooncake_request(line: bytes) -> tuple[float, int, list[int]]:
+    """``timestamp``, ``input_length`` and ``hash_ids`` of one JSONL line, or ValueError."""
+    row = json.loads(line)
+    if not isinstance(row, dict):
+        raise ValueError("not a JSON object")
+    for field in ("timestamp", "input_length", "hash_ids"):
+        if field not in row:
+            raise ValueError(f"no {field!r}")
+    when, tokens, blocks = row["timestamp"], row["input_length"], row["hash_ids"]
+    if not _is_finite(when):
+        raise ValueError("'timestamp' must be a finite number")
+    if not _is_whole(tokens) or tokens < 0:
+        raise ValueError("'input_length' must be a whole number >= 0")
+    if not isinstance(blocks, list) or not all(_is_whole(block) for block in blocks):
+        raise ValueError("'hash_ids' must be a list of integers")
+    return float(when), int(tokens), [int(block) for block in blocks]
+
+
+def _is_finite(value) -> bool:
+    """A JSON number (not a boolean) that is neither NaN nor infinite."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_whole(value) -> bool:
+    return _is_finite(value) and value == int(value)
 
 
 def _reference_log(path: Path, fmt: str):
@@ -85,11 +117,13 @@ def _reference_log(path: Path, fmt: str):
         raise TraceError(str(path), "the log has no rows")
     numeric = {}
     for column in ("time_ms", "size_bytes"):
-        values = pd.to_numeric(frame[column], errors="coerce")
-        bad = values.isna() | (values < 0)
+        values = pd.to_numeric(frame[column], errors="coerce").to_numpy(np.float64, na_value=np.nan)
+        bad = ~np.isfinite(values) | (values < 0) | (values >= 2.0**63)
         if bad.any():
-            row = int(np.flatnonzero(bad.to_numpy())[0])
-            raise TraceError(f"{path.name}:{column}", f"row {row}: must be a number >= 0")
-        numeric[column] = values.to_numpy()
+            row = int(np.flatnonzero(bad)[0])
+            raise TraceError(
+                f"{path.name}:{column}", f"row {row}: must be a finite number in [0, 2**63)"
+            )
+        numeric[column] = values
     objects = frame["object"].astype(str).to_numpy()
     return numeric["time_ms"].astype(np.float64), objects, numeric["size_bytes"].astype(np.int64)

@@ -77,6 +77,8 @@ def read_yaml(path: str | Path) -> dict:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
         raise ScenarioError(str(path), err.strerror or "cannot be read") from None
+    except UnicodeDecodeError as err:
+        raise ScenarioError(str(path), f"not UTF-8 text (byte {err.start}: {err.reason})") from None
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as err:

@@ -120,3 +120,75 @@ def test_keys_lists_every_field_with_help(capsys):
         "sweep.grid",
     ):
         assert key in out
+
+
+GOOD_REQUEST = b'{"timestamp": 0, "input_length": 600, "hash_ids": [1, 2]}\n'
+BAD_TRACES = [
+    ("t.jsonl", GOOD_REQUEST + b"\xff\n", "t.jsonl:2: not a Mooncake request ('utf-8' codec"),
+    ("t.jsonl", b'{"timestamp": 0, "input_length": 6, "hash_ids": 5}\n', "'hash_ids' must be"),
+    ("t.jsonl", b'{"timestamp": 0, "input_length": -6, "hash_ids": [1]}\n', "'input_length'"),
+    ("t.jsonl", b'{"timestamp": NaN, "input_length": 6, "hash_ids": [1]}\n', "'timestamp' must"),
+    (
+        "t.jsonl",
+        GOOD_REQUEST + b'{"timestamp": 1e999, "input_length": 6, "hash_ids": [1]}\n',
+        "t.jsonl:2: not a Mooncake request ('timestamp' must be a finite number)",
+    ),
+    ("t.jsonl", b"[1, 2]\n", "t.jsonl:1: not a Mooncake request (not a JSON object)"),
+    ("t.jsonl", b'{"timestamp": 0, "hash_ids": [1]}\n', "(no 'input_length')"),
+    ("t.csv", b"time_ms,object,size_bytes\n1,a,inf\n", "t.csv:size_bytes: row 0: must be a finite"),
+    ("t.csv", b"time_ms,object,size_bytes\n1,a,10\n2,b,1e30\n", "t.csv:size_bytes: row 1:"),
+    ("t.csv", b"time_ms,object,size_bytes\nnan,a,10\n", "t.csv:time_ms: row 0: must be a finite"),
+    ("t.csv", b"time_ms,object\n1,a\n", "missing column 'size_bytes'"),
+]
+
+
+@pytest.mark.parametrize(("name", "content", "message"), BAD_TRACES)
+def test_bad_traces_fail_validate_and_run_with_one_line(tmp_path, capsys, name, content, message):
+    (tmp_path / name).write_bytes(content)
+    path = write_yaml(tmp_path, {"engine": "vector", "workload": {"trace": {"path": name}}})
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_swept_trace_is_checked_too(tmp_path, capsys):
+    (tmp_path / "good.jsonl").write_bytes(GOOD_REQUEST)
+    (tmp_path / "bad.jsonl").write_bytes(b"{}\n")
+    document = {
+        "engine": "vector",
+        "workload": {"trace": {"path": str(tmp_path / "good.jsonl")}},
+        "sweep": {
+            "grid": {
+                "workload.trace.path": [str(tmp_path / "good.jsonl"), str(tmp_path / "bad.jsonl")]
+            }
+        },
+    }
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 2
+    assert "bad.jsonl:1: not a Mooncake request (no 'timestamp')" in capsys.readouterr().err
+
+
+def test_scenario_that_is_not_utf8(tmp_path, capsys):
+    path = tmp_path / "s.yaml"
+    path.write_bytes(b"study: {name: \xff}\n")
+    assert main(["validate", str(path)]) == 2
+    assert (
+        capsys.readouterr().err == f"error: {path}: not UTF-8 text (byte 14: invalid start byte)\n"
+    )
+
+
+@pytest.mark.parametrize("manifest", ["{not json", "[1]", '{"status": "complete"}'])
+def test_resume_with_an_unreadable_manifest_keeps_the_runs(tmp_path, capsys, small_yaml, manifest):
+    out = tmp_path / "out"
+    args = ["run", str(small_yaml), "--out", str(out), "--quiet", "--set", "study.replications=1"]
+    args += ["--set", "study.duration=20s", "--set", "study.warmup=0s"]
+    assert main(args) == 0
+    runs = sorted(p.name for p in (out / "runs").iterdir())
+    (out / "manifest.json").write_text(manifest)
+    capsys.readouterr()
+    assert main([*args, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --resume: {out / 'manifest.json'} ") and err.count("\n") == 1
+    assert sorted(p.name for p in (out / "runs").iterdir()) == runs
