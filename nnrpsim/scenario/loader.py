@@ -38,6 +38,7 @@ _REASONS = {
     "int_from_float": "must be a whole number",
     "float_type": "must be a number",
     "float_parsing": "must be a number",
+    "finite_number": "must be a finite number",
     "bool_type": "must be true or false",
     "bool_parsing": "must be true or false",
     "string_type": "must be text",

@@ -18,7 +18,7 @@ KIND_NAMES = tuple(kind.name.lower() for kind in CacheObjectKind)
 
 
 class Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
 
 class Study(Section):

@@ -4,6 +4,7 @@ second."""
 
 from __future__ import annotations
 
+import math
 import re
 
 _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*"
@@ -47,14 +48,18 @@ def _parse(value: object, units: dict, what: str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"must be a {what}, got a boolean")
     if isinstance(value, (int, float)):
-        return float(value)
-    if not isinstance(value, str):
+        number = float(value)
+    elif isinstance(value, str):
+        match = re.fullmatch(_NUMBER + r"([A-Za-z/]*)\s*", value)
+        if not match or match.group(2).lower() not in units:
+            known = ", ".join(u for u in units if u)
+            raise ValueError(f"malformed {what} {value!r} (a number with one of: {known})")
+        number = float(match.group(1)) * units[match.group(2).lower()]
+    else:
         raise ValueError(f"must be a {what}, got {type(value).__name__}")
-    match = re.fullmatch(_NUMBER + r"([A-Za-z/]*)\s*", value)
-    if not match or match.group(2).lower() not in units:
-        known = ", ".join(u for u in units if u)
-        raise ValueError(f"malformed {what} {value!r} (a number with one of: {known})")
-    return float(match.group(1)) * units[match.group(2).lower()]
+    if not math.isfinite(number):
+        raise ValueError(f"must be a finite {what}")
+    return number
 
 
 def parse_size(value: object) -> int:

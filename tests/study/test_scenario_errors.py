@@ -50,6 +50,20 @@ CASES = [
         "error: study: warmup must be shorter than duration",
     ),
     ({"engine": "quantum"}, "error: engine: must be one of 'des' or 'vector'"),
+    ("study: {duration: .inf}\n", "error: study.duration: must be a finite duration"),
+    ({"study": {"duration": "1e400s"}}, "error: study.duration: must be a finite duration"),
+    (
+        "workload: {objects: {size: {median: .nan}}}\n",
+        "error: workload.objects.size.median: must be a finite size",
+    ),
+    (
+        "workload: {operations: {rate_per_s: .inf}}\n",
+        "error: workload.operations.rate_per_s: must be a finite number",
+    ),
+    (
+        "sweep: {grid: {topology.link.bandwidth: [1Gbit/s, .inf]}}\n",
+        "error: sweep.grid.topology.link.bandwidth: must be a finite rate",
+    ),
     ("study:\n  name: x\n  seed: [1\n", "YAML syntax error"),
     ("- just\n- a list\n", "must be a mapping of sections"),
 ]
