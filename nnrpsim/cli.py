@@ -91,7 +91,36 @@ def _run(args: argparse.Namespace) -> str:
         resume=args.resume,
         progress=not args.quiet and sys.stderr.isatty(),
     )
+    for warning in _violation_warnings(result.summary):
+        print(warning, file=sys.stderr)
     return _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
+
+
+def _points(indices) -> str:
+    return ("point " if len(indices) == 1 else "points ") + ", ".join(map(str, indices))
+
+
+def _violation_warnings(summary) -> list[str]:
+    """Invariant violations mean a bug, except on a saturated link: there operations are still
+    queued when the run ends, and count as never completed."""
+    if summary.empty or "invariant_violations" not in summary:
+        return []
+    flagged = summary[summary["invariant_violations"] > 0]
+    saturated = flagged["peak_link_utilisation"] >= 1
+    warnings = []
+    if saturated.any():
+        points = _points(flagged["point"][saturated])
+        warnings.append(
+            f"warning: {points}: a link is saturated (peak_link_utilisation >= 1), so "
+            "operations still queued at the end count as never completed (invariant_violations)"
+        )
+    if (~saturated).any():
+        points = _points(flagged["point"][~saturated])
+        warnings.append(
+            f"warning: {points}: invariant_violations > 0 with no saturated link: the "
+            "model broke a protocol rule (a bug); runs.parquet has each run's count"
+        )
+    return warnings
 
 
 def _summary_table(summary) -> str:

@@ -26,6 +26,7 @@ METRICS = (
     "invalidations",
     "p50_latency_ms",
     "p99_latency_ms",
+    "peak_link_utilisation",
     "invariant_violations",
 )
 """Every run reports these; the summary adds ``<metric>_ci95`` for each."""
@@ -40,6 +41,7 @@ UNITS = {
     "wire_bytes_saved": "bytes",
     "p50_latency_ms": "ms",
     "p99_latency_ms": "ms",
+    "peak_link_utilisation": "fraction of link capacity",
 }
 
 _SERVER_ERRORS = (
@@ -104,6 +106,7 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     latency = ops["latency_ms"][ops["start_ms"] >= warmup_ms]
     p50, p99 = np.percentile(latency, [50, 99]) if len(latency) else (np.nan, np.nan)
     metrics["p50_latency_ms"], metrics["p99_latency_ms"] = float(p50), float(p99)
+    metrics["peak_link_utilisation"] = result.link_utilisation
     metrics["invariant_violations"] = float(result.violations)
     return {name: metrics[name] for name in METRICS}
 
@@ -166,5 +169,6 @@ def vector_metrics(
         "invalidations": float(sweep.invalidated_misses[index]),
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),
+        "peak_link_utilisation": float("nan"),
         "invariant_violations": 0.0,
     }

@@ -33,6 +33,9 @@ class ModelResult:
     memory: dict[str, np.ndarray]
     wire: dict[str, int]
     wire_bytes_total: int
+    link_utilisation: float
+    """The busiest link's offered load over the run: bytes sent (resends included) over what its
+    bandwidth carries in ``duration_ms``. At 1 or more its queue only grows."""
     accepted_ttl_ms: np.ndarray
     invalidations: dict[str, int]
     counters: dict[str, int]
@@ -242,6 +245,10 @@ class Simulation:
             memory=recorder.memory.arrays(),
             wire=dict(recorder.wire),
             wire_bytes_total=sum(link.bytes_sent for link in links),
+            link_utilisation=max(
+                link.bytes_sent / (link.config.bandwidth_bytes_per_ms * self.config.duration_ms)
+                for link in links
+            ),
             accepted_ttl_ms=np.asarray(recorder.accepted_ttl_ms, dtype=np.int64),
             invalidations={
                 ReasonCode(r).name.lower(): n for r, n in recorder.invalidations.items()

@@ -94,3 +94,22 @@ def test_never_policy_inlines_everything_and_caching_saves_bytes():
     assert (never.references["outcome"] == RefOutcome.INLINED_BY_POLICY).all()
     assert never.wire["put_body"] == 0 and never.wire["reference"] == 0
     assert best.wire_bytes_total < never.wire_bytes_total
+
+
+def test_a_saturated_link_is_reported_as_such():
+    """Offered load beyond the bandwidth: the queue outlasts the run, the unfinished operations
+    are the only violations, and the utilisation says why."""
+    clean = simulate(_config(hosts=1, servers=1), 6)
+    links_capacity = LinkConfig().bandwidth_bytes_per_ms * clean.config.duration_ms
+    assert clean.violations == 0
+    assert clean.wire_bytes_total / 2 <= clean.link_utilisation * links_capacity
+    assert clean.link_utilisation * links_capacity <= clean.wire_bytes_total
+    slow = LinkConfig(bandwidth_bytes_per_ms=250.0)  # 2 Mbit/s
+    saturated = simulate(_config(hosts=1, servers=1, uplink=slow, downlink=slow), 6)
+    assert saturated.link_utilisation >= 1
+    protocol = {
+        name: count
+        for name, count in saturated.audit.items()
+        if name.startswith("hit_") or name == "reference_after_invalidate"
+    }
+    assert set(protocol.values()) == {0} and saturated.audit["operation_never_completed"] > 0

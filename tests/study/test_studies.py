@@ -251,3 +251,20 @@ def test_an_output_folder_that_cannot_be_made_is_bad_input(tmp_path, small_yaml,
     blocker.write_text("not a folder")
     assert main(["run", str(small_yaml), "--out", str(blocker / "out"), "--quiet"]) == 2
     assert capsys.readouterr().err.startswith(f"error: --out: cannot create {blocker / 'out'}")
+
+
+def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, capsys):
+    path = tmp_path / "sat.yaml"
+    path.write_text(
+        "study: {name: sat, duration: 90s, replications: 1}\n"
+        "sweep: {grid: {topology.link.bandwidth: [10Gbit/s, 1Mbit/s]}}\n"
+    )
+    assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet", "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert err == (
+        "warning: point 1: a link is saturated (peak_link_utilisation >= 1), so operations still "
+        "queued at the end count as never completed (invariant_violations)\n"
+    )
+    summary = pd.read_parquet(tmp_path / "out/summary.parquet")
+    fast, slow = summary["peak_link_utilisation"].tolist()
+    assert fast < 0.01 and slow >= 1
