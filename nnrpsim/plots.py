@@ -16,6 +16,7 @@ import numpy as np
 import pandas as pd
 
 from .metrics import METRICS, UNITS
+from .results import read_table
 
 TTL_KEYS = {
     "host_policy.ttl_fraction": "lease TTL hint (fraction of the expected session length)",
@@ -103,9 +104,9 @@ def _line_group(summary: pd.DataFrame, key: str, swept: list[str]) -> str | None
 def plot_study(results: str | Path) -> list[Path]:
     """Draw every figure the study's saved results support; returns the files written."""
     results = Path(results)
-    summary = pd.read_parquet(results / "summary.parquet")
+    summary = read_table(results / "summary.parquet")
     series_path = results / "timeseries.parquet"
-    series = pd.read_parquet(series_path) if series_path.is_file() else pd.DataFrame()
+    series = read_table(series_path) if series_path.is_file() else pd.DataFrame()
     folder = results / "plots"
     folder.mkdir(exist_ok=True)
     if summary.empty:

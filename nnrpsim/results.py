@@ -90,9 +90,16 @@ class ResultStore:
         return f"p{point:04d}-r{replication:03d}.parquet"
 
     def done(self, point: int, replication: int) -> bool:
-        """A run that finished without error (failed runs are retried on resume)."""
-        path = self.runs_dir / self._name(point, replication)
-        return path.is_file() and pd.read_parquet(path, columns=["error"])["error"].isna().all()
+        """A run that finished without error; failed runs, and runs whose files were damaged
+        after they were written, are run again on resume (and their files replaced)."""
+        name = self._name(point, replication)
+        try:
+            finished = read_table(self.runs_dir / name, columns=["error"])["error"].isna().all()
+            if finished and (self.series_dir / name).is_file():
+                read_table(self.series_dir / name)  # damaged: the run is done again
+        except ScenarioError:  # missing or damaged
+            return False
+        return bool(finished)
 
     def write(self, result: dict[str, Any]) -> None:
         record = result["record"]
@@ -141,11 +148,20 @@ def _cell(value: Any) -> Any:
     return json.dumps(value)
 
 
+def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
+    """A Parquet file of results; a missing or damaged one is bad input, named with its path."""
+    try:
+        return pd.read_parquet(path, columns=columns)
+    except (OSError, ValueError, KeyError) as err:
+        reason = str(err).splitlines()[0] if str(err) else type(err).__name__
+        raise ScenarioError(str(path), f"not a readable results table ({reason})") from None
+
+
 def _read_all(folder: Path) -> pd.DataFrame:
     files = sorted(folder.glob("p*.parquet"))
     if not files:
         return pd.DataFrame()
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    return pd.concat([read_table(f) for f in files], ignore_index=True)
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:

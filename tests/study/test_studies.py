@@ -170,6 +170,23 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     assert (out / "plots/hit_rate_vs_ttl.png").stat().st_size > 1000
     assert main(["plot", str(tmp_path / "empty")]) == 2
     assert "holds no summary.parquet" in capsys.readouterr().err
+    (out / "summary.parquet").write_bytes(b"damaged")
+    assert main(["plot", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {out / 'summary.parquet'}: not a readable results table (")
+    assert err.count("\n") == 1
+
+
+@pytest.mark.parametrize("damaged", ["runs", "timeseries"])
+def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damaged):
+    out = tmp_path / "d"
+    first = nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    (out / damaged / "p0002-r001.parquet").write_bytes(b"damaged")
+    untouched = (out / "runs/p0001-r000.parquet").stat().st_mtime_ns
+    again = nnrpsim.run(small_yaml, out=out, resume=True, jobs=1, progress=False)
+    assert (out / "runs/p0001-r000.parquet").stat().st_mtime_ns == untouched
+    pd.testing.assert_frame_equal(_metric_frame(again.summary), _metric_frame(first.summary))
+    assert len(again.timeseries) == len(first.timeseries)
 
 
 def test_mooncake_trace_unlimited_hit_rate_matches_provenance(shared):
