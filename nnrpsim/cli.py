@@ -77,10 +77,6 @@ def _frames_encode(args: argparse.Namespace) -> str:
 def _run(args: argparse.Namespace) -> str:
     from .study import run
 
-    if args.jobs is not None and args.jobs < 1:
-        raise UsageError("--jobs: must be at least 1")
-    if args.scheduler and args.executor != "dask":
-        raise UsageError("--scheduler: only with --executor dask")
     result = run(
         args.scenario,
         out=args.out,

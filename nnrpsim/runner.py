@@ -223,15 +223,26 @@ def tasks_for(points: list[Point], replications: int) -> list[Task]:
     ]
 
 
+def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> None:
+    """The arguments of :func:`execute`, checked before a study writes anything."""
+    if jobs is not None and jobs < 1:
+        raise ScenarioError("--jobs", "must be at least 1")
+    if executor not in EXECUTORS:
+        raise ScenarioError(
+            "--executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}"
+        )
+    if scheduler and executor != "dask":
+        raise ScenarioError("--scheduler", "only with --executor dask")
+
+
 def execute(
     tasks: list[Task],
     jobs: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield each task's result as it finishes."""
-    if executor not in EXECUTORS:
-        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    """Yield each task's result as it finishes (``jobs`` None: one per core)."""
+    check_execution(jobs, executor, scheduler)
     jobs = jobs or os.cpu_count() or 1
     if executor == "dask":
         yield from _dask(tasks, jobs, scheduler)

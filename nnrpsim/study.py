@@ -13,7 +13,7 @@ from tqdm.auto import tqdm
 
 from .plots import plot_study
 from .results import ResultStore, summarize
-from .runner import execute, tasks_for
+from .runner import check_execution, execute, tasks_for
 from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
 from .traces import check_traces
 
@@ -53,6 +53,7 @@ def run(
     what is missing. A run that raises is recorded with its error while the others complete.
     """
     scenario = _scenario(scenario, overrides)
+    check_execution(jobs, executor, scheduler)
     check_traces(scenario)
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     store = ResultStore(path, scenario, resume)

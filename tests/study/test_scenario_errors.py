@@ -111,6 +111,23 @@ def test_run_arguments_are_checked(tmp_path, capsys, small_yaml):
     assert "error: --scheduler: only with --executor dask" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        ({"jobs": 0}, "--jobs: must be at least 1"),
+        ({"executor": "threads"}, "--executor: must be one of local, dask, not 'threads'"),
+        ({"scheduler": "tcp://127.0.0.1:1"}, "--scheduler: only with --executor dask"),
+    ],
+)
+def test_api_checks_execution_arguments_before_writing(tmp_path, small_yaml, arguments, message):
+    import nnrpsim
+    from nnrpsim.scenario import ScenarioError
+
+    with pytest.raises(ScenarioError, match=message):
+        nnrpsim.run(small_yaml, out=tmp_path / "out", progress=False, **arguments)
+    assert not (tmp_path / "out").exists()
+
+
 def test_no_traceback_from_the_console_script(tmp_path):
     path = write_yaml(tmp_path, {"study": {"seed": -1}})
     proc = subprocess.run(
