@@ -102,10 +102,14 @@ def synthetic_plan(
             end = min(start + length, duration_ms)
             op_times = _poisson_times(rng, op_rate, start, end)
             n_ops = len(op_times)
-            shared = namespace * config.shared_objects_per_namespace + rng.choice(
-                config.shared_objects_per_namespace,
-                size=(n_ops, config.shared_refs_per_operation),
-                p=popularity,
+            per_namespace = config.shared_objects_per_namespace
+            shared = (
+                namespace * per_namespace
+                + rng.choice(
+                    per_namespace, size=(n_ops, config.shared_refs_per_operation), p=popularity
+                )
+                if per_namespace
+                else np.zeros((n_ops, 0), dtype=np.int64)  # nothing shared to reference
             )
             private = first_private + rng.integers(
                 0, max(n_private, 1), (n_ops, config.private_refs_per_operation if n_private else 0)
@@ -127,7 +131,7 @@ def synthetic_plan(
     all_sizes = np.concatenate(sizes)
     rng = np.random.default_rng(change_seed)
     rate = config.content_change_rate_per_s / 1000.0
-    change_t, change_o = [], []
+    change_t, change_o = [np.zeros(0)], [np.zeros(0, np.int64)]  # a catalog may be empty
     for obj in range(len(catalog)):
         times = _poisson_times(rng, rate, 0.0, duration_ms)
         change_t.append(times)

@@ -113,3 +113,19 @@ def test_a_saturated_link_is_reported_as_such():
         if name.startswith("hit_") or name == "reference_after_invalidate"
     }
     assert set(protocol.values()) == {0} and saturated.audit["operation_never_completed"] > 0
+
+
+@pytest.mark.parametrize(("shared", "private"), [(0, 4), (20, 0), (0, 0)])
+def test_workloads_without_shared_or_private_objects_run(shared, private):
+    workload = WorkloadConfig(
+        shared_objects_per_namespace=shared, private_objects_per_session=private
+    )
+    result = simulate(_config(workload=workload, duration_ms=10_000.0), 7)
+    assert result.violations == 0
+    objects = result.references["object"]
+    assert len(objects) == 0 if shared == private == 0 else len(objects) > 0
+    pairs = np.unique(np.stack([objects, result.references["session"]]), axis=1)
+    if shared == 0 and private:  # every object is one session's own
+        assert len(np.unique(pairs[0])) == pairs.shape[1]
+    if private == 0 and shared:  # every object is a shared one
+        assert objects.max() < WORKLOAD.namespaces * shared

@@ -1,0 +1,120 @@
+"""Whatever the configuration, a run keeps the protocol's rules and its own books: drawn by
+hypothesis over topologies, policies, eviction, memory, faults, loss and content changes."""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from nnrpsim.engine import CacheLimits
+from nnrpsim.metrics import des_metrics
+from nnrpsim.model import (
+    FaultConfig,
+    LinkConfig,
+    ModelConfig,
+    PolicyConfig,
+    ServerConfig,
+    WorkloadConfig,
+    simulate,
+)
+
+DURATION_MS = 20_000.0
+RATES = (  # fallback_rate is the part of the misses that drew a server error
+    "hit_rate",
+    "miss_rate_cache_miss",
+    "miss_rate_lease_expired",
+    "miss_rate_version_mismatch",
+    "miss_rate_dependency_invalid",
+    "inline_rate_policy",
+)
+
+
+@st.composite
+def configs(draw) -> ModelConfig:
+    link = LinkConfig(
+        latency_ms=draw(st.sampled_from([0.0, 0.5, 5.0])),
+        loss=draw(st.sampled_from([0.0, 0.0, 0.3])),
+        retransmit_timeout_ms=5.0,
+    )
+    capacity = draw(st.sampled_from([None, 64 << 10, 512 << 10, 8 << 20]))
+    limits = CacheLimits(
+        capacity_bytes=capacity,
+        max_cache_entries=draw(st.sampled_from([4, 64, 65_535])),
+        ttl_floor_ms=draw(st.sampled_from([0, 2_000])),
+        ttl_ceiling_ms=draw(st.sampled_from([2_000, 30_000, 3_600_000])),
+        eviction=draw(st.sampled_from(["lru", "fifo", "ttl", "size", "none"])),
+    )
+    server = ServerConfig(limits=limits, sweep_interval_ms=draw(st.sampled_from([50.0, 1_000.0])))
+    policy = PolicyConfig(
+        name=draw(st.sampled_from(["best_practice", "always", "never", "threshold"])),
+        ttl_fraction=draw(st.sampled_from([0.05, 0.5, 1.5])),
+        renew_margin=draw(st.sampled_from([0.0, 0.2, 0.9])),
+        renewal_body=draw(st.booleans()),
+        inline_after_invalidate=draw(st.booleans()),
+    )
+    workload = WorkloadConfig(
+        session_rate_per_s=draw(st.sampled_from([0.5, 3.0])),
+        session_duration_ms=draw(st.sampled_from([2_000.0, 10_000.0])),
+        operation_rate_per_s=draw(st.sampled_from([1.0, 10.0])),
+        namespaces=draw(st.integers(1, 3)),
+        shared_objects_per_namespace=draw(st.sampled_from([0, 5, 30])),
+        private_objects_per_session=draw(st.integers(0, 4)),
+        object_size_median=draw(st.sampled_from([512, 16_384])),
+        content_change_rate_per_s=draw(st.sampled_from([0.0, 0.05, 1.0])),
+    )
+    faults = FaultConfig(
+        restart_at_ms=draw(st.sampled_from([None, 7_000.0])),
+        announce_restart=draw(st.booleans()),
+        memory_pressure_at_ms=draw(st.sampled_from([None, 9_000.0])),
+        memory_pressure_fraction=0.25,
+    )
+    return ModelConfig(
+        duration_ms=DURATION_MS,
+        hosts=draw(st.integers(1, 3)),
+        servers=draw(st.integers(1, 2)),
+        routing=draw(st.sampled_from(["round_robin", "hash", "least_sessions"])),
+        uplink=link,
+        downlink=link,
+        server=server,
+        policy=policy,
+        workload=workload,
+        faults=faults,
+        sample_interval_ms=500.0,
+    )
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(config=configs(), seed=st.integers(0, 2**32 - 1))
+def test_any_run_keeps_the_rules_and_its_books(config, seed):
+    result = simulate(config, seed)
+    assert result.violations == 0, result.audit
+    assert result.fallback_success_rate == 1.0
+    limits = config.server.limits
+    ttls = result.accepted_ttl_ms
+    assert ((ttls >= limits.ttl_floor_ms) & (ttls <= limits.ttl_ceiling_ms)).all()
+    memory = result.memory
+    if limits.capacity_bytes is not None:
+        budget = np.full(len(memory["time_ms"]), limits.capacity_bytes, dtype=np.float64)
+        pressure = config.faults.memory_pressure_at_ms
+        if pressure is not None:  # server 0's budget shrinks then (a sample then may precede it)
+            shrunk = (memory["server"] == 0) & (memory["time_ms"] > pressure)
+            budget[shrunk] = int(limits.capacity_bytes * config.faults.memory_pressure_fraction)
+        for server in np.unique(memory["server"]):
+            held, over = memory["held_bytes"], memory["held_bytes"] > budget
+            held, over = held[memory["server"] == server], over[memory["server"] == server]
+            # Over budget only when the budget shrank and nothing may be evicted; then no
+            # install fits until expiry and release bring the server back under it.
+            assert not over.any() or limits.eviction == "none"
+            assert (held[1:][over[1:]] <= held[:-1][over[1:]]).all()
+    assert (memory["live_bytes"] <= memory["held_bytes"]).all()
+    assert (memory["objects"] <= limits.max_cache_entries).all()
+    latency = result.operations["latency_ms"]
+    assert (latency >= config.uplink.latency_ms + config.downlink.latency_ms).all()
+    if config.uplink.loss == 0:  # every byte on a link is in one class
+        assert sum(result.wire.values()) == result.wire_bytes_total
+    metrics = des_metrics(result, 0.0)
+    if len(result.references["outcome"]):
+        assert abs(sum(metrics[name] for name in RATES) - 1.0) < 1e-9
+    if config.policy.name == "never":
+        assert metrics["hit_rate"] == 0 and result.counters["installs"] == 0
