@@ -10,18 +10,19 @@ from nnrpsim.engine.stream import ReferenceStream
 def poisson_stream(
     rng: np.random.Generator,
     n_objects: int,
-    rate_per_ms: float,
+    rate_per_ms: float | np.ndarray,
     duration_ms: int,
     purge_rate_per_ms: float = 0.0,
 ) -> ReferenceStream:
-    """Independent Poisson references (and purges) per object, unit size, merged in time order."""
+    """Independent Poisson references (and purges) per object, unit size, merged in time order;
+    ``rate_per_ms`` is one rate for all objects or one per object."""
     times, objs = _poisson_events(rng, n_objects, rate_per_ms, duration_ms)
     inv_t, inv_o = _poisson_events(rng, n_objects, purge_rate_per_ms, duration_ms)
     return ReferenceStream(times, objs, np.ones(len(times)), inv_t, inv_o, 0, duration_ms)
 
 
 def _poisson_events(rng, n_objects, rate, duration):
-    if rate == 0:
+    if not np.any(rate):
         return np.zeros(0, np.int64), np.zeros(0, np.int64)
     counts = rng.poisson(rate * duration, n_objects)
     objs = np.repeat(np.arange(n_objects), counts)

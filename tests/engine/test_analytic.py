@@ -68,18 +68,22 @@ def test_ttl_hit_rate_and_occupancy_match_closed_forms(mode, purge_per_ms, expec
     assert abs(occupancy - expected) < 0.01  # Poisson: occupancy equals hit probability
 
 
-def _che(p: np.ndarray, capacity: float, fifo: bool) -> float:
-    def filled(t):
-        return (p * t / (1 + p * t)).sum() if fifo else (1 - np.exp(-p * t)).sum()
-
+def _hit_ratio(rates: np.ndarray, capacity: float, hit_probability) -> float:
+    """Che-type approximation: find the characteristic time t_C at which the objects' hit
+    (= occupancy) probabilities fill the capacity; the request-weighted hit ratio at t_C."""
     lo, hi = 0.0, 1.0
-    while filled(hi) < capacity:
+    while hit_probability(hi).sum() < capacity:
         hi *= 2
     for _ in range(200):
         mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if filled(mid) < capacity else (lo, mid)
-    h = p * lo / (1 + p * lo) if fifo else 1 - np.exp(-p * lo)
-    return float((p * h).sum() / p.sum())
+        lo, hi = (mid, hi) if hit_probability(mid).sum() < capacity else (lo, mid)
+    return float((rates * hit_probability(lo)).sum() / rates.sum())
+
+
+def _che(p: np.ndarray, capacity: float, fifo: bool) -> float:
+    if fifo:
+        return _hit_ratio(p, capacity, lambda t: p * t / (1 + p * t))
+    return _hit_ratio(p, capacity, lambda t: 1 - np.exp(-p * t))
 
 
 @pytest.mark.parametrize(
@@ -93,3 +97,22 @@ def test_che_approximation_for_zipf(alpha, policy, reference_point):
     stream = zipf_stream(np.random.default_rng(7), n, 400_000, alpha, np.ones(n, dtype=np.int64))
     result = replay(stream, [U32_MAX], "non_reset", capacity_bytes=100, policy=policy)
     assert abs(result.hit_rate[0] - reference_point) <= 0.005
+
+
+def test_lru_with_purges_matches_detti():
+    """LRU with Poisson purges (Detti et al. 2018): h_i = lam_i / (lam_i + mu) (1 - exp(-(lam_i +
+    mu) t_C)), the occupancies filling the capacity."""
+    n, capacity, purge_per_ms = 1000, 100, 4e-3
+    p = 1.0 / np.arange(1, n + 1) ** 0.8
+    lam = p / p.sum()  # one request per millisecond in all
+    expected = _hit_ratio(
+        lam,
+        capacity,
+        lambda t: lam / (lam + purge_per_ms) * (1 - np.exp(-(lam + purge_per_ms) * t)),
+    )
+    assert (lam / (lam + purge_per_ms)).sum() > capacity  # purges alone do not keep it unfilled
+    stream = poisson_stream(np.random.default_rng(11), n, lam, 400_000, purge_per_ms)
+    result = replay(stream, [U32_MAX], "non_reset", capacity_bytes=capacity, policy="lru")
+    without_purges = _che(lam, capacity, fifo=False)
+    assert expected < without_purges - 0.02  # the purges matter at this rate
+    assert abs(result.hit_rate[0] - expected) <= 0.005
