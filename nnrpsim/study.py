@@ -91,6 +91,7 @@ def sweep(
 ) -> pd.DataFrame:
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks."""
     scenario = _scenario(scenario, overrides)
+    check_traces(scenario)
     tasks = tasks_for(sweep_points(scenario), scenario.study.replications)
     records = [result["record"] for result in execute(tasks, jobs)]
     return summarize(pd.DataFrame(records).sort_values(["point", "replication"]))

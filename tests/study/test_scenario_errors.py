@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 
 import pytest
 
+import nnrpsim
 from nnrpsim.cli import main
+from nnrpsim.scenario import ScenarioError
 from tests.conftest import write_yaml
 
 CASES = [
@@ -120,9 +123,6 @@ def test_run_arguments_are_checked(tmp_path, capsys, small_yaml):
     ],
 )
 def test_api_checks_execution_arguments_before_writing(tmp_path, small_yaml, arguments, message):
-    import nnrpsim
-    from nnrpsim.scenario import ScenarioError
-
     with pytest.raises(ScenarioError, match=message):
         nnrpsim.run(small_yaml, out=tmp_path / "out", progress=False, **arguments)
     assert not (tmp_path / "out").exists()
@@ -183,6 +183,8 @@ def test_bad_traces_fail_validate_and_run_with_one_line(tmp_path, capsys, name, 
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+    with pytest.raises(ScenarioError, match=re.escape(message)):
+        nnrpsim.sweep(path)
 
 
 def test_a_swept_trace_is_checked_too(tmp_path, capsys):
