@@ -144,7 +144,7 @@ def _by_object(stream: ReferenceStream) -> _ByObject:
     last[:-1] = first[1:]
     t0 = min(stream.start_ms, int(time.min()) if n else 0)
     span = stream.end_ms - t0 + 2
-    if (int(obj.max()) + 1 if n else 1) * span >= 2**62:
+    if max(stream.n_objects, 1) * span >= 2**62:
         raise ValueError("stream too long for replay keys (objects x duration overflows int64)")
     keys = obj * span + (time - t0)
     inv_o, inv_t = stream.invalidation_object_id, stream.invalidation_time_ms
@@ -156,8 +156,13 @@ def _by_object(stream: ReferenceStream) -> _ByObject:
     same = hit_keys // span == obj[found]
     next_inv[np.flatnonzero(found)[same]] = hit_keys[same] % span + t0
     starts = np.flatnonzero(first)
-    run_end = np.repeat(np.append(starts[1:], n), np.diff(np.append(starts, n)))
+    run_end = np.repeat(_run_ends(starts, n), np.diff(np.append(starts, n)))
     return _ByObject(obj, time, size, first, last, next_inv, run_end, keys, span, t0, stream.end_ms)
+
+
+def _run_ends(starts: np.ndarray, n: int) -> np.ndarray:
+    """Where each run of rows that begins at ``starts`` ends: the next run's start, or ``n``."""
+    return np.append(starts[1:], n) if len(starts) else starts
 
 
 def _count_below(sorted_values: np.ndarray, grid: np.ndarray) -> np.ndarray:
@@ -240,7 +245,7 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
     live = np.zeros(g, dtype=np.float64)
     for i, ttl in enumerate(grid.tolist()):
         starts = np.flatnonzero(restart | (gap >= ttl))
-        ends = np.append(starts[1:], n)
+        ends = _run_ends(starts, n)
         last_miss = starts.copy()
         walked = [starts]
         long = np.flatnonzero(b.time[ends - 1] - b.time[starts] >= ttl)
@@ -399,7 +404,7 @@ def replay_on_table(
     stream: ReferenceStream, ttl: int, mode: str, limits: CacheLimits
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path."""
-    n_objects = int(stream.object_id.max()) + 1 if len(stream) else 0
+    n_objects = stream.n_objects
     kinds = np.full(n_objects, 7, dtype=np.uint8)
     ids = np.arange(n_objects, dtype=np.uint64)
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)

@@ -59,5 +59,12 @@ class ReferenceStream:
         return len(self.time_ms)
 
     @property
+    def n_objects(self) -> int:
+        """One past the largest object id the stream names, referenced or invalidated: an
+        object's references may all be filtered out while its invalidations remain."""
+        named = (self.object_id.max(initial=-1), self.invalidation_object_id.max(initial=-1))
+        return int(max(named)) + 1
+
+    @property
     def duration_ms(self) -> int:
         return self.end_ms - self.start_ms

@@ -84,3 +84,25 @@ def test_capacity_replay_without_expiry_or_invalidation_counts_causes_like_the_t
     )
     assert result.evicted_misses[0] > 0 and result.rejected[0] > 1
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("capacity", [None, 100])
+def test_an_empty_stream_replays_to_zeros(mode, capacity):
+    empty = ReferenceStream(
+        np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), [5], [0], 0, 10
+    )
+    result = replay(empty, GRID, mode, capacity_bytes=capacity)
+    for name in COUNTS:
+        assert (getattr(result, name) == 0).all(), name
+    assert (result.mean_live_bytes == 0).all()
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (100, "lru"), (100, "ttl")])
+def test_invalidations_of_objects_never_referenced(mode, capacity, policy):
+    """A policy may inline every reference to an object whose content still changes."""
+    stream = ReferenceStream([1, 4, 9], [0, 0, 0], [10, 10, 10], [2, 3], [7, 0], 0, 12)
+    assert stream.n_objects == 8
+    result = replay(stream, [100], mode, capacity_bytes=capacity, policy=policy)
+    assert (result.hits[0], result.invalidated_misses[0]) == (1, 1)

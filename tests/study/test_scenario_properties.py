@@ -1,0 +1,81 @@
+"""Any valid scenario runs, on either engine, and reports metrics that make sense: drawn by
+hypothesis over the scenario keys, through the runner that maps them onto the model."""
+
+from __future__ import annotations
+
+import math
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import nnrpsim
+from nnrpsim.scenario import parse_scenario
+
+OUTCOME_RATES = (
+    "hit_rate",
+    "miss_rate_cache_miss",
+    "miss_rate_lease_expired",
+    "miss_rate_version_mismatch",
+    "miss_rate_dependency_invalid",
+    "inline_rate_policy",
+)
+NON_NEGATIVE = ("installs", "renewals", "invalidations", "mean_gpu_bytes", "peak_gpu_bytes")
+
+
+@st.composite
+def scenarios(draw) -> dict:
+    return {
+        "study": {"name": "drawn", "replications": 1, "duration": "30s", "warmup": "5s"},
+        "engine": draw(st.sampled_from(["des", "vector"])),
+        "topology": {
+            "hosts": draw(st.integers(1, 2)),
+            "servers": draw(st.integers(1, 2)),
+            "gpu_memory": draw(st.sampled_from([None, "32KiB", "1MiB", "1GiB"])),
+            "max_cache_entries": draw(st.sampled_from([0, 3, 100])),
+            "object_kinds": draw(st.sampled_from([["prompt_segment"], ["tool_schema"]]))
+            if draw(st.booleans())
+            else ["prompt_segment", "tool_schema"],
+            "ttl_floor": draw(st.sampled_from(["0s", "1s"])),
+            "ttl_ceiling": draw(st.sampled_from(["2s", "1h"])),
+            "eviction": draw(st.sampled_from(["lru", "fifo", "ttl", "size", "none"])),
+            "link": {"latency": draw(st.sampled_from(["0ms", "1ms"])), "loss": 0.0},
+        },
+        "workload": {
+            "sessions": {"rate_per_s": 2, "duration": draw(st.sampled_from(["2s", "20s"]))},
+            "operations": {
+                "rate_per_s": draw(st.sampled_from([1, 5])),
+                "shared_refs": draw(st.integers(0, 3)),
+                "private_refs": draw(st.integers(0, 3)),
+            },
+            "objects": {
+                "namespaces": draw(st.integers(1, 3)),
+                "shared_per_namespace": draw(st.sampled_from([0, 3, 40])),
+                "private_per_session": draw(st.integers(0, 3)),
+                "size": {"median": draw(st.sampled_from(["256", "16KiB"])), "sigma": 1.0},
+            },
+            "invalidations": {"rate_per_s": draw(st.sampled_from([0, 0.1]))},
+        },
+        "host_policy": {
+            "name": draw(st.sampled_from(["best_practice", "always", "never", "threshold"])),
+            "ttl_fraction": draw(st.sampled_from([0.1, 0.75])),
+            "renew_margin": draw(st.sampled_from([0, 0.2])),
+            "renewal_body": draw(st.booleans()),
+        },
+    }
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(raw=scenarios())
+def test_any_scenario_runs_and_its_metrics_make_sense(raw):
+    row = nnrpsim.sweep(parse_scenario(raw)).iloc[0]
+    assert row["failures"] == 0 and row["replications"] == 1
+    assert row["invariant_violations"] == 0
+    rates = [row[name] for name in (*OUTCOME_RATES, "fallback_rate")]
+    assert all(0 <= rate <= 1 for rate in rates)
+    total = sum(row[name] for name in OUTCOME_RATES)
+    assert total == 0 or math.isclose(total, 1.0)  # 0: nothing was referenced after warm-up
+    assert row["fallback_rate"] <= 1 - row["hit_rate"] - row["inline_rate_policy"] + 1e-9
+    assert all(not row[name] < 0 for name in NON_NEGATIVE)  # NaN where not measured
+    assert row["wire_bytes"] >= 0
+    if raw["host_policy"]["name"] == "never":
+        assert row["hit_rate"] == 0 and row["installs"] == 0 and row["wire_bytes_saved"] == 0
