@@ -31,6 +31,17 @@ METRICS = (
 )
 """Every run reports these; the summary adds ``<metric>_ci95`` for each."""
 
+OUTCOME_RATES = (
+    "hit_rate",
+    "miss_rate_cache_miss",
+    "miss_rate_lease_expired",
+    "miss_rate_version_mismatch",
+    "miss_rate_dependency_invalid",
+    "inline_rate_policy",
+)
+"""What became of each reference; these shares add up to 1 (``fallback_rate`` is the part of
+the misses that drew a server error)."""
+
 UNITS = {
     "hit_rate": "fraction of references",
     "fallback_rate": "fraction of references",

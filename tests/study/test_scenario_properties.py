@@ -9,16 +9,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import nnrpsim
+from nnrpsim.metrics import OUTCOME_RATES
 from nnrpsim.scenario import parse_scenario
 
-OUTCOME_RATES = (
-    "hit_rate",
-    "miss_rate_cache_miss",
-    "miss_rate_lease_expired",
-    "miss_rate_version_mismatch",
-    "miss_rate_dependency_invalid",
-    "inline_rate_policy",
-)
 NON_NEGATIVE = ("installs", "renewals", "invalidations", "mean_gpu_bytes", "peak_gpu_bytes")
 
 
