@@ -107,7 +107,11 @@ def _is_whole(value) -> bool:
 
 def _reference_log(path: Path, fmt: str):
     try:
-        frame = pd.read_csv(path) if fmt == "csv" else pd.read_parquet(path)
+        frame = (  # object names stay text: "007" is not "7", and "NA" is a name, not missing
+            pd.read_csv(path, dtype={"object": str}, keep_default_na=False)
+            if fmt == "csv"
+            else pd.read_parquet(path)
+        )
     except Exception as err:  # pandas raises many kinds; all mean "not a readable log"
         raise TraceError(str(path), f"cannot read {fmt}: {str(err).splitlines()[0]}") from None
     for column in REFERENCE_LOG_COLUMNS:

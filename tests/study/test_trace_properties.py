@@ -1,0 +1,86 @@
+"""Trace loading, for any valid log: references in time order from zero, one dense id per
+object, each object at its largest size, and CSV, Parquet and Mooncake views agreeing."""
+
+from __future__ import annotations
+
+import json
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from nnrpsim.scenario.schema import Trace
+from nnrpsim.traces import load_trace
+
+ROWS = st.lists(
+    st.tuples(
+        st.integers(0, 10**9),
+        st.sampled_from(["a", "b", "tool:1", "prompt 2", "7", "007", "NA", "null"]),
+        st.integers(0, 2**40),
+    ),
+    min_size=1,
+    max_size=40,
+)
+
+
+def _check(stream, times, objects, sizes, time_scale=1.0):
+    order = np.argsort(times, kind="stable")
+    expected_times = np.round((times[order] - times.min()) * time_scale).astype(np.int64)
+    assert stream.time_ms.tolist() == expected_times.tolist()
+    ids = stream.object_id
+    assert sorted(set(ids.tolist())) == list(range(len(set(objects.tolist()))))
+    by_name = dict(zip(objects[order].tolist(), ids.tolist(), strict=True))
+    assert [by_name[name] for name in objects[order].tolist()] == ids.tolist()  # one id each
+    for name, obj in by_name.items():
+        assert (stream.size[ids == obj] == sizes[objects == name].max()).all()
+
+
+@settings(max_examples=60, deadline=None)
+@given(rows=ROWS, time_scale=st.sampled_from([1.0, 0.5, 1000.0]))
+def test_reference_logs_load_the_same_from_csv_and_parquet(rows, time_scale):
+    log = pd.DataFrame(rows, columns=["time_ms", "object", "size_bytes"])
+    with tempfile.TemporaryDirectory() as folder:
+        csv, parquet = Path(folder) / "log.csv", Path(folder) / "log.parquet"
+        log.to_csv(csv, index=False)
+        log.to_parquet(parquet)
+        streams = [load_trace(Trace(path=str(p), time_scale=time_scale)) for p in (csv, parquet)]
+    times, objects = log["time_ms"].to_numpy(), log["object"].astype(str).to_numpy()
+    for stream in streams:
+        _check(stream, times.astype(np.float64), objects, log["size_bytes"].to_numpy(), time_scale)
+    assert streams[0].object_id.tolist() == streams[1].object_id.tolist()
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    requests=st.lists(
+        st.tuples(
+            st.integers(0, 10**7), st.integers(0, 3000), st.lists(st.integers(0, 5), max_size=6)
+        ),
+        min_size=1,
+        max_size=20,
+    ).filter(lambda rs: any(blocks for _, _, blocks in rs))
+)
+def test_mooncake_blocks_are_objects_by_position_and_hash(requests):
+    block_tokens, per_token = 512, 10
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "t.jsonl"
+        path.write_text(
+            "".join(
+                json.dumps({"timestamp": t, "input_length": n, "hash_ids": b}) + "\n"
+                for t, n, b in requests
+            )
+        )
+        stream = load_trace(
+            Trace(path=str(path), block_tokens=block_tokens, kv_bytes_per_token=per_token)
+        )
+    times, objects, sizes = [], [], []
+    for when, tokens, blocks in requests:
+        for position, block in enumerate(blocks):
+            times.append(when)
+            objects.append(f"{position}:{block}")
+            tokens_here = min(block_tokens, tokens - position * block_tokens)
+            sizes.append(max(tokens_here, 1) * per_token)
+    _check(stream, np.asarray(times, np.float64), np.asarray(objects), np.asarray(sizes))
