@@ -178,7 +178,12 @@ def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> 
         max(stream.end_ms, int(config.duration_ms)),
     )
     limits = config.server.limits
-    hint = policy.ttl_hint_ms(config.workload.session_duration_ms)
+    # The hint the DES hosts would ask for: a fraction of the sessions' expected length (for a
+    # trace, its one session spans the whole trace).
+    expected = [session.expected_ms for session in plan.sessions]
+    hint = policy.ttl_hint_ms(
+        np.mean(expected) if expected else config.workload.session_duration_ms
+    )
     ttl = int(min(max(hint, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
     mode = "reset" if policy.renew_margin > 0 else "non_reset"
     result = replay(cached, [ttl], mode, limits.capacity_bytes, limits.eviction)

@@ -144,7 +144,7 @@ def synthetic_plan(
 def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
     """One host, one session covering the stream: an operation per reference, a content change
     per invalidation. Every object is expected to be reused (the policy decides the rest)."""
-    n_objects = int(stream.object_id.max()) + 1 if len(stream) else 0
+    n_objects = stream.n_objects
     ids = np.arange(n_objects, dtype=np.uint64)
     catalog = ObjectCatalog.from_arrays(
         np.ones(n_objects), ids, ids, np.full(n_objects, CacheObjectKind.PROMPT_SEGMENT)

@@ -285,3 +285,22 @@ def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, 
     summary = pd.read_parquet(tmp_path / "out/summary.parquet")
     fast, slow = summary["peak_link_utilisation"].tolist()
     assert fast < 0.01 and slow >= 1
+
+
+def test_both_engines_take_the_ttl_hint_from_the_trace_length(tmp_path):
+    """A trace is one session spanning it: a TTL of 0.75 x 900 ms lets b expire before 900 ms
+    on either engine (with the workload's 60 s sessions the vector engine once kept it)."""
+    log = tmp_path / "log.csv"
+    log.write_text(
+        "time_ms,object,size_bytes\n0,a,2000\n5,b,3000\n9,a,2000\n12,a,2000\n900,b,3000\n"
+    )
+    hit_rates = {}
+    for engine in ("des", "vector"):
+        raw = {
+            "study": {"name": engine, "replications": 1, "duration": "2s"},
+            "engine": engine,
+            "workload": {"trace": {"path": str(log)}},
+            "host_policy": {"renew_margin": 0},
+        }
+        hit_rates[engine] = nnrpsim.sweep(parse_scenario(raw))["hit_rate"].iloc[0]
+    assert hit_rates == {"des": 0.4, "vector": 0.4}
