@@ -48,13 +48,13 @@ def _stream(purge_per_ms: float) -> ReferenceStream:
     )
 
 
-def _model(stream: ReferenceStream, mode: str):
+def _model(stream: ReferenceStream, mode: str, limits: CacheLimits | None = None):
     config = ModelConfig(
         duration_ms=float(DURATION),
         uplink=INSTANT,
         downlink=INSTANT,
         server=ServerConfig(
-            limits=CacheLimits(capacity_bytes=None),
+            limits=limits or CacheLimits(capacity_bytes=None),
             per_operation_ms=0.0,
             per_inline_byte_ms=0.0,
             sweep_interval_ms=5_000.0,
@@ -97,3 +97,17 @@ def test_model_equals_replay_and_closed_forms(mode, purge_per_ms):
     ratio = hits.sum() / refs.sum()
     se = math.sqrt(((hits - ratio * refs) ** 2).sum()) / refs.sum()
     assert abs(ratio - expected) <= 4 * se
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("eviction", ["lru", "fifo", "size", "ttl"])
+def test_with_a_capacity_the_model_still_equals_the_replay(mode, eviction):
+    """Evictions, announced by CACHE_INVALIDATE, and reinstalls on the next reference."""
+    stream = _stream(1 / MEAN_GAP)
+    capacity = int(stream.size.mean() * 40)  # room for 40 of the 100 objects
+    result = _model(stream, mode, CacheLimits(capacity_bytes=capacity, eviction=eviction))
+    sweep = replay(stream, [T], mode, capacity_bytes=capacity, policy=eviction)
+    assert sweep.evicted_misses[0] > 1000 and result.invalidations["evicted"] > 1000
+    assert result.violations == 0
+    assert int((result.references["outcome"] == RefOutcome.HIT).sum()) == int(sweep.hits[0])
+    assert result.counters["installs"] == int(sweep.installs[0])
