@@ -44,6 +44,8 @@ class ReferenceStream:
         inv_o = np.zeros(0, np.int64) if inv_o is None else np.asarray(inv_o, dtype=np.int64)
         if len(inv_t) != len(inv_o):
             raise ValueError("invalidation arrays must have equal lengths")
+        if len(inv_t) and (inv_t.min() < 0 or inv_o.min() < 0):
+            raise ValueError("invalidation times and objects must be >= 0")
         order = np.lexsort((inv_o, inv_t))
         object.__setattr__(self, "invalidation_time_ms", inv_t[order])
         object.__setattr__(self, "invalidation_object_id", inv_o[order])

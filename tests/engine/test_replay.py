@@ -70,6 +70,8 @@ def test_bad_arguments():
         replay(stream, [1], capacity_bytes=10, policy="mru")
     with pytest.raises(ValueError, match="non-decreasing"):
         ReferenceStream([2, 1], [0, 0], [1, 1])
+    with pytest.raises(ValueError, match="invalidation times and objects must be >= 0"):
+        ReferenceStream([1], [0], [1], [2], [-1])
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo"])
