@@ -29,8 +29,12 @@ KNOWN_LABELS = {
     "workload.objects.size.median": "median object size (KiB)",
     "workload.sessions.rate_per_s": "session arrivals (per s per host)",
 }
-SCALE = {"host_policy.ttl_hint": 1e-3, "topology.gpu_memory": 2**-30}
-SCALE["workload.objects.size.median"] = 2**-10
+SCALE = {  # key: (factor from the base unit, the unit axes and legends show)
+    "host_policy.ttl_hint": (1e-3, "s"),
+    "topology.gpu_memory": (2**-30, "GiB"),
+    "workload.objects.size.median": (2**-10, "KiB"),
+}
+BYTE_KEYS = {"topology.gpu_memory", "workload.objects.size.median"}
 
 
 def _bytes_axis(values: np.ndarray) -> tuple[float, str]:
@@ -55,27 +59,65 @@ def _label(key: str) -> str:
 
 
 def _numeric(summary: pd.DataFrame, key: str) -> pd.Series:
-    return pd.to_numeric(summary[key], errors="coerce") * SCALE.get(key, 1.0)
+    return pd.to_numeric(summary[key], errors="coerce") * SCALE.get(key, (1.0, ""))[0]
+
+
+def _describe(keys: list[str], values) -> str:
+    """Swept parameters and their values, as legends and annotations show them."""
+    return ", ".join(
+        f"{key.split('.')[-1]} = {_value_text(key, value)}"
+        for key, value in zip(keys, values, strict=True)
+    )
+
+
+def _value_text(key: str, value) -> str:
+    """A swept value as a legend shows it: in the axis unit, and what a missing value means."""
+    if pd.isna(value):
+        return "unlimited" if key == "topology.gpu_memory" else "none"
+    if key in BYTE_KEYS:
+        factor, unit = _bytes_axis(np.array([value]))
+        return f"{value / factor:g} {unit}"
+    if key in SCALE:
+        factor, unit = SCALE[key]
+        return f"{value * factor:g} {unit}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _line_with_band(ax, x, y, ci, label=None):
     order = np.argsort(x.to_numpy())
     x, y, ci = x.to_numpy()[order], y.to_numpy()[order], np.nan_to_num(ci.to_numpy()[order])
-    ax.plot(x, y, marker="o", label=label)
-    ax.fill_between(x, y - ci, y + ci, alpha=0.2)
+    (line,) = ax.plot(x, y, marker="o", label=label)
+    ax.fill_between(x, y - ci, y + ci, alpha=0.2, color=line.get_color())
 
 
-def _metric_vs(summary, key, metric, group, folder, name):
+def lines_of(summary: pd.DataFrame, key: str, swept: list[str]) -> list[tuple[str, pd.DataFrame]]:
+    """The points to draw against ``key``, one line for each combination of the other swept
+    parameters that vary at a given ``key`` (points that differ in one must never be joined;
+    one zipped with ``key`` moves along the line), with its label."""
+    at_key = summary.groupby(key, dropna=False)
+    others = [k for k in swept if k != key and at_key[k].nunique(dropna=False).max() > 1]
+    if not others:
+        return [("", summary)]
+    return [
+        (_describe(others, values), part)
+        for values, part in summary.groupby(others, dropna=False, sort=True)
+    ]
+
+
+def _metric_vs(summary, key, metric, swept, folder, name):
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     unit = UNITS.get(metric, "")
     factor = 1.0
     if unit == "bytes":
         factor, unit = _bytes_axis(summary[metric].abs().to_numpy())
-    groups = summary.groupby(group, dropna=False) if group else [(None, summary)]
-    for value, part in groups:
-        label = f"{group.split('.')[-1]} = {value}" if group else None
+    lines = lines_of(summary, key, swept)
+    for label, part in lines:
         _line_with_band(
-            ax, _numeric(part, key), part[metric] / factor, part[f"{metric}_ci95"] / factor, label
+            ax,
+            _numeric(part, key),
+            part[metric] / factor,
+            part[f"{metric}_ci95"] / factor,
+            label or None,
         )
     x = _numeric(summary, key).dropna()
     if len(x) and x.min() > 0 and x.max() / x.min() >= 20:
@@ -85,20 +127,13 @@ def _metric_vs(summary, key, metric, group, folder, name):
     if unit.startswith("fraction"):
         ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    if group:
-        ax.legend(fontsize=8)
+    if len(lines) > 1:
+        ax.legend(fontsize=7)
     return _save(fig, folder, name)
 
 
 def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
     return bool(pd.to_numeric(summary[key], errors="coerce").notna().any())
-
-
-def _line_group(summary: pd.DataFrame, key: str, swept: list[str]) -> str | None:
-    """The other swept parameter to draw as separate lines (invalidation rate first)."""
-    others = [k for k in swept if k != key and 1 < summary[k].nunique() <= 8]
-    others.sort(key=lambda k: k != INVALIDATION_KEY)
-    return others[0] if others else None
 
 
 def plot_study(results: str | Path) -> list[Path]:
@@ -115,21 +150,20 @@ def plot_study(results: str | Path) -> list[Path]:
     swept = [c for c in summary.columns if c not in reserved]
     written: list[Path] = []
     for key in [k for k in swept if _is_numeric(summary, k)]:
-        group = _line_group(summary, key, swept)
         if key in TTL_KEYS:
-            written += _metric_vs(summary, key, "hit_rate", group, folder, "hit_rate_vs_ttl")
+            written += _metric_vs(summary, key, "hit_rate", swept, folder, "hit_rate_vs_ttl")
         elif key == INVALIDATION_KEY:
             written += _metric_vs(
-                summary, key, "fallback_rate", group, folder, "fallback_vs_invalidation"
+                summary, key, "fallback_rate", swept, folder, "fallback_vs_invalidation"
             )
             written += _metric_vs(
-                summary, key, "hit_rate", group, folder, "hit_rate_vs_invalidation"
+                summary, key, "hit_rate", swept, folder, "hit_rate_vs_invalidation"
             )
         else:
             safe = key.replace(".", "_")
-            written += _metric_vs(summary, key, "hit_rate", group, folder, f"hit_rate_vs_{safe}")
+            written += _metric_vs(summary, key, "hit_rate", swept, folder, f"hit_rate_vs_{safe}")
             written += _metric_vs(
-                summary, key, "wire_bytes_saved", group, folder, f"wire_bytes_saved_vs_{safe}"
+                summary, key, "wire_bytes_saved", swept, folder, f"wire_bytes_saved_vs_{safe}"
             )
     written += _capacity_tradeoff(summary, swept, folder)
     if not series.empty:
@@ -149,7 +183,7 @@ def _capacity_tradeoff(summary: pd.DataFrame, swept: list[str], folder: Path) ->
         fmt="o",
     )
     for _, row in summary.iterrows():
-        text = ", ".join(f"{k.split('.')[-1]}={row[k]}" for k in swept)
+        text = _describe(swept, [row[k] for k in swept])
         if text:
             ax.annotate(text, (row["mean_gpu_bytes"] / factor, row["hit_rate"]), fontsize=6)
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
@@ -165,10 +199,10 @@ def _memory_over_time(series: pd.DataFrame, summary: pd.DataFrame, swept, folder
     factor, unit = _bytes_axis(mean["held_bytes"].to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     points = sorted(mean["point"].unique())
-    for point in points[:: max(1, len(points) // 8)]:
+    for point in points[:: -(-len(points) // 8)]:  # at most eight lines
         part = mean[mean["point"] == point]
         row = summary[summary["point"] == point].iloc[0]
-        label = ", ".join(f"{k.split('.')[-1]}={row[k]}" for k in swept) or "held"
+        label = _describe(swept, [row[k] for k in swept]) or "held"
         ax.plot(part["time_ms"] / 1000.0, part["held_bytes"] / factor, label=label)
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel(f"GPU memory held by cached objects ({unit})")

@@ -304,3 +304,27 @@ def test_both_engines_take_the_ttl_hint_from_the_trace_length(tmp_path):
         }
         hit_rates[engine] = nnrpsim.sweep(parse_scenario(raw))["hit_rate"].iloc[0]
     assert hit_rates == {"des": 0.4, "vector": 0.4}
+
+
+def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
+    from nnrpsim.plots import lines_of
+
+    grid = pd.DataFrame(
+        [(size, rate, name) for size in (1, 2, 3) for rate in (0.1, 1) for name in ("a", "b")],
+        columns=["size", "rate", "name"],
+    )
+    grid["ttl"] = grid["size"] * 10  # zipped with size: it moves along each line
+    lines = lines_of(grid, "size", ["size", "rate", "name", "ttl"])
+    assert [label for label, _ in lines] == [
+        "rate = 0.1, name = a",
+        "rate = 0.1, name = b",
+        "rate = 1, name = a",
+        "rate = 1, name = b",
+    ]
+    assert all(part["size"].tolist() == [1, 2, 3] for _, part in lines)
+    assert [label for label, _ in lines_of(grid[grid["rate"] == 1], "rate", ["rate"])] == [""]
+    budgets = pd.DataFrame({"ttl": [1000, 1000], "topology.gpu_memory": [2**31, None]})
+    assert [label for label, _ in lines_of(budgets, "ttl", ["ttl", "topology.gpu_memory"])] == [
+        "gpu_memory = 2 GiB",
+        "gpu_memory = unlimited",
+    ]
