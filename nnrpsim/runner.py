@@ -103,6 +103,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
             renewal_body=policy.renewal_body,
             ttl_hint_ms=None if policy.ttl_hint is None else int(policy.ttl_hint),
             inline_after_invalidate=policy.inline_after_invalidate,
+            connection_ttl_ms=None if policy.connection_ttl is None else int(policy.connection_ttl),
         ),
         workload=WorkloadConfig(
             session_rate_per_s=workload.sessions.rate_per_s,

@@ -63,14 +63,19 @@ class PolicyConfig:
     renewal_body: bool = True
     ttl_hint_ms: int | None = None  # a fixed lease_ttl_hint_ms instead of a session fraction
     inline_after_invalidate: bool = True  # spec section 14: inline next time, reinstall after
+    # CACHE_PUT's ttl_ms for connection-owned (shared) objects, whose reuse then counts across
+    # the connection's sessions over that TTL; None: the session's TTL and its reuse.
+    connection_ttl_ms: int | None = None
 
     def __post_init__(self) -> None:
         if not 0 < self.ttl_fraction <= 10:
             raise ValueError(f"ttl_fraction must be in (0, 10], got {self.ttl_fraction}")
         if not 0 <= self.renew_margin <= 1:
             raise ValueError(f"renew_margin must be in [0, 1], got {self.renew_margin}")
-        if self.ttl_hint_ms is not None and not 0 < self.ttl_hint_ms <= U32_MAX:
-            raise ValueError(f"ttl_hint_ms must be in 1..{U32_MAX}, got {self.ttl_hint_ms}")
+        for name in ("ttl_hint_ms", "connection_ttl_ms"):
+            value = getattr(self, name)
+            if value is not None and not 0 < value <= U32_MAX:
+                raise ValueError(f"{name} must be in 1..{U32_MAX}, got {value}")
 
 
 @dataclass(frozen=True)

@@ -339,7 +339,7 @@ class Host:
                 self.index,
                 group,
                 [versions[obj] for obj in group],
-                ttl,
+                sim.policy.put_ttl_ms(ttl, scope == OwnerScope.CONNECTION),
                 [sim.sizes[obj] for obj in group],
                 scope,
                 owner,

@@ -7,7 +7,7 @@ every study compares against.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .config import PolicyConfig
 
@@ -24,6 +24,7 @@ class CachePolicy:
     renewal_body: bool
     ttl_hint_fixed_ms: int | None = None
     inline_after_invalidate: bool = True
+    connection_ttl_ms: int | None = None
 
     def should_cache(self, size: int, expected_reuse: float) -> bool:
         """Cache objects larger than the size threshold expected to be reused often enough."""
@@ -32,6 +33,13 @@ class CachePolicy:
             and size > self.min_object_bytes
             and expected_reuse > self.min_expected_reuse
         )
+
+    def put_ttl_ms(self, session_ttl_ms: int, connection_owned: bool) -> int:
+        """CACHE_PUT ``ttl_ms``: the session's TTL, or the connection TTL for the objects the
+        connection owns when the policy sets one."""
+        if connection_owned and self.connection_ttl_ms is not None:
+            return self.connection_ttl_ms
+        return session_ttl_ms
 
     def ttl_hint_ms(self, expected_session_ms: float) -> int:
         """``lease_ttl_hint_ms`` for SESSION_OPEN: a fraction of the expected session length."""
@@ -58,6 +66,7 @@ def _from_config(config: PolicyConfig, **overrides) -> CachePolicy:
         "renewal_body": config.renewal_body,
         "ttl_hint_fixed_ms": config.ttl_hint_ms,
         "inline_after_invalidate": config.inline_after_invalidate,
+        "connection_ttl_ms": config.connection_ttl_ms,
     }
     return CachePolicy(**{**values, **overrides})
 
@@ -68,6 +77,18 @@ def _best_practice(config: PolicyConfig) -> CachePolicy:
     # session length) and the renewal margin stay configurable, so they can be swept.
     return _from_config(
         config, min_object_bytes=1024, min_expected_reuse=2.0, inline_after_invalidate=True
+    )
+
+
+CONNECTION_TTL_MS = 600_000
+
+
+def _connection_scope(config: PolicyConfig) -> CachePolicy:
+    # best_practice, with the reuse of connection-owned objects (system prompts, tool schemas)
+    # counted across the connection's sessions, and a lease for them that outlives a session
+    # (10 min unless connection_ttl_ms says otherwise): what the library's studies suggest.
+    return replace(
+        _best_practice(config), connection_ttl_ms=config.connection_ttl_ms or CONNECTION_TTL_MS
     )
 
 
@@ -85,6 +106,7 @@ def _threshold(config: PolicyConfig) -> CachePolicy:
 
 POLICIES = {
     "best_practice": _best_practice,
+    "connection_scope": _connection_scope,
     "always": _always,
     "never": _never,
     "threshold": _threshold,

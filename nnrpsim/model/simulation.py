@@ -117,10 +117,15 @@ class Simulation:
         return server
 
     def shared_reuse(self, obj: int, plan: SessionPlan) -> float:
-        """Expected references of a shared object within this session."""
-        return (
-            self._ops_per_ms * plan.expected_ms * float(self.plan.shared_reuse_per_operation[obj])
-        )
+        """Expected references of a shared object within this session; with a connection TTL,
+        by all of the host's sessions of its namespace while one lease lasts."""
+        per_operation = float(self.plan.shared_reuse_per_operation[obj])
+        connection_ttl = self.policy.connection_ttl_ms
+        if connection_ttl is None:
+            return self._ops_per_ms * plan.expected_ms * per_operation
+        workload = self.config.workload
+        sessions = workload.session_rate_per_s / 1000.0 * workload.session_duration_ms
+        return self._ops_per_ms * sessions / workload.namespaces * connection_ttl * per_operation
 
     def deliver_invalidate(
         self, server: int, host: int, objects: list[int] | None, reason: ReasonCode

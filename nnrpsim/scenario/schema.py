@@ -139,7 +139,7 @@ class Workload(Section):
 
 
 class HostPolicy(Section):
-    name: Literal["best_practice", "always", "never", "threshold"] = Field(
+    name: Literal["best_practice", "connection_scope", "always", "never", "threshold"] = Field(
         "best_practice", description="Host cache policy (never: inline everything, the baseline)."
     )
     ttl_fraction: float = Field(
@@ -156,6 +156,13 @@ class HostPolicy(Section):
     renewal_body: bool = Field(True, description="Renewal resends the body (no renew bit exists).")
     inline_after_invalidate: bool = Field(
         True, description="After CACHE_INVALIDATE inline once, then reinstall."
+    )
+    connection_ttl: Duration | None = Field(
+        None,
+        gt=0,
+        le=U32_MAX,
+        description="TTL asked for connection-owned (shared) objects, their reuse then counted "
+        "across the connection; null: the session's (connection_scope: 10min).",
     )
 
 
@@ -193,6 +200,18 @@ class Scenario(Section):
     host_policy: HostPolicy = Field(default_factory=HostPolicy, description="How hosts cache.")
     faults: Faults = Field(default_factory=Faults, description="Faults to inject.")
     sweep: Sweep | None = Field(None, description="Parameters to vary across runs.")
+
+    @model_validator(mode="after")
+    def _one_ttl_on_vector(self) -> Scenario:
+        policy = self.host_policy
+        if self.engine == "vector" and (
+            policy.connection_ttl is not None or policy.name == "connection_scope"
+        ):
+            raise ValueError(
+                "host_policy.connection_ttl (and connection_scope) need engine des: the vector "
+                "engine has one TTL for every object"
+            )
+        return self
 
 
 def describe(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[str, str, str]]:

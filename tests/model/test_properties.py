@@ -39,7 +39,9 @@ def configs(draw) -> ModelConfig:
     )
     server = ServerConfig(limits=limits, sweep_interval_ms=draw(st.sampled_from([50.0, 1_000.0])))
     policy = PolicyConfig(
-        name=draw(st.sampled_from(["best_practice", "always", "never", "threshold"])),
+        name=draw(
+            st.sampled_from(["best_practice", "connection_scope", "always", "never", "threshold"])
+        ),
         ttl_fraction=draw(st.sampled_from([0.05, 0.5, 1.5])),
         renew_margin=draw(st.sampled_from([0.0, 0.2, 0.9])),
         renewal_body=draw(st.booleans()),

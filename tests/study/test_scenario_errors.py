@@ -53,6 +53,10 @@ CASES = [
         "error: study: warmup must be shorter than duration",
     ),
     ({"engine": "quantum"}, "error: engine: must be one of 'des' or 'vector'"),
+    (
+        {"engine": "vector", "host_policy": {"name": "connection_scope"}},
+        "error: scenario: host_policy.connection_ttl (and connection_scope) need engine des",
+    ),
     ("study: {duration: .inf}\n", "error: study.duration: must be a finite duration"),
     ({"study": {"duration": "1e400s"}}, "error: study.duration: must be a finite duration"),
     (

@@ -12,14 +12,16 @@ import nnrpsim
 from nnrpsim.metrics import OUTCOME_RATES
 from nnrpsim.scenario import parse_scenario
 
+POLICIES = ("best_practice", "always", "never", "threshold", "connection_scope")  # last: des only
 NON_NEGATIVE = ("installs", "renewals", "invalidations", "mean_gpu_bytes", "peak_gpu_bytes")
 
 
 @st.composite
 def scenarios(draw) -> dict:
+    engine = draw(st.sampled_from(["des", "vector"]))
     return {
         "study": {"name": "drawn", "replications": 1, "duration": "30s", "warmup": "5s"},
-        "engine": draw(st.sampled_from(["des", "vector"])),
+        "engine": engine,
         "topology": {
             "hosts": draw(st.integers(1, 2)),
             "servers": draw(st.integers(1, 2)),
@@ -49,7 +51,7 @@ def scenarios(draw) -> dict:
             "invalidations": {"rate_per_s": draw(st.sampled_from([0, 0.1]))},
         },
         "host_policy": {
-            "name": draw(st.sampled_from(["best_practice", "always", "never", "threshold"])),
+            "name": draw(st.sampled_from(POLICIES[: -1 if engine == "vector" else None])),
             "ttl_fraction": draw(st.sampled_from([0.1, 0.75])),
             "renew_margin": draw(st.sampled_from([0, 0.2])),
             "renewal_body": draw(st.booleans()),
