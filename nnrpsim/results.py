@@ -34,8 +34,16 @@ def ci95_half_width(values: pd.Series) -> float:
     n = len(values)
     if n < 2:
         return float("nan")
-    t = _T95[n - 2] if n - 1 <= len(_T95) else 1.96
-    return float(t * values.std(ddof=1) / math.sqrt(n))
+    return float(t95(n - 1) * values.std(ddof=1) / math.sqrt(n))
+
+
+def t95(df: int) -> float:
+    """Student's t quantile 0.975: the table up to 30 degrees of freedom, then the Cornish-Fisher
+    expansion around the normal quantile (within 0.001 there, where 1.96 would be 4 % short)."""
+    if df <= len(_T95):
+        return _T95[df - 1]
+    z = 1.959964
+    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
 
 
 def atomic_write(path: Path, write) -> None:
