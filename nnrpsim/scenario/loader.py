@@ -95,8 +95,11 @@ def read_yaml(path: str | Path) -> dict:
 
 
 def set_dotted(raw: dict, key: str, value: Any, where: str | None = None) -> None:
-    """Set ``a.b.c`` in nested dicts, creating sections as needed."""
+    """Set ``a.b.c`` in nested dicts, creating sections as needed. Under ``sweep.grid`` and
+    ``sweep.zip`` the rest is one key: ``sweep.grid.topology.hosts`` sweeps ``topology.hosts``."""
     parts = key.split(".")
+    if parts[:2] in (["sweep", "grid"], ["sweep", "zip"]) and len(parts) > 2:
+        parts = [*parts[:2], ".".join(parts[2:])]
     if not all(parts):
         raise ScenarioError(where or key, "not a dotted key")
     node = raw

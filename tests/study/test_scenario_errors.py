@@ -98,6 +98,9 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert "error: --set: expected KEY=VALUE" in capsys.readouterr().err
     assert main(["validate", str(small_yaml), "--set", "topology.links=3"]) == 2
     assert "error: topology.links: unknown key" in capsys.readouterr().err
+    grid = ["--set", "sweep.grid.topology.hosts=[1, 2, 3]"]
+    assert main(["validate", str(small_yaml), *grid]) == 0  # a swept key is one dotted key
+    assert "12 sweep points" in capsys.readouterr().out
 
 
 def test_missing_file_and_bad_trace(tmp_path, capsys):
