@@ -142,7 +142,7 @@ def _trace(spec: Trace) -> ReferenceStream:
 def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence) -> WorkloadPlan:
     trace = scenario.workload.trace
     if trace is not None:
-        return stream_plan(_trace(trace))
+        return stream_plan(_trace(trace).before(int(config.duration_ms)))  # the run's window
     return synthetic_plan(config.workload, config.hosts, config.duration_ms, seed)
 
 

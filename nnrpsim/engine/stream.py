@@ -60,6 +60,21 @@ class ReferenceStream:
     def __len__(self) -> int:
         return len(self.time_ms)
 
+    def before(self, end_ms: int) -> ReferenceStream:
+        """The references and invalidations before ``end_ms``: a run's window of a longer trace."""
+        if end_ms >= self.end_ms:
+            return self
+        keep, kept = self.time_ms < end_ms, self.invalidation_time_ms < end_ms
+        return ReferenceStream(
+            self.time_ms[keep],
+            self.object_id[keep],
+            self.size[keep],
+            self.invalidation_time_ms[kept],
+            self.invalidation_object_id[kept],
+            self.start_ms,
+            max(end_ms, self.start_ms + 1),
+        )
+
     @property
     def n_objects(self) -> int:
         """One past the largest object id the stream names, referenced or invalidated: an

@@ -146,7 +146,6 @@ class Host:
                 yield sim.timeout(wait)
                 now += wait  # what the clock reads now, as SimPy computes it
             start = now
-            recorder.operations_started += 1
             references, installs, renewals, inline, outcome, cause = self._decide(
                 plan, server, objects, caches, start
             )

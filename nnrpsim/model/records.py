@@ -150,7 +150,6 @@ class Recorder:
         self.renewals = 0
         self.reinstalls_after_expiry = 0
         self.hot_path_frames = 0
-        self.operations_started = 0
 
     def wire_bytes(self, klass: str, n: int) -> None:
         self.wire[klass] += n

@@ -241,7 +241,14 @@ class Simulation:
         # An operation is recorded when its last frame is handled, with the time its reply
         # arrives: one whose reply would come after the run ended never completed.
         completed = operations["start_ms"] + operations["latency_ms"] <= self.env.now
-        auditor.operation_never_completed = recorder.operations_started - int(completed.sum())
+        # Every operation planned before the end must complete: one a session never got to
+        # start (it fell behind its plan) never completed either.
+        planned = sum(
+            at < self.config.duration_ms
+            for session in self.plan.sessions
+            for at, _ in session.operations
+        )
+        auditor.operation_never_completed = planned - int(completed.sum())
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(
             config=self.config,

@@ -108,3 +108,11 @@ def test_invalidations_of_objects_never_referenced(mode, capacity, policy):
     assert stream.n_objects == 8
     result = replay(stream, [100], mode, capacity_bytes=capacity, policy=policy)
     assert (result.hits[0], result.invalidated_misses[0]) == (1, 1)
+
+
+def test_before_keeps_the_window_of_a_longer_stream():
+    stream = ReferenceStream([0, 5, 9, 12], [0, 1, 0, 1], [1, 2, 1, 2], [4, 10], [1, 0])
+    window = stream.before(10)
+    assert window.time_ms.tolist() == [0, 5, 9] and window.object_id.tolist() == [0, 1, 0]
+    assert window.invalidation_time_ms.tolist() == [4] and window.end_ms == 10
+    assert stream.before(100) is stream

@@ -16,6 +16,7 @@ from nnrpsim.model import (
     ServerConfig,
     WorkloadConfig,
     simulate,
+    stream_plan,
 )
 
 WORKLOAD = WorkloadConfig(
@@ -129,3 +130,21 @@ def test_workloads_without_shared_or_private_objects_run(shared, private):
         assert len(np.unique(pairs[0])) == pairs.shape[1]
     if private == 0 and shared:  # every object is a shared one
         assert objects.max() < WORKLOAD.namespaces * shared
+
+
+def test_operations_a_session_falls_behind_on_count_as_never_completed():
+    """One session, a reference every 10 ms to 1 MB objects over a 1 Mbit/s link: each PUT takes
+    8 s, so the session serves a handful of its planned operations; the rest never start."""
+    from nnrpsim.engine.stream import ReferenceStream
+
+    n = 2000
+    stream = ReferenceStream(np.arange(n) * 10, np.arange(n) % 50, np.full(n, 1_000_000))
+    slow = LinkConfig(bandwidth_bytes_per_ms=125.0)
+    config = ModelConfig(
+        duration_ms=20_000.0, uplink=slow, downlink=slow, policy=PolicyConfig(name="always")
+    )
+    result = simulate(config, 1, stream_plan(stream))
+    completed = len(result.operations["start_ms"])
+    assert completed < 20
+    assert result.audit["operation_never_completed"] == n - completed
+    assert result.link_utilisation >= 1

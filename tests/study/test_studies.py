@@ -328,3 +328,16 @@ def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
         "gpu_memory = 2 GiB",
         "gpu_memory = unlimited",
     ]
+
+
+def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("time_ms,object,size_bytes\n0,a,2000\n1000,a,2000\n2500,a,2000\n2600,a,2000\n")
+    for engine in ("des", "vector"):
+        raw = {
+            "study": {"name": engine, "replications": 1, "duration": "2s"},
+            "engine": engine,
+            "workload": {"trace": {"path": str(log)}},
+            "host_policy": {"renew_margin": 0, "ttl_hint": "1h"},
+        }
+        assert nnrpsim.sweep(parse_scenario(raw))["hit_rate"].iloc[0] == 0.5, engine
