@@ -27,6 +27,7 @@ METRICS = (
     "p50_latency_ms",
     "p99_latency_ms",
     "peak_link_utilisation",
+    "operations_behind",
     "invariant_violations",
 )
 """Every run reports these; the summary adds ``<metric>_ci95`` for each."""
@@ -53,6 +54,7 @@ UNITS = {
     "p50_latency_ms": "ms",
     "p99_latency_ms": "ms",
     "peak_link_utilisation": "fraction of link capacity",
+    "operations_behind": "operations",
 }
 
 _SERVER_ERRORS = (
@@ -118,6 +120,7 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     p50, p99 = np.percentile(latency, [50, 99]) if len(latency) else (np.nan, np.nan)
     metrics["p50_latency_ms"], metrics["p99_latency_ms"] = float(p50), float(p99)
     metrics["peak_link_utilisation"] = result.link_utilisation
+    metrics["operations_behind"] = float(result.operations_behind)
     metrics["invariant_violations"] = float(result.violations)
     return {name: metrics[name] for name in METRICS}
 
@@ -181,5 +184,6 @@ def vector_metrics(
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),
         "peak_link_utilisation": float("nan"),
+        "operations_behind": 0.0,
         "invariant_violations": 0.0,
     }

@@ -30,13 +30,15 @@ class Auditor:
 
     @property
     def violations(self) -> int:
+        """Every rule broken, each failure once: a fallback that never completed is an operation
+        that never completed (its session is still waiting when the run ends), so it shows in
+        ``fallback_success_rate`` but is not counted again."""
         return (
             self.hit_on_expired_lease
             + self.hit_on_wrong_version
             + self.hit_on_stale_content
             + self.reference_after_invalidate
             + self.operation_never_completed
-            + (self.fallbacks - self.fallbacks_completed)
         )
 
     @property

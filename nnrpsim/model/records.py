@@ -111,12 +111,14 @@ class OperationLog:
         return np.array(self._rows, dtype=np.float64).reshape(-1, 6)
 
     def operations(self) -> dict[str, np.ndarray]:
-        """Per operation: start, latency (submit to the last reply), whether it fell back."""
+        """Per operation: start, latency (submit to the last reply), whether it fell back, and
+        its session."""
         rows = self._columns()
         return {
             "start_ms": rows[:, 0],
             "latency_ms": rows[:, 1],
             "fallback": rows[:, 2].astype(bool),
+            "session": rows[:, 3].astype(np.int64),
         }
 
     def references(self) -> dict[str, np.ndarray]:

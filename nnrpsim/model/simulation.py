@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import time
+from collections import Counter
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -44,6 +45,9 @@ class ModelResult:
     fallback_success_rate: float
     wall_s: float
     events: int = 0
+    operations_behind: int = 0
+    """Operations never completed by sessions still running at the end: they fell behind their
+    plan because a link, or the session's own one-at-a-time transfers, could not keep up."""
     at_warmup: dict[str, float] = field(default_factory=dict)
     """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
 
@@ -196,8 +200,10 @@ class Simulation:
     def run(self) -> ModelResult:
         config, env = self.config, self.env
         sessions: dict[int, list[simpy.Process]] = {host.index: [] for host in self.hosts}
+        processes = []
         for plan in self.plan.sessions:
-            sessions[plan.host].append(env.process(self.hosts[plan.host].run_session(plan)))
+            processes.append(env.process(self.hosts[plan.host].run_session(plan)))
+            sessions[plan.host].append(processes[-1])
         for host in self.hosts:
             env.process(self._close_after(sessions[host.index], host))
         for server in self.servers:
@@ -225,7 +231,7 @@ class Simulation:
         with _older_objects_frozen():
             self._run_until(config.duration_ms + config.operation_timeout_ms)
         wall = time.perf_counter() - start
-        return self._result(wall)
+        return self._result(wall, processes)
 
     def _reference_columns(self) -> dict[str, np.ndarray]:
         """Per-reference records plus what each object weighs, sent inline or as a body."""
@@ -235,20 +241,20 @@ class Simulation:
         columns["inline_bytes"] = inline_object_bytes(sizes)
         return columns
 
-    def _result(self, wall: float) -> ModelResult:
+    def _result(self, wall: float, processes: list[simpy.Process]) -> ModelResult:
         recorder, auditor = self.recorder, self.auditor
         operations = recorder.operations.operations()
         # An operation is recorded when its last frame is handled, with the time its reply
-        # arrives: one whose reply would come after the run ended never completed.
+        # arrives: one whose reply would come after the run ended never completed. So did one
+        # planned before the end that its session never got to start.
         completed = operations["start_ms"] + operations["latency_ms"] <= self.env.now
-        # Every operation planned before the end must complete: one a session never got to
-        # start (it fell behind its plan) never completed either.
-        planned = sum(
-            at < self.config.duration_ms
-            for session in self.plan.sessions
-            for at, _ in session.operations
-        )
-        auditor.operation_never_completed = planned - int(completed.sum())
+        done = Counter(operations["session"][completed].tolist())
+        missing = [
+            sum(at < self.config.duration_ms for at, _ in plan.operations) - done[plan.session_id]
+            for plan in self.plan.sessions
+        ]
+        auditor.operation_never_completed = sum(missing)
+        behind = sum(n for n, process in zip(missing, processes, strict=True) if process.is_alive)
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(
             config=self.config,
@@ -277,6 +283,7 @@ class Simulation:
             fallback_success_rate=auditor.fallback_success_rate,
             wall_s=wall,
             events=self.events,
+            operations_behind=behind,
             at_warmup=self._at_warmup,
         )
 

@@ -35,3 +35,12 @@ def test_an_empty_log_gives_empty_columns():
     log = OperationLog()
     assert all(len(column) == 0 for column in log.references().values())
     assert all(len(column) == 0 for column in log.operations().values())
+
+
+def test_a_fallback_that_never_completed_is_counted_once():
+    from nnrpsim.model.auditor import Auditor
+
+    auditor = Auditor(operation_never_completed=3, fallbacks=5, fallbacks_completed=4)
+    assert auditor.violations == 3 and auditor.fallback_success_rate == 0.8
+    auditor.check_hit(now_ms=10, expires_ms=10, version=2, expected=1, current=2)
+    assert auditor.violations == 5  # expired, and not the version the host asked for

@@ -279,8 +279,9 @@ def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, 
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet", "--jobs", "1"]) == 0
     err = capsys.readouterr().err
     assert err == (
-        "warning: point 1: a link is saturated (peak_link_utilisation >= 1), so operations still "
-        "queued at the end count as never completed (invariant_violations)\n"
+        "warning: point 1: sessions fell behind the offered load (a link, see "
+        "peak_link_utilisation, or their own one-at-a-time transfers), and operations not done "
+        "60 s after the end count as never completed (invariant_violations)\n"
     )
     summary = pd.read_parquet(tmp_path / "out/summary.parquet")
     fast, slow = summary["peak_link_utilisation"].tolist()
@@ -341,3 +342,18 @@ def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path)
             "host_policy": {"renew_margin": 0, "ttl_hint": "1h"},
         }
         assert nnrpsim.sweep(parse_scenario(raw))["hit_rate"].iloc[0] == 0.5, engine
+
+
+def test_violations_beyond_what_sessions_fell_behind_on_are_called_a_bug():
+    from nnrpsim.cli import _violation_warnings
+
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1, 2],
+            "invariant_violations": [0.0, 4.0, 5.0],
+            "operations_behind": [0.0, 4.0, 2.0],
+        }
+    )
+    behind, bug = _violation_warnings(summary)
+    assert behind.startswith("warning: point 1: sessions fell behind")
+    assert bug.startswith("warning: point 2: invariant_violations beyond the operations")
