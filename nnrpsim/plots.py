@@ -35,6 +35,7 @@ SCALE = {  # key: (factor from the base unit, the unit axes and legends show)
     "workload.objects.size.median": (2**-10, "KiB"),
 }
 BYTE_KEYS = {"topology.gpu_memory", "workload.objects.size.median"}
+RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
 
 
 def _bytes_axis(values: np.ndarray) -> tuple[float, str]:
@@ -77,6 +78,10 @@ def _value_text(key: str, value) -> str:
     if key in BYTE_KEYS:
         factor, unit = _bytes_axis(np.array([value]))
         return f"{value / factor:g} {unit}"
+    if key == "topology.link.bandwidth":  # bytes per second, shown as a link rate
+        bits = value * 8
+        factor, unit = next((f, u) for f, u in RATE_UNITS if bits >= f or f == 1)
+        return f"{bits / factor:g} {unit}"
     if key in SCALE:
         factor, unit = SCALE[key]
         return f"{value * factor:g} {unit}"
@@ -167,7 +172,8 @@ def plot_study(results: str | Path) -> list[Path]:
             )
     written += _capacity_tradeoff(summary, swept, folder)
     if not series.empty:
-        written += _memory_over_time(series, summary, swept, folder)
+        for column, combine, what, name in OVER_TIME:
+            written += _over_time(series, summary, swept, folder, column, combine, what, name)
     return written
 
 
@@ -193,19 +199,33 @@ def _capacity_tradeoff(summary: pd.DataFrame, swept: list[str], folder: Path) ->
     return _save(fig, folder, "hit_rate_vs_gpu_memory")
 
 
-def _memory_over_time(series: pd.DataFrame, summary: pd.DataFrame, swept, folder) -> list[Path]:
-    totals = series.groupby(["point", "replication", "time_ms"], as_index=False)["held_bytes"].sum()
-    mean = totals.groupby(["point", "time_ms"], as_index=False)["held_bytes"].mean()
-    factor, unit = _bytes_axis(mean["held_bytes"].to_numpy())
+OVER_TIME = (  # time-series column, how servers combine, what the axis says, the file
+    ("held_bytes", "sum", "GPU memory held by cached objects", "gpu_memory_over_time"),
+    ("link_load", "max", "busiest link's load (fraction of its capacity)", "link_load_over_time"),
+)
+
+
+def _over_time(series, summary, swept, folder, column, combine, what, name) -> list[Path]:
+    """``column`` against simulated time, a line per sweep point (at most eight): the servers
+    combined by ``combine``, then the mean over replications."""
+    if column not in series:  # results written by an older version
+        return []
+    per_run = series.groupby(["point", "replication", "time_ms"], as_index=False)[column]
+    mean = per_run.agg(combine).groupby(["point", "time_ms"], as_index=False)[column].mean()
+    factor, unit = 1.0, ""
+    if column.endswith("bytes"):
+        factor, unit = _bytes_axis(mean[column].to_numpy())
+        what = f"{what} ({unit})"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     points = sorted(mean["point"].unique())
-    for point in points[:: -(-len(points) // 8)]:  # at most eight lines
+    for point in points[:: -(-len(points) // 8)]:
         part = mean[mean["point"] == point]
         row = summary[summary["point"] == point].iloc[0]
-        label = _describe(swept, [row[k] for k in swept]) or "held"
-        ax.plot(part["time_ms"] / 1000.0, part["held_bytes"] / factor, label=label)
+        label = _describe(swept, [row[k] for k in swept]) or None
+        ax.plot(part["time_ms"] / 1000.0, part[column] / factor, label=label)
     ax.set_xlabel("simulated time (s)")
-    ax.set_ylabel(f"GPU memory held by cached objects ({unit})")
+    ax.set_ylabel(what)
     ax.grid(alpha=0.3)
-    ax.legend(fontsize=7)
-    return _save(fig, folder, "gpu_memory_over_time")
+    if swept:
+        ax.legend(fontsize=7)
+    return _save(fig, folder, name)

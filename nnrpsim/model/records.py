@@ -144,7 +144,9 @@ class Recorder:
 
     def __init__(self) -> None:
         self.operations = OperationLog()
-        self.memory = Columns("time_ms", "server", "live_bytes", "held_bytes", "objects")
+        self.memory = Columns(
+            "time_ms", "server", "live_bytes", "held_bytes", "objects", "link_load"
+        )
         self.wire = dict.fromkeys(WIRE_CLASSES, 0)
         self.accepted_ttl_ms: list[int] = []
         self.invalidations = dict.fromkeys((int(r) for r in ReasonCode), 0)

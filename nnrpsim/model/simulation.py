@@ -144,14 +144,28 @@ class Simulation:
 
     # ------------------------------------------------------------------ processes
     def _sampler(self):
+        """Per server, every ``sample_interval_ms``: memory, and the load since the last sample
+        of the busiest link to or from it (bytes sent over what the link carries meanwhile)."""
+        interval = self.config.sample_interval_ms
+        sent = {id(link): 0 for row in (*self.uplinks, *self.downlinks) for link in row}
         while self.env.now <= self.config.duration_ms:
             now = int(self.env.now)
             for server in self.servers:
-                table = server.table
+                table, load = server.table, 0.0
+                for row in (*self.uplinks, *self.downlinks):
+                    link = row[server.index]
+                    carried = link.config.bandwidth_bytes_per_ms * interval
+                    load = max(load, (link.bytes_sent - sent[id(link)]) / carried)
+                    sent[id(link)] = link.bytes_sent
                 self.recorder.memory.append(
-                    now, server.index, table.live_bytes(now), table.held_bytes, table.held_objects
+                    now,
+                    server.index,
+                    table.live_bytes(now),
+                    table.held_bytes,
+                    table.held_objects,
+                    load,
                 )
-            yield self.timeout(self.config.sample_interval_ms)
+            yield self.timeout(interval)
 
     def _content_changes(self):
         for at, obj in zip(

@@ -286,6 +286,10 @@ def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, 
     summary = pd.read_parquet(tmp_path / "out/summary.parquet")
     fast, slow = summary["peak_link_utilisation"].tolist()
     assert fast < 0.01 and slow >= 1
+    series = pd.read_parquet(tmp_path / "out/timeseries.parquet")
+    fast_load, slow_load = series.groupby("point")["link_load"].max().tolist()
+    assert fast_load < 0.01 and slow_load > 1  # the intervals in which it saturates
+    assert (tmp_path / "out/plots/link_load_over_time.png").stat().st_size > 1000
 
 
 def test_both_engines_take_the_ttl_hint_from_the_trace_length(tmp_path):
@@ -324,6 +328,11 @@ def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
     ]
     assert all(part["size"].tolist() == [1, 2, 3] for _, part in lines)
     assert [label for label, _ in lines_of(grid[grid["rate"] == 1], "rate", ["rate"])] == [""]
+    rates = pd.DataFrame({"ttl": [1, 1], "topology.link.bandwidth": [1.25e9, 125_000.0]})
+    assert [label for label, _ in lines_of(rates, "ttl", ["ttl", "topology.link.bandwidth"])] == [
+        "bandwidth = 1 Mbit/s",
+        "bandwidth = 10 Gbit/s",
+    ]
     budgets = pd.DataFrame({"ttl": [1000, 1000], "topology.gpu_memory": [2**31, None]})
     assert [label for label, _ in lines_of(budgets, "ttl", ["ttl", "topology.gpu_memory"])] == [
         "gpu_memory = 2 GiB",
