@@ -119,6 +119,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
             object_size_median=workload.objects.size.median,
             object_size_sigma=workload.objects.size.sigma,
             content_change_rate_per_s=workload.invalidations.rate_per_s,
+            max_in_flight_operations=workload.operations.max_in_flight,
         ),
         faults=FaultConfig(
             restart_at_ms=scenario.faults.restart_at,

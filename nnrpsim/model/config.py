@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nnrpsim.engine import CacheLimits
-from nnrpsim.protocol import U32_MAX
+from nnrpsim.protocol import U16_MAX, U32_MAX
 
 
 def _positive(name: str, value: float, allow_zero: bool = False) -> None:
@@ -95,10 +95,17 @@ class WorkloadConfig:
     object_size_median: int = 16_384
     object_size_sigma: float = 1.0
     content_change_rate_per_s: float = 0.0  # per object
+    # SESSION_OPEN's max_in_flight_operations (the spec's default, 4); servers grant it as asked
+    max_in_flight_operations: int = 4
 
     def __post_init__(self) -> None:
         for name in ("session_rate_per_s", "session_duration_ms", "operation_rate_per_s"):
             _positive(name, getattr(self, name))
+        if not 1 <= self.max_in_flight_operations <= U16_MAX:
+            raise ValueError(
+                f"max_in_flight_operations must be in 1..{U16_MAX}, "
+                f"got {self.max_in_flight_operations}"
+            )
         for name in ("namespaces", "object_size_median"):
             _positive(name, getattr(self, name))
         for name in (

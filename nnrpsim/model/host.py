@@ -23,6 +23,7 @@ from nnrpsim.protocol import (
 from nnrpsim.protocol.layouts import HEADER_LEN
 
 from .records import CAUSE_OF_REASON, InstallCause, RefOutcome
+from .window import OperationWindow
 from .workload import SessionPlan
 
 if TYPE_CHECKING:
@@ -69,10 +70,20 @@ class Host:
                 lease.valid, lease.cause = False, cause
 
     # ------------------------------------------------------------------ round trips
-    def _uplink(self, server: int, up_bytes: int, now: float) -> simpy.Timeout:
-        """The event of ``up_bytes`` sent ``now`` (the current time) arriving at ``server``."""
+    def _sleep(self, delay: float, window: OperationWindow | None, holder: int) -> simpy.Timeout:
+        """The event ``delay`` from now. An operation about to wait lets the session's next one
+        start meanwhile (see :class:`OperationWindow`)."""
         sim = self.sim
-        return sim.timeout(sim.uplinks[self.index][server].transmit(now, up_bytes))
+        if window is not None and window.due < sim.env.now + delay:
+            window.pass_on(holder)
+        return sim.timeout(delay)
+
+    def _uplink(
+        self, server: int, up_bytes: int, now: float, window: OperationWindow | None, holder: int
+    ) -> simpy.Timeout:
+        """The event of ``up_bytes`` sent ``now`` (the current time) arriving at ``server``."""
+        delay = self.sim.uplinks[self.index][server].transmit(now, up_bytes)
+        return self._sleep(delay, window, holder)
 
     def _reply_delay(self, server: int, processing: float, down_bytes: int, now: float) -> float:
         """How long from ``now`` (the current time) until a reply of ``down_bytes``, sent after
@@ -80,13 +91,21 @@ class Host:
         downlink = self.sim.downlinks[self.index][server]
         return processing + downlink.transmit(now + processing, down_bytes)
 
-    def _round_trip(self, server: int, up_bytes: int, handler):
+    def _round_trip(
+        self,
+        server: int,
+        up_bytes: int,
+        handler,
+        window: OperationWindow | None = None,
+        holder: int = 0,
+    ):
         """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
         its processing time and the bytes of the reply); wait for the reply; return the answer."""
         sim = self.sim
-        yield self._uplink(server, up_bytes, sim.env.now)
+        yield self._uplink(server, up_bytes, sim.env.now, window, holder)
         answer, processing, down_bytes = handler()
-        yield sim.timeout(self._reply_delay(server, processing, down_bytes, sim.env.now))
+        delay = self._reply_delay(server, processing, down_bytes, sim.env.now)
+        yield self._sleep(delay, window, holder)
         return answer
 
     def _control(self, server: int, request: MessageType, response: MessageType, handler, *args):
@@ -118,8 +137,20 @@ class Host:
             self.connection_id(server),
             hint,
         )
-        done = yield from self._operations(plan, server, ttl)
-        wait = max(plan.end_ms, done) - sim.env.now
+        caches: dict[int, bool] = {}  # the policy's decision per object, for this session
+        self.leases.setdefault(server, {})
+        window = OperationWindow(
+            sim.env,
+            plan.operations,
+            sim.config.workload.max_in_flight_operations,
+            lambda holder: sim.env.process(
+                self._operations(plan, server, ttl, caches, window, holder)
+            ),
+        )
+        yield from self._operations(plan, server, ttl, caches, window, window.holder)
+        while not window.finished:
+            yield window.changed()
+        wait = max(plan.end_ms, window.last_reply) - sim.env.now
         if wait > 0:
             yield sim.timeout(wait)
         yield from self._control(
@@ -131,33 +162,41 @@ class Host:
         )
 
     # ------------------------------------------------------------------ operations
-    def _operations(self, plan: SessionPlan, server: int, ttl: int):
-        """The session's operations in turn. Each decides per object, installs what must be,
-        submits, and falls back inline on a miss; it starts at its planned time or when the
-        previous one's reply arrives. Returns when the last reply arrives."""
+    def _operations(
+        self,
+        plan: SessionPlan,
+        server: int,
+        ttl: int,
+        caches: dict[int, bool],
+        window: OperationWindow,
+        holder: int,
+    ):
+        """The session's operations, in turn, while this process holds the dispatch. Each
+        decides per object, installs what must be, submits, and falls back inline on a miss."""
         sim, recorder = self.sim, self.sim.recorder
-        env, done = sim.env, sim.env.now
-        caches: dict[int, bool] = {}  # the policy's decision per object, for this session
-        self.leases.setdefault(server, {})
-        for at, objects in plan.operations:
+        env = sim.env
+        while window.holder == holder and window.due < math.inf:
             now = env.now
-            wait = (at if at > done else done) - now
-            if wait > 0:
+            wait = window.due - now
+            if wait > 0:  # the common wait, without the generator of window.slot()
                 yield sim.timeout(wait)
                 now += wait  # what the clock reads now, as SimPy computes it
-            start = now
+            objects = window.start(now)
+            if objects is None:
+                objects = yield from window.slot()
+            now = start = env.now
             references, installs, renewals, inline, outcome, cause = self._decide(
                 plan, server, objects, caches, start
             )
             if installs:
-                accepted = yield from self._install(server, plan, ttl, installs)
+                accepted = yield from self._install(server, plan, ttl, installs, window, holder)
                 self._after_install(
                     server, installs, accepted, references, renewals, inline, outcome, cause
                 )
                 now = env.now
             sent_at = now
             up, expected, inline_bytes = self._frame(server, references, inline, renewals)
-            yield self._uplink(server, up, sent_at)
+            yield self._uplink(server, up, sent_at, window, holder)
             now = env.now
             failed, reply_delay = self._frame_arrived(
                 server,
@@ -173,19 +212,19 @@ class Host:
             )
             if failed:  # the reply's ERRORs bring a resubmission with those bodies inline
                 sim.auditor.fallbacks += 1
-                yield sim.timeout(reply_delay)
+                yield self._sleep(reply_delay, window, holder)
                 up, _, inline_bytes = self._frame(server, [], failed, [], fallback=True)
-                yield self._uplink(server, up, env.now)
+                yield self._uplink(server, up, env.now, window, holder)
                 now = env.now
                 _, reply_delay = self._frame_arrived(
                     server, plan, ttl, [], [], [], inline_bytes, outcome, now, now
                 )
                 sim.auditor.fallbacks_completed += 1
             done = now + reply_delay
+            window.finish(done)
             recorder.operations.append(
                 start, done - start, bool(failed), plan.session_id, server, objects, outcome, cause
             )
-        return done
 
     def _caches(self, plan: SessionPlan, server: int, obj: int) -> bool:
         """The policy's decision for one object of a session (it never changes within one)."""
@@ -354,7 +393,15 @@ class Host:
                 )
         return accepted
 
-    def _install(self, server: int, plan: SessionPlan, ttl: int, objects: list[int]):
+    def _install(
+        self,
+        server: int,
+        plan: SessionPlan,
+        ttl: int,
+        objects: list[int],
+        window: OperationWindow,
+        holder: int,
+    ):
         sim, recorder, leases = self.sim, self.sim.recorder, self.leases[server]
         body = sum(sim.sizes[obj] for obj in objects)
         recorder.wire_bytes("put_body", body)
@@ -370,6 +417,8 @@ class Host:
             server,
             len(objects) * PUT_OVERHEAD + body,
             lambda: (self._put(server, plan, ttl, objects, sent_at), 0.0, len(objects) * ACK_BYTES),
+            window,
+            holder,
         )
         recorder.installs += len(accepted)
         return accepted

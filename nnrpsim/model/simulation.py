@@ -47,7 +47,8 @@ class ModelResult:
     events: int = 0
     operations_behind: int = 0
     """Operations never completed by sessions still running at the end: they fell behind their
-    plan because a link, or the session's own one-at-a-time transfers, could not keep up."""
+    plan because a link, or the session's own transfers (its max_in_flight window), could not
+    keep up."""
     at_warmup: dict[str, float] = field(default_factory=dict)
     """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
 

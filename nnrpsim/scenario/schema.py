@@ -7,7 +7,7 @@ from typing import Annotated, Literal, get_args
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
-from nnrpsim.protocol import U32_MAX, CacheObjectKind
+from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
 
 from .units import parse_duration_ms, parse_rate, parse_size
 
@@ -108,6 +108,13 @@ class Operations(Section):
     rate_per_s: float = Field(1.0, gt=0, description="Operations per second per session.")
     shared_refs: int = Field(2, ge=0, description="Shared objects referenced per operation.")
     private_refs: int = Field(2, ge=0, description="Private objects referenced per operation.")
+    max_in_flight: int = Field(
+        4,
+        ge=1,
+        le=U16_MAX,
+        description="Operations a session may have outstanding (SESSION_OPEN's "
+        "max_in_flight_operations); 1: each waits for the previous reply.",
+    )
 
 
 class Invalidations(Section):

@@ -19,6 +19,8 @@ from nnrpsim.model import (
     simulate,
 )
 
+from .test_in_flight import most_in_flight
+
 DURATION_MS = 20_000.0
 
 
@@ -50,12 +52,13 @@ def configs(draw) -> ModelConfig:
     workload = WorkloadConfig(
         session_rate_per_s=draw(st.sampled_from([0.5, 3.0])),
         session_duration_ms=draw(st.sampled_from([2_000.0, 10_000.0])),
-        operation_rate_per_s=draw(st.sampled_from([1.0, 10.0])),
+        operation_rate_per_s=draw(st.sampled_from([1.0, 10.0, 40.0])),
         namespaces=draw(st.integers(1, 3)),
         shared_objects_per_namespace=draw(st.sampled_from([0, 5, 30])),
         private_objects_per_session=draw(st.integers(0, 4)),
         object_size_median=draw(st.sampled_from([512, 16_384])),
         content_change_rate_per_s=draw(st.sampled_from([0.0, 0.05, 1.0])),
+        max_in_flight_operations=draw(st.sampled_from([1, 2, 4])),
     )
     faults = FaultConfig(
         restart_at_ms=draw(st.sampled_from([None, 7_000.0])),
@@ -103,8 +106,10 @@ def test_any_run_keeps_the_rules_and_its_books(config, seed):
             assert (held[1:][over[1:]] <= held[:-1][over[1:]]).all()
     assert (memory["live_bytes"] <= memory["held_bytes"]).all()
     assert (memory["objects"] <= limits.max_cache_entries).all()
-    latency = result.operations["latency_ms"]
+    operations = result.operations
+    latency = operations["latency_ms"]
     assert (latency >= config.uplink.latency_ms + config.downlink.latency_ms).all()
+    assert most_in_flight(result) <= config.workload.max_in_flight_operations
     if config.uplink.loss == 0:  # every byte on a link is in one class
         assert sum(result.wire.values()) == result.wire_bytes_total
     metrics = des_metrics(result, 0.0)

@@ -54,6 +54,14 @@ CASES = [
     ),
     ({"engine": "quantum"}, "error: engine: must be one of 'des' or 'vector'"),
     (
+        {"workload": {"operations": {"max_in_flight": 0}}},
+        "error: workload.operations.max_in_flight: must be at least 1",
+    ),
+    (
+        {"workload": {"operations": {"max_in_flight": 65536}}},
+        "error: workload.operations.max_in_flight: must be at most 65535",
+    ),
+    (
         {"engine": "vector", "host_policy": {"name": "connection_scope"}},
         "error: scenario: host_policy.connection_ttl (and connection_scope) need engine des",
     ),

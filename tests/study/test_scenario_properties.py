@@ -41,6 +41,7 @@ def scenarios(draw) -> dict:
                 "rate_per_s": draw(st.sampled_from([1, 5])),
                 "shared_refs": draw(st.integers(0, 3)),
                 "private_refs": draw(st.integers(0, 3)),
+                "max_in_flight": draw(st.sampled_from([1, 4])),
             },
             "objects": {
                 "namespaces": draw(st.integers(1, 3)),

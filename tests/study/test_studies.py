@@ -280,7 +280,7 @@ def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, 
     err = capsys.readouterr().err
     assert err == (
         "warning: point 1: sessions fell behind the offered load (a link, see "
-        "peak_link_utilisation, or their own one-at-a-time transfers), and operations not done "
+        "peak_link_utilisation, or their own max_in_flight window), and operations not done "
         "60 s after the end count as never completed (invariant_violations)\n"
     )
     summary = pd.read_parquet(tmp_path / "out/summary.parquet")
