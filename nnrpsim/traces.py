@@ -2,8 +2,11 @@
 
 - Mooncake JSONL (``timestamp`` ms, ``input_length`` tokens, ``hash_ids``): every 512-token prefix
   block is a cache object, identified by its position and hash id; its size is its tokens times
-  the KV-cache bytes per token (the last block of a prompt may be partial).
-- A generic CSV or Parquet reference log with columns ``time_ms``, ``object`` and ``size_bytes``.
+  the KV-cache bytes per token (the last block of a prompt may be partial). A request, with all
+  its blocks, is one operation.
+- A generic CSV or Parquet reference log with columns ``time_ms``, ``object`` and ``size_bytes``,
+  and optionally ``operation``: rows with the same value are one operation and must share a
+  time. Without it every row is its own operation.
 """
 
 from __future__ import annotations
@@ -43,21 +46,21 @@ def load_trace(spec: Trace) -> ReferenceStream:
         if fmt is None:
             raise TraceError("workload.trace.format", f"cannot tell the format of {path.name}")
     if fmt == "mooncake":
-        times, objects, sizes = _mooncake(path, spec)
+        times, objects, sizes, operations = _mooncake(path, spec)
     else:
-        times, objects, sizes = _reference_log(path, fmt)
+        times, objects, sizes, operations = _reference_log(path, fmt)
     if not (times.max() - times.min()) * spec.time_scale < 2.0**63:
         raise TraceError(str(path), "the trace spans more milliseconds than an int64 holds")
-    order = np.argsort(times, kind="stable")
+    order = np.lexsort((operations, times))  # by time; an operation's references together
     times = np.round((times[order] - times.min()) * spec.time_scale).astype(np.int64)
     object_ids, uniques = pd.factorize(pd.Series(objects[order]))
     per_object = np.zeros(len(uniques), dtype=np.int64)
     np.maximum.at(per_object, object_ids, sizes[order])  # one size per object: its largest
-    return ReferenceStream(times, object_ids, per_object[object_ids])
+    return ReferenceStream(times, object_ids, per_object[object_ids], operation=operations[order])
 
 
 def _mooncake(path: Path, spec: Trace):
-    times, objects, sizes = [], [], []
+    times, objects, sizes, requests = [], [], [], []
     with path.open("rb") as lines:  # bytes: json reads them, and a bad byte names its line
         for number, line in enumerate(lines, 1):
             if not line.strip():
@@ -73,9 +76,15 @@ def _mooncake(path: Path, spec: Trace):
                 times.append(when)
                 objects.append(f"{position}:{block}")
                 sizes.append(max(block_tokens, 1) * spec.kv_bytes_per_token)
+                requests.append(number)
     if not times:
         raise TraceError(str(path), "the trace has no block references")
-    return np.asarray(times, dtype=np.float64), np.asarray(objects), np.asarray(sizes, np.int64)
+    return (
+        np.asarray(times, dtype=np.float64),
+        np.asarray(objects),
+        np.asarray(sizes, np.int64),
+        np.asarray(requests, np.int64),
+    )
 
 
 def _mooncake_request(line: bytes) -> tuple[float, int, list[int]]:
@@ -130,4 +139,15 @@ def _reference_log(path: Path, fmt: str):
             )
         numeric[column] = values
     objects = frame["object"].astype(str).to_numpy()
-    return numeric["time_ms"].astype(np.float64), objects, numeric["size_bytes"].astype(np.int64)
+    times = numeric["time_ms"]
+    if "operation" not in frame.columns:
+        operations = np.arange(len(frame), dtype=np.int64)
+    else:
+        operations = pd.factorize(frame["operation"].astype(str))[0].astype(np.int64)
+        first_time = pd.Series(times).groupby(operations).transform("first").to_numpy()
+        if (apart := np.flatnonzero(first_time != times)).size:
+            raise TraceError(
+                f"{path.name}:operation",
+                f"row {int(apart[0])}: an operation's rows must share time_ms",
+            )
+    return times, objects, numeric["size_bytes"].astype(np.int64), operations

@@ -13,7 +13,10 @@ class ReferenceStream:
 
     An invalidation at time ``v`` removes the object's copy before any reference at the same
     millisecond. ``start_ms``/``end_ms`` bound the window for time averages (default: from the
-    first event to one past the last).
+    first event to one past the last). ``operation`` groups references into the requests that
+    made them: consecutive references with the same value are one operation (one FRAME_SUBMIT
+    on the model) and share a time; without it every reference is its own. The replay itself
+    looks at references one by one.
     """
 
     time_ms: np.ndarray
@@ -23,6 +26,7 @@ class ReferenceStream:
     invalidation_object_id: np.ndarray | None = None
     start_ms: int | None = None
     end_ms: int | None = None
+    operation: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -35,6 +39,14 @@ class ReferenceStream:
             raise ValueError("time_ms and object_id must be >= 0")
         if len(self.size) and self.size.min() < 0:
             raise ValueError("size must be >= 0")
+        if self.operation is not None:
+            operation = np.asarray(self.operation, dtype=np.int64)
+            if len(operation) != len(self.time_ms):
+                raise ValueError("operation must have one value per reference")
+            same = operation[1:] == operation[:-1]
+            if (self.time_ms[1:][same] != self.time_ms[:-1][same]).any():
+                raise ValueError("the references of one operation must share a time")
+            object.__setattr__(self, "operation", operation)
         inv_t, inv_o = self.invalidation_time_ms, self.invalidation_object_id
         if (inv_t is None) != (inv_o is None):
             raise ValueError(
@@ -73,6 +85,7 @@ class ReferenceStream:
             self.invalidation_object_id[kept],
             self.start_ms,
             max(end_ms, self.start_ms + 1),
+            None if self.operation is None else self.operation[keep],
         )
 
     @property
@@ -81,6 +94,14 @@ class ReferenceStream:
         object's references may all be filtered out while its invalidations remain."""
         named = (self.object_id.max(initial=-1), self.invalidation_object_id.max(initial=-1))
         return int(max(named)) + 1
+
+    def operation_bounds(self) -> np.ndarray:
+        """Where each operation's references start, and one past the last reference."""
+        n = len(self.time_ms)
+        if self.operation is None:
+            return np.arange(n + 1)
+        starts = np.flatnonzero(self.operation[1:] != self.operation[:-1]) + 1
+        return np.concatenate([[0] if n else [], starts, [n]]).astype(np.int64)
 
     @property
     def duration_ms(self) -> int:

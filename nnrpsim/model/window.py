@@ -37,7 +37,7 @@ class OperationWindow:
         env: simpy.Environment,
         operations: list[tuple[float, list[int]]],
         limit: int,
-        spawn: Callable[[int], None],
+        spawn: Callable[[int], object],
     ) -> None:
         """``spawn(holder)`` starts a process that takes the dispatch as ``holder``."""
         self.env = env

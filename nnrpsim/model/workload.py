@@ -8,6 +8,7 @@ from a reference stream (a trace).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import pairwise
 
 import numpy as np
 
@@ -142,8 +143,9 @@ def synthetic_plan(
 
 
 def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
-    """One host, one session covering the stream: an operation per reference, a content change
-    per invalidation. Every object is expected to be reused (the policy decides the rest)."""
+    """One host, one session covering the stream: an operation per request (an object it
+    names twice is referenced once), a content change per invalidation. Every object is
+    expected to be reused (the policy decides the rest)."""
     n_objects = stream.n_objects
     ids = np.arange(n_objects, dtype=np.uint64)
     catalog = ObjectCatalog.from_arrays(
@@ -151,9 +153,14 @@ def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
     )
     sizes = np.zeros(n_objects, dtype=np.int64)
     sizes[stream.object_id] = stream.size
+    times, objects, bounds = (
+        stream.time_ms.tolist(),
+        stream.object_id.tolist(),
+        stream.operation_bounds().tolist(),
+    )
     operations = [
-        (float(t), [int(o)])
-        for t, o in zip(stream.time_ms.tolist(), stream.object_id.tolist(), strict=True)
+        (float(times[first]), list(dict.fromkeys(objects[first:end])))
+        for first, end in pairwise(bounds)
     ]
     session = SessionPlan(
         1,

@@ -72,6 +72,20 @@ def test_bad_arguments():
         ReferenceStream([2, 1], [0, 0], [1, 1])
     with pytest.raises(ValueError, match="invalidation times and objects must be >= 0"):
         ReferenceStream([1], [0], [1], [2], [-1])
+    with pytest.raises(ValueError, match="one operation must share a time"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], operation=[5, 5])
+    with pytest.raises(ValueError, match="one value per reference"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], operation=[5])
+
+
+def test_operations_group_consecutive_references_and_survive_a_cut():
+    stream = ReferenceStream(
+        [1, 1, 1, 4, 4, 9], [0, 1, 2, 0, 3, 1], [1] * 6, operation=[7, 7, 8, 2, 2, 7]
+    )
+    assert stream.operation_bounds().tolist() == [0, 2, 3, 5, 6]
+    assert stream.before(5).operation_bounds().tolist() == [0, 2, 3, 5]
+    assert ReferenceStream([1, 1], [0, 1], [1, 1]).operation_bounds().tolist() == [0, 1, 2]
+    assert ReferenceStream([], [], []).operation_bounds().tolist() == [0]
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo"])

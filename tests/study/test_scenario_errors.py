@@ -185,6 +185,11 @@ BAD_TRACES = [
     ("t.csv", b"time_ms,object,size_bytes\n1,a,10\n2,b,1e30\n", "t.csv:size_bytes: row 1:"),
     ("t.csv", b"time_ms,object,size_bytes\nnan,a,10\n", "t.csv:time_ms: row 0: must be a finite"),
     ("t.csv", b"time_ms,object\n1,a\n", "missing column 'size_bytes'"),
+    (
+        "t.csv",
+        b"time_ms,object,size_bytes,operation\n1,a,10,r1\n1,b,10,r2\n2,c,10,r1\n",
+        "t.csv:operation: row 2: an operation's rows must share time_ms",
+    ),
 ]
 
 

@@ -199,6 +199,30 @@ def test_mooncake_trace_unlimited_hit_rate_matches_provenance(shared):
     assert replay(stream, [2**32 - 1]).hit_rate[0] == pytest.approx(0.640, abs=0.0005)
 
 
+def test_a_mooncake_request_is_one_operation_on_the_des(tmp_path):
+    """One FRAME_SUBMIT per request, its blocks installed in one burst; the next request
+    reuses the shared prefix by reference."""
+    from nnrpsim.model import ModelConfig, PolicyConfig, RefOutcome, simulate, stream_plan
+    from nnrpsim.scenario.schema import Trace
+    from nnrpsim.traces import load_trace
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(
+        '{"timestamp": 0, "input_length": 1536, "hash_ids": [1, 2, 3]}\n'
+        '{"timestamp": 5000, "input_length": 2048, "hash_ids": [1, 2, 3, 4]}\n'
+        '{"timestamp": 9000, "input_length": 512, "hash_ids": [9]}\n'
+    )
+    stream = load_trace(Trace(path=str(trace), kv_bytes_per_token=16))
+    config = ModelConfig(duration_ms=10_000.0, policy=PolicyConfig(name="always"))
+    result = simulate(config, 1, stream_plan(stream))
+    assert result.violations == 0
+    assert result.counters["hot_path_frames"] == 3 and len(result.operations["start_ms"]) == 3
+    refs = result.references
+    order = np.lexsort((refs["object"], refs["time_ms"]))
+    installed, hit = RefOutcome.INSTALLED, RefOutcome.HIT
+    assert refs["outcome"][order].tolist() == [*[installed] * 3, *[hit] * 3, installed, installed]
+
+
 def test_generic_reference_logs(tmp_path):
     from nnrpsim.scenario.schema import Trace
     from nnrpsim.traces import load_trace

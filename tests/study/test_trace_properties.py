@@ -51,6 +51,21 @@ def test_reference_logs_load_the_same_from_csv_and_parquet(rows, time_scale):
     for stream in streams:
         _check(stream, times.astype(np.float64), objects, log["size_bytes"].to_numpy(), time_scale)
     assert streams[0].object_id.tolist() == streams[1].object_id.tolist()
+    assert streams[0].operation_bounds().tolist() == list(range(len(rows) + 1))  # a row each
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=ROWS)
+def test_a_reference_log_groups_rows_into_operations(rows):
+    """Rows sharing ``operation`` are one operation, wherever they are in the file."""
+    log = pd.DataFrame(rows, columns=["time_ms", "object", "size_bytes"])
+    log["operation"] = [f"request at {t}" for t in log["time_ms"]]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "log.csv"
+        log.sample(frac=1.0, random_state=0).to_csv(path, index=False)
+        stream = load_trace(Trace(path=str(path)))
+    sizes = log.groupby("time_ms").size().sort_index().tolist()  # one operation per time
+    assert np.diff(stream.operation_bounds()).tolist() == sizes
 
 
 @settings(max_examples=60, deadline=None)
@@ -84,3 +99,7 @@ def test_mooncake_blocks_are_objects_by_position_and_hash(requests):
             tokens_here = min(block_tokens, tokens - position * block_tokens)
             sizes.append(max(tokens_here, 1) * per_token)
     _check(stream, np.asarray(times, np.float64), np.asarray(objects), np.asarray(sizes))
+    # A request is one operation: its blocks, together, in time order (ties in file order).
+    order = sorted((when, line) for line, (when, _, blocks) in enumerate(requests) if blocks)
+    blocks_per_request = [len(requests[line][2]) for _, line in order]
+    assert np.diff(stream.operation_bounds()).tolist() == blocks_per_request
