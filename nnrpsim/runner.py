@@ -38,7 +38,7 @@ from .model import (
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind, cache_object_bitmap
 from .scenario import Point, Scenario, ScenarioError
-from .scenario.schema import Trace
+from .scenario.schema import Arrivals, Trace
 
 EXECUTORS = ("local", "dask")
 SCHEDULER_TIMEOUT_S = 10
@@ -140,11 +140,25 @@ def _trace(spec: Trace) -> ReferenceStream:
     return load_trace(spec)
 
 
+@functools.lru_cache(maxsize=4)
+def _arrivals(spec: Arrivals) -> np.ndarray:
+    from .traces import load_arrivals  # (pandas: see _trace)
+
+    return load_arrivals(spec)
+
+
 def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence) -> WorkloadPlan:
-    trace = scenario.workload.trace
-    if trace is not None:
-        return stream_plan(_trace(trace).before(int(config.duration_ms)))  # the run's window
-    return synthetic_plan(config.workload, config.hosts, config.duration_ms, seed)
+    workload = scenario.workload
+    if workload.trace is not None:
+        return stream_plan(_trace(workload.trace).before(int(config.duration_ms)))  # the window
+    arrivals = workload.sessions.arrivals
+    return synthetic_plan(
+        config.workload,
+        config.hosts,
+        config.duration_ms,
+        seed,
+        None if arrivals is None else _arrivals(arrivals),
+    )
 
 
 def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:

@@ -7,6 +7,8 @@
 - A generic CSV or Parquet reference log with columns ``time_ms``, ``object`` and ``size_bytes``,
   and optionally ``operation``: rows with the same value are one operation and must share a
   time. Without it every row is its own operation.
+- Session arrivals: a CSV or Parquet log whose one column gives arrival times, as datetimes
+  (Azure's LLM inference trace, ``TIMESTAMP``) or milliseconds.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import pandas as pd
 
 from .engine.stream import ReferenceStream
 from .scenario import Scenario, ScenarioError, sweep_points
-from .scenario.schema import Trace
+from .scenario.schema import Arrivals, Trace
 
 REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
 
@@ -32,8 +34,42 @@ class TraceError(ScenarioError):
 def check_traces(scenario: Scenario) -> None:
     """Read every trace the scenario's sweep points use: a bad trace is bad input, reported
     before anything runs, and by ``nnrpsim validate``."""
-    for spec in {point.scenario.workload.trace for point in sweep_points(scenario)} - {None}:
+    workloads = [point.scenario.workload for point in sweep_points(scenario)]
+    for spec in {workload.trace for workload in workloads} - {None}:
         load_trace(spec)
+    for arrivals in {workload.sessions.arrivals for workload in workloads} - {None}:
+        load_arrivals(arrivals)
+
+
+def load_arrivals(spec: Arrivals) -> np.ndarray:
+    """Arrival times in ms, sorted, from 0, scaled by ``time_scale``."""
+    path = Path(spec.path)
+    where = "workload.sessions.arrivals"
+    if not path.is_file():
+        raise TraceError(f"{where}.path", f"no such file: {path}")
+    fmt = {".csv": "csv", ".parquet": "parquet"}.get(path.suffix.lower())
+    if fmt is None:
+        raise TraceError(f"{where}.path", f"not a .csv or .parquet file: {path.name}")
+    frame = _read_table(path, fmt)
+    if spec.column not in frame.columns:
+        raise TraceError(f"{path.name}", f"missing column {spec.column!r} ({where}.column)")
+    if frame.empty:
+        raise TraceError(str(path), "the log has no rows")
+    column = frame[spec.column]
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        times = column.to_numpy(np.float64, na_value=np.nan)
+    else:
+        stamps = pd.to_datetime(column, errors="coerce", format="ISO8601")
+        seconds = (stamps - stamps.min()).dt.total_seconds()
+        times = seconds.to_numpy(np.float64, na_value=np.nan) * 1000.0
+    if (bad := np.flatnonzero(~np.isfinite(times))).size:
+        raise TraceError(
+            f"{path.name}:{spec.column}", f"row {int(bad[0])}: not a time (datetime or ms)"
+        )
+    times = np.sort(times - times.min()) * spec.time_scale
+    if not times[-1] < 2.0**63:
+        raise TraceError(str(path), "the arrivals span more milliseconds than an int64 holds")
+    return times
 
 
 def load_trace(spec: Trace) -> ReferenceStream:
@@ -114,15 +150,19 @@ def _is_whole(value) -> bool:
     return _is_finite(value) and value == int(value)
 
 
-def _reference_log(path: Path, fmt: str):
+def _read_table(path: Path, fmt: str) -> pd.DataFrame:
     try:
-        frame = (  # object names stay text: "007" is not "7", and "NA" is a name, not missing
+        return (  # object names stay text: "007" is not "7", and "NA" is a name, not missing
             pd.read_csv(path, dtype={"object": str}, keep_default_na=False)
             if fmt == "csv"
             else pd.read_parquet(path)
         )
     except Exception as err:  # pandas raises many kinds; all mean "not a readable log"
         raise TraceError(str(path), f"cannot read {fmt}: {str(err).splitlines()[0]}") from None
+
+
+def _reference_log(path: Path, fmt: str):
+    frame = _read_table(path, fmt)
     for column in REFERENCE_LOG_COLUMNS:
         if column not in frame.columns:
             raise TraceError(f"{path.name}", f"missing column {column!r}")

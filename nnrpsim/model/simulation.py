@@ -129,7 +129,7 @@ class Simulation:
         if connection_ttl is None:
             return self._ops_per_ms * plan.expected_ms * per_operation
         workload = self.config.workload
-        sessions = workload.session_rate_per_s / 1000.0 * workload.session_duration_ms
+        sessions = self.plan.sessions_per_ms * workload.session_duration_ms  # concurrent, a host
         return self._ops_per_ms * sessions / workload.namespaces * connection_ttl * per_operation
 
     def deliver_invalidate(

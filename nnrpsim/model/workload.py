@@ -42,6 +42,7 @@ class WorkloadPlan:
     change_times_ms: np.ndarray
     change_objects: np.ndarray
     shared_reuse_per_operation: np.ndarray  # expected references of each object per operation
+    sessions_per_ms: float = 0.0  # mean session arrivals per host
 
 
 def _lognormal_sizes(rng: np.random.Generator, n: int, config: WorkloadConfig) -> np.ndarray:
@@ -65,10 +66,15 @@ def _poisson_times(rng: np.random.Generator, rate_per_ms: float, start: float, e
 
 
 def synthetic_plan(
-    config: WorkloadConfig, hosts: int, duration_ms: float, seed: np.random.SeedSequence
+    config: WorkloadConfig,
+    hosts: int,
+    duration_ms: float,
+    seed: np.random.SeedSequence,
+    arrivals_ms: np.ndarray | None = None,
 ) -> WorkloadPlan:
-    """Sessions arrive per host as a Poisson process; each references its private objects and
-    Zipf-popular shared objects of one namespace (system prompts, tool schemas)."""
+    """Sessions arrive per host as a Poisson process, or at ``arrivals_ms`` (a trace's, the
+    hosts taking them in turn); each references its private objects and Zipf-popular shared
+    objects of one namespace (system prompts, tool schemas)."""
     shared_seed, session_seed, change_seed = seed.spawn(3)
     rng = np.random.default_rng(shared_seed)
     n_shared = config.namespaces * config.shared_objects_per_namespace
@@ -86,8 +92,17 @@ def synthetic_plan(
     rng = np.random.default_rng(session_seed)
     op_rate = config.operation_rate_per_s / 1000.0
     sessions: list[SessionPlan] = []
+    if arrivals_ms is not None:
+        arrivals_ms = arrivals_ms[arrivals_ms < duration_ms]
+        sessions_per_ms = len(arrivals_ms) / hosts / duration_ms
+    else:
+        sessions_per_ms = config.session_rate_per_s / 1000.0
     for host in range(hosts):
-        starts = _poisson_times(rng, config.session_rate_per_s / 1000.0, 0.0, duration_ms)
+        starts = (
+            _poisson_times(rng, sessions_per_ms, 0.0, duration_ms)
+            if arrivals_ms is None
+            else arrivals_ms[host::hosts]
+        )
         for start, length in zip(starts, _durations(rng, len(starts), config), strict=True):
             session_id = len(sessions) + 1
             first_private = len(catalog)
@@ -139,7 +154,9 @@ def synthetic_plan(
         change_o.append(np.full(len(times), obj))
     times, objs = np.concatenate(change_t), np.concatenate(change_o).astype(np.int64)
     order = np.lexsort((objs, times))
-    return WorkloadPlan(catalog, all_sizes, sessions, times[order], objs[order], shared_reuse)
+    return WorkloadPlan(
+        catalog, all_sizes, sessions, times[order], objs[order], shared_reuse, sessions_per_ms
+    )
 
 
 def stream_plan(stream: ReferenceStream) -> WorkloadPlan:

@@ -138,12 +138,16 @@ def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:
 def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
     """Read, validate and check a scenario file (including every sweep point).
 
-    A relative ``workload.trace.path`` is taken relative to the scenario file's folder.
+    A relative ``workload.trace.path`` or ``workload.sessions.arrivals.path`` is taken relative
+    to the scenario file's folder.
     """
     raw = read_yaml(path)
-    trace = raw.get("workload", {}).get("trace") if isinstance(raw.get("workload"), dict) else None
-    if isinstance(trace, dict) and isinstance(trace.get("path"), str):
-        trace["path"] = str((Path(path).parent / trace["path"]).resolve())
+    for keys in (("workload", "trace"), ("workload", "sessions", "arrivals")):
+        section = raw
+        for key in keys:
+            section = section.get(key) if isinstance(section, dict) else None
+        if isinstance(section, dict) and isinstance(section.get("path"), str):
+            section["path"] = str((Path(path).parent / section["path"]).resolve())
     return parse_scenario(raw, overrides)
 
 

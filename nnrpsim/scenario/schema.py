@@ -98,10 +98,25 @@ class Objects(Section):
     size: ObjectSize = Field(default_factory=ObjectSize, description="Object size distribution.")
 
 
+class Arrivals(Section):
+    path: str = Field(
+        description="A CSV or Parquet log with a row per arrival (e.g. Azure's LLM inference trace)."
+    )
+    column: str = Field(
+        "TIMESTAMP", description="The column of arrival times: datetimes, or numbers in ms."
+    )
+    time_scale: float = Field(1.0, gt=0, description="Multiply arrival times by this.")
+
+
 class Sessions(Section):
     rate_per_s: float = Field(2.0, gt=0, description="Session arrivals per second per host.")
     duration: Duration = Field(60_000.0, gt=0, description="Mean session length.")
     duration_cv: float = Field(0.5, ge=0, description="Coefficient of variation; 0: fixed length.")
+    arrivals: Arrivals | None = Field(
+        None,
+        description="Session starts at a trace's arrival times, hosts taking them in turn, "
+        "instead of Poisson at rate_per_s.",
+    )
 
 
 class Operations(Section):
