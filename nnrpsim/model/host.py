@@ -178,7 +178,7 @@ class Host:
         while window.holder == holder and window.due < math.inf:
             now = env.now
             wait = window.due - now
-            if wait > 0:  # the common wait, without the generator of window.slot()
+            if wait > 0:  # until the next operation is due
                 yield sim.timeout(wait)
                 now += wait  # what the clock reads now, as SimPy computes it
             objects = window.start(now)

@@ -70,10 +70,8 @@ class OperationWindow:
             self.spawn(self.holder)
 
     def start(self, now: float) -> list[int] | None:
-        """Start the next operation at ``now`` (the current time) if it is due and a slot is
-        free; return its objects."""
-        if self.due > now:
-            return None
+        """Start the next operation, due by ``now`` (the current time), if a slot is free;
+        return its objects."""
         replies = self.replies
         while replies and replies[0] <= now:
             heapq.heappop(replies)
@@ -86,13 +84,11 @@ class OperationWindow:
         return operations[index - 1][1]
 
     def slot(self) -> Generator[simpy.Event, object, list[int]]:
-        """Wait until the next operation is due and a slot is free; start it, return its objects."""
+        """Wait until a slot is free, then start the next operation (it is due); return its
+        objects."""
         env = self.env
         while (objects := self.start(env.now)) is None:
             now = env.now
-            if self.due > now:
-                yield env.timeout(self.due - now)
-                continue
             excess = self.running + len(self.replies) - self.limit + 1  # replies to wait for
             known = (
                 heapq.nsmallest(excess, self.replies)[-1]

@@ -72,6 +72,18 @@ def test_bad_arguments():
         ReferenceStream([2, 1], [0, 0], [1, 1])
     with pytest.raises(ValueError, match="invalidation times and objects must be >= 0"):
         ReferenceStream([1], [0], [1], [2], [-1])
+    with pytest.raises(ValueError, match="equal lengths"):
+        ReferenceStream([1, 2], [0], [1, 1])
+    with pytest.raises(ValueError, match="time_ms and object_id must be >= 0"):
+        ReferenceStream([1], [-1], [1])
+    with pytest.raises(ValueError, match="size must be >= 0"):
+        ReferenceStream([1], [0], [-1])
+    with pytest.raises(ValueError, match="give both"):
+        ReferenceStream([1], [0], [1], [2])
+    with pytest.raises(ValueError, match="invalidation arrays must have equal lengths"):
+        ReferenceStream([1], [0], [1], [2, 3], [0])
+    with pytest.raises(ValueError, match="end_ms must be after start_ms"):
+        ReferenceStream([1], [0], [1], start_ms=5, end_ms=5)
     with pytest.raises(ValueError, match="one operation must share a time"):
         ReferenceStream([1, 2], [0, 1], [1, 1], operation=[5, 5])
     with pytest.raises(ValueError, match="one value per reference"):

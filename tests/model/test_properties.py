@@ -52,6 +52,7 @@ def configs(draw) -> ModelConfig:
     workload = WorkloadConfig(
         session_rate_per_s=draw(st.sampled_from([0.5, 3.0])),
         session_duration_ms=draw(st.sampled_from([2_000.0, 10_000.0])),
+        session_duration_cv=draw(st.sampled_from([0.0, 0.5])),
         operation_rate_per_s=draw(st.sampled_from([1.0, 10.0, 40.0])),
         namespaces=draw(st.integers(1, 3)),
         shared_objects_per_namespace=draw(st.sampled_from([0, 5, 30])),

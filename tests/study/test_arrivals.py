@@ -96,3 +96,11 @@ def test_bad_arrivals_are_one_line_before_anything_runs(tmp_path, capsys, name, 
     assert message in err and err.count("\n") == 1
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert message in capsys.readouterr().err and not (tmp_path / "out").exists()
+
+
+def test_missing_arrivals_file(tmp_path, capsys):
+    path = write_yaml(tmp_path, {"workload": {"sessions": {"arrivals": {"path": "gone.csv"}}}})
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err.startswith(
+        "error: workload.sessions.arrivals.path: no such file:"
+    )

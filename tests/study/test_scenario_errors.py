@@ -185,6 +185,10 @@ BAD_TRACES = [
     ("t.csv", b"time_ms,object,size_bytes\n1,a,10\n2,b,1e30\n", "t.csv:size_bytes: row 1:"),
     ("t.csv", b"time_ms,object,size_bytes\nnan,a,10\n", "t.csv:time_ms: row 0: must be a finite"),
     ("t.csv", b"time_ms,object\n1,a\n", "missing column 'size_bytes'"),
+    ("t.txt", b"1,a,10\n", "workload.trace.format: cannot tell the format of t.txt"),
+    ("t.parquet", b"not parquet", "t.parquet: cannot read parquet:"),
+    ("t.csv", b"time_ms,object,size_bytes\n", "t.csv: the log has no rows"),
+    ("t.jsonl", b'{"timestamp": 0, "input_length": 0, "hash_ids": []}\n', "no block references"),
     (
         "t.csv",
         b"time_ms,object,size_bytes,operation\n1,a,10,r1\n1,b,10,r2\n2,c,10,r1\n",
