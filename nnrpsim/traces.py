@@ -55,13 +55,7 @@ def load_arrivals(spec: Arrivals) -> np.ndarray:
         raise TraceError(f"{path.name}", f"missing column {spec.column!r} ({where}.column)")
     if frame.empty:
         raise TraceError(str(path), "the log has no rows")
-    column = frame[spec.column]
-    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-        times = column.to_numpy(np.float64, na_value=np.nan)
-    else:
-        stamps = pd.to_datetime(column, errors="coerce", format="ISO8601")
-        seconds = (stamps - stamps.min()).dt.total_seconds()
-        times = seconds.to_numpy(np.float64, na_value=np.nan) * 1000.0
+    times = _milliseconds(frame[spec.column])
     if (bad := np.flatnonzero(~np.isfinite(times))).size:
         raise TraceError(
             f"{path.name}:{spec.column}", f"row {int(bad[0])}: not a time (datetime or ms)"
@@ -70,6 +64,17 @@ def load_arrivals(spec: Arrivals) -> np.ndarray:
     if not times[-1] < 2.0**63:
         raise TraceError(str(path), "the arrivals span more milliseconds than an int64 holds")
     return times
+
+
+def _milliseconds(column: pd.Series) -> np.ndarray:
+    """Numbers are milliseconds, if the column holds any; otherwise its values must be
+    datetimes (with time zones, instants). NaN where a value is not a time."""
+    numbers = pd.to_numeric(column, errors="coerce")
+    if numbers.notna().any() and not pd.api.types.is_bool_dtype(column):
+        return numbers.to_numpy(np.float64, na_value=np.nan)
+    stamps = pd.to_datetime(column, errors="coerce", format="ISO8601", utc=True)
+    seconds = (stamps - stamps.min()).dt.total_seconds()
+    return seconds.to_numpy(np.float64, na_value=np.nan) * 1000.0
 
 
 def load_trace(spec: Trace) -> ReferenceStream:

@@ -31,6 +31,12 @@ def test_numeric_columns_are_milliseconds_and_get_sorted(tmp_path):
     assert load_arrivals(Arrivals(path=str(path), column="t")).tolist() == [0.0, 200.0, 400.0]
 
 
+def test_datetimes_with_time_zones_are_instants(tmp_path):
+    path = tmp_path / "a.csv"
+    path.write_text("TIMESTAMP\n2023-11-16 18:00:01+01:00\n2023-11-16 17:00:00Z\n")
+    assert load_arrivals(Arrivals(path=str(path))).tolist() == [0.0, 1000.0]
+
+
 def test_sessions_start_at_the_arrivals_and_hosts_take_them_in_turn():
     arrivals = np.array([0.0, 10.0, 25.0, 40.0, 90.0, 130.0])
     seed = np.random.SeedSequence(1)
@@ -84,6 +90,8 @@ BAD_ARRIVALS = [
     ("a.csv", "TIMESTAMP\n", "the log has no rows"),
     ("a.json", "{}", "workload.sessions.arrivals.path: not a .csv or .parquet file: a.json"),
     ("a.csv", "TIMESTAMP\n1\ninf\n", "a.csv:TIMESTAMP: row 1: not a time"),
+    ("a.csv", "TIMESTAMP,x\n10,a\n,b\n30,c\n", "a.csv:TIMESTAMP: row 1: not a time"),
+    ("a.csv", "TIMESTAMP\ntrue\nfalse\n", "a.csv:TIMESTAMP: row 0: not a time"),
 ]
 
 
