@@ -4,7 +4,11 @@ hypothesis over the scenario keys, through the runner that maps them onto the mo
 from __future__ import annotations
 
 import math
+import shutil
+import tempfile
+from pathlib import Path
 
+import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -13,7 +17,21 @@ from nnrpsim.metrics import OUTCOME_RATES
 from nnrpsim.scenario import parse_scenario
 
 POLICIES = ("best_practice", "always", "never", "threshold", "connection_scope")  # last: des only
+ARRIVALS = Path(tempfile.mkdtemp(prefix="nnrpsim-arrivals-"))  # drawn arrival logs, one per run
 NON_NEGATIVE = ("installs", "renewals", "invalidations", "mean_gpu_bytes", "peak_gpu_bytes")
+
+
+def teardown_module() -> None:
+    shutil.rmtree(ARRIVALS)
+
+
+def _arrivals(times: list[float] | None) -> dict | None:
+    """A log of arrival times in ms (a session each; some after the run's end), or none."""
+    if not times:
+        return None
+    path = ARRIVALS / f"{len(list(ARRIVALS.iterdir()))}.csv"
+    pd.DataFrame({"ms": times}).to_csv(path, index=False)
+    return {"path": str(path), "column": "ms"}
 
 
 @st.composite
@@ -36,7 +54,13 @@ def scenarios(draw) -> dict:
             "link": {"latency": draw(st.sampled_from(["0ms", "1ms"])), "loss": 0.0},
         },
         "workload": {
-            "sessions": {"rate_per_s": 2, "duration": draw(st.sampled_from(["2s", "20s"]))},
+            "sessions": {
+                "rate_per_s": 2,
+                "duration": draw(st.sampled_from(["2s", "20s"])),
+                "arrivals": _arrivals(
+                    draw(st.none() | st.lists(st.floats(0, 40_000), max_size=40))
+                ),
+            },
             "operations": {
                 "rate_per_s": draw(st.sampled_from([1, 5])),
                 "shared_refs": draw(st.integers(0, 3)),
