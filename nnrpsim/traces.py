@@ -63,6 +63,7 @@ def load_arrivals(spec: Arrivals) -> np.ndarray:
     times = np.sort(times - times.min()) * spec.time_scale
     if not times[-1] < 2.0**63:
         raise TraceError(str(path), "the arrivals span more milliseconds than an int64 holds")
+    times.flags.writeable = False  # runs in one process share it
     return times
 
 
