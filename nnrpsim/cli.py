@@ -135,10 +135,11 @@ def _validate(args: argparse.Namespace) -> str:
     from .traces import check_traces
 
     scenario = load_scenario(args.scenario, args.set)
-    check_traces(scenario)
+    traces = check_traces(scenario)
     points = sweep_points(scenario)
     runs = len(points) * scenario.study.replications
-    return f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {scenario.engine})"
+    valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {scenario.engine})"
+    return "\n".join([valid, *(f"  {line}" for line in traces)])
 
 
 def _plot(args: argparse.Namespace) -> str:

@@ -31,14 +31,27 @@ class TraceError(ScenarioError):
     """A trace that cannot be read: names the file (and line or column) and the reason."""
 
 
-def check_traces(scenario: Scenario) -> None:
+def check_traces(scenario: Scenario) -> list[str]:
     """Read every trace the scenario's sweep points use: a bad trace is bad input, reported
-    before anything runs, and by ``nnrpsim validate``."""
+    before anything runs, and by ``nnrpsim validate``. Returns a line describing each."""
     workloads = [point.scenario.workload for point in sweep_points(scenario)]
-    for spec in {workload.trace for workload in workloads} - {None}:
-        load_trace(spec)
-    for arrivals in {workload.sessions.arrivals for workload in workloads} - {None}:
-        load_arrivals(arrivals)
+    lines = []
+    for spec in sorted({workload.trace for workload in workloads} - {None}, key=str):
+        stream = load_trace(spec)
+        lines.append(
+            f"trace {Path(spec.path).name} (time_scale {spec.time_scale:g}): "
+            f"{len(stream):,} references in {len(stream.operation_bounds()) - 1:,} operations "
+            f"to {stream.n_objects:,} objects over {stream.duration_ms / 1000:,.1f} s"
+        )
+    for spec in sorted({workload.sessions.arrivals for workload in workloads} - {None}, key=str):
+        times = load_arrivals(spec)
+        span_s = times[-1] / 1000
+        rate = f", {len(times) / span_s:,.2f}/s" if span_s > 0 else ""
+        lines.append(
+            f"arrivals {Path(spec.path).name} (time_scale {spec.time_scale:g}): "
+            f"{len(times):,} over {span_s:,.1f} s{rate}"
+        )
+    return lines
 
 
 def load_arrivals(spec: Arrivals) -> np.ndarray:

@@ -199,6 +199,21 @@ def test_mooncake_trace_unlimited_hit_rate_matches_provenance(shared):
     assert replay(stream, [2**32 - 1]).hit_rate[0] == pytest.approx(0.640, abs=0.0005)
 
 
+def test_validate_describes_the_traces(capsys):
+    assert main(["validate", str(ROOT / "scenarios/mooncake_trace.yaml")]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == [
+        "  trace mooncake_synthetic_trace.jsonl (time_scale 1): 121,877 references in 3,993 "
+        "operations to 43,924 objects over 1,022.0 s"
+    ]
+    assert main(["validate", str(ROOT / "scenarios/azure_arrivals.yaml")]) == 0
+    lines = capsys.readouterr().out.splitlines()[1:]
+    assert (
+        lines[0]
+        == "  arrivals AzureLLMInferenceTrace_conv.csv (time_scale 1): 19,366 over 3,501.7 s, 5.53/s"
+    )
+    assert len(lines) == 3  # one per swept time_scale
+
+
 def test_a_mooncake_request_is_one_operation_on_the_des(tmp_path):
     """One FRAME_SUBMIT per request, its blocks installed in one burst; the next request
     reuses the shared prefix by reference."""
