@@ -36,6 +36,8 @@ RESULT_BYTES = packet_bytes(MessageType.RESULT_PUSH)
 ORB_BYTES = OBJECT_REFERENCE.size
 FRAME_SUBMIT_OVERHEAD = frame_submit_bytes((), 0)
 """Header, metadata and region prelude of a FRAME_SUBMIT: its bytes besides objects and ORBs."""
+FrameSizes = tuple[int, int, int]
+"""A FRAME_SUBMIT burst's bytes on the uplink, its inline object blocks, its renewal bodies."""
 
 
 @dataclass(slots=True)
@@ -174,7 +176,7 @@ class Host:
         """The session's operations, in turn, while this process holds the dispatch. Each
         decides per object, installs what must be, submits, and falls back inline on a miss."""
         sim, recorder = self.sim, self.sim.recorder
-        env = sim.env
+        env, uplink = sim.env, sim.uplinks[self.index][server]
         while window.holder == holder and window.due < math.inf:
             now = env.now
             wait = window.due - now
@@ -185,18 +187,22 @@ class Host:
             if objects is None:
                 objects = yield from window.slot()
             now = start = env.now
-            references, installs, renewals, inline, outcome, cause = self._decide(
+            references, installs, renewals, inline, outcome, cause, earliest = self._decide(
                 plan, server, objects, caches, start
             )
             if installs:
-                accepted = yield from self._install(server, plan, ttl, installs, window, holder)
-                self._after_install(
-                    server, installs, accepted, references, renewals, inline, outcome, cause
+                accepted = yield from self._install(
+                    server, plan, ttl, installs, cause, window, holder
                 )
+                self._after_install(installs, accepted, references, inline, outcome)
                 now = env.now
-            sent_at = now
-            up, expected, inline_bytes = self._frame(server, references, inline, renewals)
-            yield self._uplink(server, up, sent_at, window, holder)
+            sizes = self._frame_bytes(references, inline, renewals)
+            if installs or earliest <= uplink.last_byte_at(now, sizes[0]):
+                sizes = self._drop_late_references(
+                    server, references, renewals, inline, outcome, cause, now
+                )
+            up, expected, inline_bytes = self._frame(server, references, renewals, sizes)
+            yield self._uplink(server, up, now, window, holder)
             now = env.now
             failed, reply_delay = self._frame_arrived(
                 server,
@@ -207,17 +213,17 @@ class Host:
                 renewals,
                 inline_bytes,
                 outcome,
-                sent_at,
                 now,
             )
             if failed:  # the reply's ERRORs bring a resubmission with those bodies inline
                 sim.auditor.fallbacks += 1
                 yield self._sleep(reply_delay, window, holder)
-                up, _, inline_bytes = self._frame(server, [], failed, [], fallback=True)
+                sizes = self._frame_bytes([], failed, [])
+                up, _, inline_bytes = self._frame(server, [], [], sizes, fallback=True)
                 yield self._uplink(server, up, env.now, window, holder)
                 now = env.now
                 _, reply_delay = self._frame_arrived(
-                    server, plan, ttl, [], [], [], inline_bytes, outcome, now, now
+                    server, plan, ttl, [], [], [], inline_bytes, outcome, now
                 )
                 sim.auditor.fallbacks_completed += 1
             done = now + reply_delay
@@ -242,14 +248,18 @@ class Host:
         objects: list[int],
         caches: dict[int, bool],
         now: float,
-    ) -> tuple[list[int], list[int], list[int], list[int], dict, dict]:
+    ) -> tuple[list[int], list[int], list[int], list[int], dict, dict, float]:
         """Per object: reference it (and maybe renew), inline it, or install it. Returns the
-        references, installs, renewals and inline objects, and the outcome and install cause
-        of every object that will not simply be a hit."""
+        references, installs, renewals and inline objects, the outcome and install cause of
+        every object that will not simply be a hit, and when the first lease referenced runs
+        out. A lease is judged as of when the frame could start to leave, after what the host
+        has queued already."""
         versions, leases = self.sim.content_version, self.leases[server]
+        leaves = self.sim.uplinks[self.index][server].free_at(now)
         outcome: dict[int, RefOutcome] = {}
         cause: dict[int, InstallCause] = {}
         references, installs, renewals, inline = [], [], [], []
+        earliest = math.inf
         for obj in objects:
             cached = caches.get(obj)
             if cached is None:
@@ -263,10 +273,12 @@ class Host:
                 lease is not None
                 and lease.valid
                 and lease.version == versions[obj]
-                and now < lease.expires_ms
+                and leaves < lease.expires_ms
             ):
                 references.append(obj)
-                if now >= lease.renew_from_ms:
+                if lease.expires_ms < earliest:
+                    earliest = lease.expires_ms
+                if leaves >= lease.renew_from_ms:
                     renewals.append(obj)
                 continue
             if self._inline_once(lease):
@@ -275,43 +287,67 @@ class Host:
                 continue
             installs.append(obj)
             outcome[obj] = RefOutcome.INSTALLED
-            cause[obj] = self._install_cause(lease, versions[obj], now)
-        return references, installs, renewals, inline, outcome, cause
+            cause[obj] = self._install_cause(lease, versions[obj], leaves)
+        return references, installs, renewals, inline, outcome, cause, earliest
 
     def _after_install(
         self,
-        server: int,
         installs: list[int],
         accepted: dict[int, int],
         references: list[int],
-        renewals: list[int],
         inline: list[int],
         outcome: dict[int, RefOutcome],
-        cause: dict[int, InstallCause],
     ) -> None:
-        """Accepted installs join the references, refused ones go inline. The install round
-        trip may have brought CACHE_INVALIDATEs or outlived a lease: a reference is sent only
-        while its lease is still valid, otherwise the body goes inline."""
+        """Accepted installs join the references, refused ones go inline."""
         for obj in installs:
             if obj in accepted:
                 references.append(obj)
             else:
                 inline.append(obj)
                 outcome[obj] = RefOutcome.INSTALL_REJECTED
-        leases = self.leases[server]
-        for obj in [o for o in references if not self._usable(leases, o)]:
-            references.remove(obj)
-            if obj in renewals:
-                renewals.remove(obj)
-            inline.append(obj)
-            outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
-            lease = leases[obj]
-            cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
 
-    def _expiry_estimate(self, sent_at: float, granted: int) -> float:
-        """When the host must stop referencing: the server granted no earlier than the PUT was
-        sent (in whole milliseconds), and a reference needs the one-way latency to get there."""
-        return math.floor(sent_at) + granted - self.sim.config.uplink.latency_ms
+    def _drop_late_references(
+        self,
+        server: int,
+        references: list[int],
+        renewals: list[int],
+        inline: list[int],
+        outcome: dict[int, RefOutcome],
+        cause: dict[int, InstallCause],
+        now: float,
+    ) -> FrameSizes:
+        """The last look before a frame leaves: a reference goes only if no CACHE_INVALIDATE
+        came since the decision (an install round trip may have brought one) and its lease will
+        still hold when the frame's last byte is on the wire (the host knows its own send
+        queue). Otherwise its body goes inline, which lengthens the frame: so look again until
+        none is late. Returns the sizes of the frame that leaves."""
+        leases, versions = self.leases[server], self.sim.content_version
+        uplink = self.sim.uplinks[self.index][server]
+        while True:
+            sizes = self._frame_bytes(references, inline, renewals)
+            last_byte = uplink.last_byte_at(now, sizes[0])
+            late = [
+                obj
+                for obj in references
+                if not (leases[obj].valid and leases[obj].version == versions[obj])
+                or last_byte >= leases[obj].expires_ms
+            ]
+            if not late:
+                return sizes
+            for obj in late:
+                references.remove(obj)
+                if obj in renewals:
+                    renewals.remove(obj)
+                inline.append(obj)
+                lease = leases[obj]
+                outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
+                cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
+
+    def _expiry_estimate(self, arrived_at: float, granted: int) -> float:
+        """When the host must stop referencing: the server granted when the PUT arrived (in
+        whole milliseconds), and a reference needs the one-way latency to get there. The host
+        knows that arrival: its own queue, the PUT's last byte and resends, plus the latency."""
+        return math.floor(arrived_at) + granted - self.sim.config.uplink.latency_ms
 
     def _negotiated(self, server: int, obj: int, size: int) -> bool:
         """Only kinds and sizes the handshake's cache ceiling allows are worth a CACHE_PUT."""
@@ -330,15 +366,6 @@ class Host:
                 HEADER_LEN,
                 lambda c=close, s=server: (c(self.connection_id(s)), 0.0, HEADER_LEN),
             )
-
-    def _usable(self, leases: dict[int, LocalLease], obj: int) -> bool:
-        lease = leases.get(obj)
-        return (
-            lease is not None
-            and lease.valid
-            and lease.version == self.sim.content_version[obj]
-            and self.sim.env.now < lease.expires_ms
-        )
 
     def _inline_once(self, lease: LocalLease | None) -> bool:
         """After a CACHE_INVALIDATE (or a cache error) the next submit inlines; the one after
@@ -365,8 +392,9 @@ class Host:
             return OwnerScope.SESSION, plan.session_id
         return OwnerScope.CONNECTION, self.connection_id(server)
 
-    def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int], sent_at: float):
-        """Server side of a burst of CACHE_PUTs, grouped by owner; returns accepted objects."""
+    def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int]):
+        """Server side of a burst of CACHE_PUTs as it arrives, grouped by owner; returns the
+        accepted objects."""
         sim, leases, versions = self.sim, self.leases[server], self.sim.content_version
         accepted: dict[int, int] = {}
         groups: dict[tuple[OwnerScope, int], list[int]] = {}
@@ -387,7 +415,7 @@ class Host:
                     continue
                 granted = ack.accepted_ttl_ms
                 accepted[obj] = granted
-                expires = self._expiry_estimate(sent_at, granted)
+                expires = self._expiry_estimate(sim.env.now, granted)
                 leases[obj] = LocalLease(
                     versions[obj], expires, sim.policy.renew_from_ms(expires, granted)
                 )
@@ -399,52 +427,61 @@ class Host:
         plan: SessionPlan,
         ttl: int,
         objects: list[int],
+        cause: dict[int, InstallCause],
         window: OperationWindow,
         holder: int,
     ):
-        sim, recorder, leases = self.sim, self.sim.recorder, self.leases[server]
+        sim, recorder = self.sim, self.sim.recorder
         body = sum(sim.sizes[obj] for obj in objects)
         recorder.wire_bytes("put_body", body)
         recorder.wire_bytes("cache_control", len(objects) * (PUT_OVERHEAD + ACK_BYTES))
-        sent_at = sim.env.now
-        for obj in objects:
-            lease = leases.get(obj)
-            if (
-                lease is not None and lease.valid is False and lease.cause == InstallCause.EXPIRED
-            ) or (lease is not None and lease.valid and sent_at >= lease.expires_ms):
-                recorder.reinstalls_after_expiry += 1
+        recorder.reinstalls_after_expiry += sum(
+            cause[obj] == InstallCause.EXPIRED for obj in objects
+        )
         accepted = yield from self._round_trip(
             server,
             len(objects) * PUT_OVERHEAD + body,
-            lambda: (self._put(server, plan, ttl, objects, sent_at), 0.0, len(objects) * ACK_BYTES),
+            lambda: (self._put(server, plan, ttl, objects), 0.0, len(objects) * ACK_BYTES),
             window,
             holder,
         )
         recorder.installs += len(accepted)
         return accepted
 
+    def _frame_bytes(
+        self, references: list[int], inline: list[int], renewals: list[int]
+    ) -> FrameSizes:
+        """The bytes a FRAME_SUBMIT (plus renewal PUTs in the same burst) puts on the uplink,
+        and of those its inline object blocks and its renewal bodies."""
+        sim = self.sim
+        inline_sizes = sim.inline_bytes
+        inline_bytes = sum([inline_sizes[obj] for obj in inline]) if inline else 0
+        up = FRAME_SUBMIT_OVERHEAD + inline_bytes + ORB_BYTES * len(references)
+        renew_body = 0
+        if renewals:
+            if sim.policy.renewal_body:
+                renew_body = sum([sim.sizes[obj] for obj in renewals])
+            up += len(renewals) * PUT_OVERHEAD + renew_body
+        return up, inline_bytes, renew_body
+
     def _frame(
         self,
         server: int,
         references: list[int],
-        inline: list[int],
         renewals: list[int],
+        sizes: FrameSizes,
         fallback: bool = False,
     ) -> tuple[int, list[int], int]:
-        """A FRAME_SUBMIT leaves (plus renewal PUTs in the same burst): its bytes by class, and
-        the versions its ORBs carry. Returns the bytes sent, those versions and the inline bytes."""
-        sim, wire = self.sim, self.sim.recorder.wire
-        leases, inline_sizes = self.leases[server], sim.inline_bytes
-        inline_bytes = sum([inline_sizes[obj] for obj in inline]) if inline else 0
-        reference_bytes = ORB_BYTES * len(references)
+        """A FRAME_SUBMIT of ``sizes`` (from :meth:`_frame_bytes`) leaves: its bytes by class,
+        and the versions its ORBs carry. Returns the bytes sent, those versions and the inline
+        bytes."""
+        sim, wire, leases = self.sim, self.sim.recorder.wire, self.leases[server]
+        up, inline_bytes, renew_body = sizes
         sim.recorder.hot_path_frames += 1
         wire["inline"] += inline_bytes
-        wire["reference"] += reference_bytes
+        wire["reference"] += ORB_BYTES * len(references)
         wire["cache_control" if fallback else "control"] += FRAME_SUBMIT_OVERHEAD
-        up = FRAME_SUBMIT_OVERHEAD + inline_bytes + reference_bytes
         if renewals:
-            renew_body = sum(sim.sizes[obj] for obj in renewals) if sim.policy.renewal_body else 0
-            up += len(renewals) * PUT_OVERHEAD + renew_body
             wire["put_body"] += renew_body
             wire["cache_control"] += len(renewals) * (PUT_OVERHEAD + ACK_BYTES)
         # The ORBs carry the versions of the host's leases; none may be one it knows is invalid.
@@ -466,7 +503,6 @@ class Host:
         renewals: list[int],
         inline_bytes: int,
         outcome: dict[int, RefOutcome],
-        sent_at: float,
         now: float,
     ) -> tuple[list[int], float]:
         """The frame arrives ``now``: the server resolves its references and renews. Returns the
@@ -485,7 +521,7 @@ class Host:
                     lease.valid, lease.cause = False, InstallCause.MISS
                     lease.inlined_since_invalid = True  # the fallback below inlines it
         if renewals:
-            renewed = self._put(server, plan, ttl, renewals, sent_at)
+            renewed = self._put(server, plan, ttl, renewals)
             sim.recorder.renewals += len(renewed)
         processing = config.per_operation_ms + config.per_inline_byte_ms * inline_bytes
         reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES

@@ -20,11 +20,19 @@ class Link:
         self.bytes_sent = 0
         self.retransmissions = 0
 
+    def free_at(self, now: float) -> float:
+        """When a frame queued ``now`` starts to leave: after the frames ahead of it."""
+        return now if now > self.busy_until else self.busy_until
+
+    def last_byte_at(self, now: float, n_bytes: int) -> float:
+        """When the last of ``n_bytes`` queued ``now`` leaves, if nothing is lost."""
+        return self.free_at(now) + n_bytes / self.config.bandwidth_bytes_per_ms
+
     def transmit(self, now: float, n_bytes: int) -> float:
         """The delay until ``n_bytes`` sent at ``now`` have arrived at the far end."""
         config = self.config
         serialise = n_bytes / config.bandwidth_bytes_per_ms
-        start = now if now > self.busy_until else self.busy_until
+        start = now if now > self.busy_until else self.busy_until  # free_at, without the call
         if not config.loss:  # the common case, without the retransmission arithmetic
             self.busy_until = start + serialise
             self.bytes_sent += n_bytes

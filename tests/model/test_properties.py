@@ -14,6 +14,7 @@ from nnrpsim.model import (
     LinkConfig,
     ModelConfig,
     PolicyConfig,
+    RefOutcome,
     ServerConfig,
     WorkloadConfig,
     simulate,
@@ -113,6 +114,8 @@ def test_any_run_keeps_the_rules_and_its_books(config, seed):
     assert most_in_flight(result) <= config.workload.max_in_flight_operations
     if config.uplink.loss == 0:  # every byte on a link is in one class
         assert sum(result.wire.values()) == result.wire_bytes_total
+        # and the host knows when its frames arrive: none references a lease that ends first
+        assert not (result.references["outcome"] == RefOutcome.LEASE_EXPIRED).any()
     metrics = des_metrics(result, 0.0)
     if len(result.references["outcome"]):
         assert abs(sum(metrics[name] for name in OUTCOME_RATES) - 1.0) < 1e-9

@@ -1,0 +1,82 @@
+"""The host knows its own send queue: a reference whose lease would run out before the frame's
+last byte is on the wire is not sent. Queued behind the host's own transfers, the object is
+installed again; outlived by its own frame's inline bodies, it goes inline. Either way no cache
+error and no fallback, where a host that looked only at the clock would draw one."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnrpsim.engine import ObjectCatalog
+from nnrpsim.model import (
+    InstallCause,
+    LinkConfig,
+    ModelConfig,
+    PolicyConfig,
+    RefOutcome,
+    ServerConfig,
+    SessionPlan,
+    WorkloadPlan,
+    simulate,
+)
+from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
+
+A, B = 0, 1
+BYTES_PER_MS = 1_000.0  # 1 MB/s: 100 kB take 100 ms to send
+TTL_MS = 40  # A is installed at about 4 ms: the host stops referencing it at 43 ms
+
+
+def _plan(sizes: list[int], reuse: list[float], operations: list[tuple[float, list[int]]]):
+    n = len(sizes)
+    ids = np.arange(n, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(n), ids, ids, np.full(n, CacheObjectKind.PROMPT_SEGMENT)
+    )
+    session = SessionPlan(1, 0, 0.0, 400.0, 400.0, operations, dict(enumerate(reuse)))
+    return WorkloadPlan(
+        catalog, np.array(sizes), [session], np.zeros(0), np.zeros(0, np.int64), np.zeros(n)
+    )
+
+
+def _run(plan: WorkloadPlan):
+    link = LinkConfig(latency_ms=1.0, bandwidth_bytes_per_ms=BYTES_PER_MS)
+    config = ModelConfig(
+        duration_ms=400.0,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0),
+        policy=PolicyConfig(
+            name="threshold",
+            min_object_bytes=0,
+            min_expected_reuse=1.0,  # reused once: inline
+            ttl_hint_ms=TTL_MS,
+            renew_margin=0.0,
+        ),
+    )
+    result = simulate(config, 1, plan)
+    assert result.violations == 0
+    assert result.audit["fallbacks"] == 0  # no reference reached the server too late
+    refs = result.references
+    of_a = refs["object"] == A
+    return result, refs["outcome"][of_a].tolist(), refs["cause"][of_a].tolist()
+
+
+def test_a_reference_queued_behind_the_hosts_own_transfer_past_its_lease_is_reinstalled():
+    # At 20 ms a 100 kB install of B takes the uplink until about 120 ms; at 25 ms A's lease
+    # still holds by the clock, but a reference would leave only after B, long after 43 ms.
+    plan = _plan([2_000, 100_000], [10.0, 10.0], [(0.0, [A]), (20.0, [B]), (25.0, [A])])
+    result, outcomes, causes = _run(plan)
+    assert outcomes == [RefOutcome.INSTALLED, RefOutcome.INSTALLED]
+    assert causes == [InstallCause.COLD, InstallCause.EXPIRED]
+    assert result.counters["reinstalls_after_expiry"] == 1
+
+
+def test_a_reference_outlived_by_its_own_frames_inline_bodies_goes_inline():
+    # At 30 ms A's lease holds, and the uplink is idle; but the frame also inlines 100 kB of B
+    # (reused once: the policy inlines it), so its last byte leaves at about 130 ms.
+    plan = _plan([2_000, 100_000], [10.0, 1.0], [(0.0, [A]), (30.0, [A, B])])
+    result, outcomes, causes = _run(plan)
+    assert outcomes == [RefOutcome.INSTALLED, RefOutcome.INLINED_AFTER_INVALIDATE]
+    assert causes == [InstallCause.COLD, InstallCause.EXPIRED]
+    assert result.wire["inline"] == inline_object_bytes(2_000) + inline_object_bytes(100_000)
+    assert result.wire["reference"] == 24  # the first operation's reference only
