@@ -197,11 +197,14 @@ class Host:
                 self._after_install(installs, accepted, references, inline, outcome)
                 now = env.now
             sizes = self._frame_bytes(references, inline, renewals)
+            # Look again if the install round trip took time or a lease may end before the frame
+            # is out; otherwise nothing has changed since the decision.
             if installs or earliest <= uplink.last_byte_at(now, sizes[0]):
                 sizes = self._drop_late_references(
                     server, references, renewals, inline, outcome, cause, now
                 )
-            up, expected, inline_bytes = self._frame(server, references, renewals, sizes)
+            up, inline_bytes, _ = sizes
+            expected = self._frame(server, references, renewals, sizes)
             yield self._uplink(server, up, now, window, holder)
             now = env.now
             failed, reply_delay = self._frame_arrived(
@@ -218,8 +221,8 @@ class Host:
             if failed:  # the reply's ERRORs bring a resubmission with those bodies inline
                 sim.auditor.fallbacks += 1
                 yield self._sleep(reply_delay, window, holder)
-                sizes = self._frame_bytes([], failed, [])
-                up, _, inline_bytes = self._frame(server, [], [], sizes, fallback=True)
+                up, inline_bytes, _ = sizes = self._frame_bytes([], failed, [])
+                self._frame(server, [], [], sizes, fallback=True)
                 yield self._uplink(server, up, env.now, window, holder)
                 now = env.now
                 _, reply_delay = self._frame_arrived(
@@ -471,12 +474,11 @@ class Host:
         renewals: list[int],
         sizes: FrameSizes,
         fallback: bool = False,
-    ) -> tuple[int, list[int], int]:
-        """A FRAME_SUBMIT of ``sizes`` (from :meth:`_frame_bytes`) leaves: its bytes by class,
-        and the versions its ORBs carry. Returns the bytes sent, those versions and the inline
-        bytes."""
+    ) -> list[int]:
+        """A FRAME_SUBMIT of ``sizes`` (from :meth:`_frame_bytes`) leaves: its bytes by class.
+        Returns the versions its ORBs carry."""
         sim, wire, leases = self.sim, self.sim.recorder.wire, self.leases[server]
-        up, inline_bytes, renew_body = sizes
+        _, inline_bytes, renew_body = sizes
         sim.recorder.hot_path_frames += 1
         wire["inline"] += inline_bytes
         wire["reference"] += ORB_BYTES * len(references)
@@ -491,7 +493,7 @@ class Host:
             if lease is None or not lease.valid:
                 sim.auditor.reference_after_invalidate += 1
             expected.append(versions[obj] if lease is None else lease.version)
-        return up, expected, inline_bytes
+        return expected
 
     def _frame_arrived(
         self,
