@@ -93,6 +93,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
             per_operation_ms=topology.per_operation_cost,
             per_inline_byte_ms=topology.per_inline_byte_cost,
             sweep_interval_ms=topology.sweep_interval,
+            workers=topology.server_workers,
         ),
         policy=PolicyConfig(
             name=policy.name,

@@ -42,10 +42,13 @@ class ServerConfig:
     per_operation_ms: float = 0.05
     per_inline_byte_ms: float = 1e-6
     sweep_interval_ms: float = 1_000.0
+    workers: int | None = None  # frames processed at once; None: no limit (a pure delay)
 
     def __post_init__(self) -> None:
         if not 0 < self.default_lease_ttl_ms <= U32_MAX:
             raise ValueError(f"default_lease_ttl_ms must be in 1..{U32_MAX}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be at least 1 (or None: no limit), got {self.workers}")
         _positive("per_operation_ms", self.per_operation_ms, allow_zero=True)
         _positive("per_inline_byte_ms", self.per_inline_byte_ms, allow_zero=True)
         _positive("sweep_interval_ms", self.sweep_interval_ms)

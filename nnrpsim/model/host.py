@@ -90,8 +90,7 @@ class Host:
     def _reply_delay(self, server: int, processing: float, down_bytes: int, now: float) -> float:
         """How long from ``now`` (the current time) until a reply of ``down_bytes``, sent after
         ``processing``, arrives."""
-        downlink = self.sim.downlinks[self.index][server]
-        return processing + downlink.transmit(now + processing, down_bytes)
+        return self.sim.downlinks[self.index][server].transmit(now, down_bytes, processing)
 
     def _round_trip(
         self,
@@ -176,7 +175,9 @@ class Host:
         """The session's operations, in turn, while this process holds the dispatch. Each
         decides per object, installs what must be, submits, and falls back inline on a miss."""
         sim, recorder = self.sim, self.sim.recorder
-        env, uplink = sim.env, sim.uplinks[self.index][server]
+        env, uplink, runtime = sim.env, sim.uplinks[self.index][server], sim.servers[server]
+        per_operation = sim.config.server.per_operation_ms
+        per_inline_byte = sim.config.server.per_inline_byte_ms
         while window.holder == holder and window.due < math.inf:
             now = env.now
             wait = window.due - now
@@ -203,36 +204,34 @@ class Host:
                 sizes = self._drop_late_references(
                     server, references, renewals, inline, outcome, cause, now
                 )
-            up, inline_bytes, _ = sizes
             expected = self._frame(server, references, renewals, sizes)
-            yield self._uplink(server, up, now, window, holder)
-            now = env.now
-            failed, reply_delay = self._frame_arrived(
-                server,
-                plan,
-                ttl,
-                references,
-                expected,
-                renewals,
-                inline_bytes,
-                outcome,
-                now,
-            )
-            if failed:  # the reply's ERRORs bring a resubmission with those bodies inline
-                sim.auditor.fallbacks += 1
-                yield self._sleep(reply_delay, window, holder)
-                up, inline_bytes, _ = sizes = self._frame_bytes([], failed, [])
-                self._frame(server, [], [], sizes, fallback=True)
-                yield self._uplink(server, up, env.now, window, holder)
-                now = env.now
-                _, reply_delay = self._frame_arrived(
-                    server, plan, ttl, [], [], [], inline_bytes, outcome, now
+            fell_back = False
+            while True:  # the frame, and after cache errors its inline resubmission
+                yield self._uplink(server, sizes[0], now, window, holder)
+                # server time: per operation, and per inline byte (a hit is cheaper than a resend)
+                now, processing = env.now, per_operation + per_inline_byte * sizes[1]
+                if runtime.workers_free_at:  # a worker limit: the frame may wait its turn
+                    taken_up = runtime.admit(now, processing)
+                    if taken_up > now:
+                        yield self._sleep(taken_up - now, window, holder)
+                        now = env.now
+                failed, reply_delay = self._frame_processed(
+                    server, plan, ttl, references, expected, renewals, processing, outcome, now
                 )
-                sim.auditor.fallbacks_completed += 1
+                if not failed:
+                    break
+                # the reply's ERRORs bring a resubmission with those bodies inline
+                sim.auditor.fallbacks += 1
+                fell_back = True
+                yield self._sleep(reply_delay, window, holder)
+                now, references, expected, renewals = env.now, [], [], []
+                sizes = self._frame_bytes(references, failed, renewals)
+                self._frame(server, references, renewals, sizes, fallback=True)
+            sim.auditor.fallbacks_completed += fell_back
             done = now + reply_delay
             window.finish(done)
             recorder.operations.append(
-                start, done - start, bool(failed), plan.session_id, server, objects, outcome, cause
+                start, done - start, fell_back, plan.session_id, server, objects, outcome, cause
             )
 
     def _caches(self, plan: SessionPlan, server: int, obj: int) -> bool:
@@ -495,7 +494,7 @@ class Host:
             expected.append(versions[obj] if lease is None else lease.version)
         return expected
 
-    def _frame_arrived(
+    def _frame_processed(
         self,
         server: int,
         plan: SessionPlan,
@@ -503,14 +502,14 @@ class Host:
         references: list[int],
         expected: list[int],
         renewals: list[int],
-        inline_bytes: int,
+        processing: float,
         outcome: dict[int, RefOutcome],
         now: float,
     ) -> tuple[list[int], float]:
-        """The frame arrives ``now``: the server resolves its references and renews. Returns the
-        references that failed (their leases are invalid from now on) and the delay until the
-        reply arrives."""
-        sim, wire, config = self.sim, self.sim.recorder.wire, self.sim.config.server
+        """The server takes the frame up ``now``: it resolves its references and renews. Returns
+        the references that failed (their leases are invalid from now on) and the delay until
+        the reply arrives, ``processing`` from now."""
+        sim, wire = self.sim, self.sim.recorder.wire
         failed = []
         if references:
             leases = self.leases[server]
@@ -525,7 +524,6 @@ class Host:
         if renewals:
             renewed = self._put(server, plan, ttl, renewals)
             sim.recorder.renewals += len(renewed)
-        processing = config.per_operation_ms + config.per_inline_byte_ms * inline_bytes
         reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
         wire["control"] += RESULT_BYTES
         wire["cache_control"] += len(failed) * ERROR_BYTES

@@ -3,6 +3,7 @@ hosts when it drops an object. Every cache decision is the lease engine's; this 
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -28,6 +29,8 @@ class Server:
         self.table = LeaseTable(catalog, config.limits)
         self.holders: dict[int, set[int]] = {}  # object -> hosts holding a lease view of it
         self.session_connection: dict[int, int] = {}
+        # When each worker is next free (a heap); empty: no limit, a frame is taken up on arrival
+        self.workers_free_at = [0.0] * (config.workers or 0)
 
     # ------------------------------------------------------------------ handshake
     def hello(self, client_object_bitmap: int) -> CacheLimits:
@@ -56,6 +59,15 @@ class Server:
         )
 
     # ------------------------------------------------------------------ cache frames
+    def admit(self, now: float, processing_ms: float) -> float:
+        """When a frame arriving ``now`` is taken up with a worker limit: first come first
+        served, on the worker free first. Processing times are known on arrival, so the turn is
+        too."""
+        free = self.workers_free_at
+        start = now if now > free[0] else free[0]
+        heapq.heapreplace(free, start + processing_ms)
+        return start
+
     def put(
         self,
         host: int,

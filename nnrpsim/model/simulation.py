@@ -94,14 +94,12 @@ class Simulation:
         ]
         hosts = max(config.hosts, 1 + max((s.host for s in self.plan.sessions), default=0))
         self.hosts = [Host(self, i) for i in range(hosts)]
-        link_seeds = iter(link_seed.spawn(2 * hosts * config.servers))
+        link_seeds, rng = iter(link_seed.spawn(2 * hosts * config.servers)), np.random.default_rng
         self.uplinks = [
-            [Link(config.uplink, np.random.default_rng(next(link_seeds))) for _ in self.servers]
-            for _ in self.hosts
+            [Link(config.uplink, rng(next(link_seeds))) for _ in self.servers] for _ in self.hosts
         ]
         self.downlinks = [
-            [Link(config.downlink, np.random.default_rng(next(link_seeds))) for _ in self.servers]
-            for _ in self.hosts
+            [Link(config.downlink, rng(next(link_seeds))) for _ in self.servers] for _ in self.hosts
         ]
         self._open_sessions = [0] * config.servers
         self.timeout = self.env.timeout  # every delay of the model is a SimPy timeout

@@ -77,6 +77,13 @@ class Topology(Section):
     per_inline_byte_cost: Duration = Field(
         1e-6, ge=0, description="Server time per inline byte (1ns: 1 GB/s ingest)."
     )
+    server_workers: int | None = Field(
+        None,
+        ge=1,
+        le=1 << 20,
+        description="FRAME_SUBMITs a server processes at once, the rest waiting first come first "
+        "served (DES); null: no limit, processing is a pure delay.",
+    )
 
     @model_validator(mode="after")
     def _ttl_order(self) -> Topology:

@@ -9,43 +9,20 @@ import dataclasses
 import numpy as np
 import pytest
 
-from nnrpsim.engine import ObjectCatalog
 from nnrpsim.model import (
     LinkConfig,
     ModelConfig,
     PolicyConfig,
     ServerConfig,
-    SessionPlan,
     WorkloadConfig,
-    WorkloadPlan,
     simulate,
 )
-from nnrpsim.protocol import CacheObjectKind
+
+from .plans import one_object_each
 
 LATENCY_MS = 1.0
 ROUND_TRIP_MS = 2 * LATENCY_MS  # links this fast serialise in well under a nanosecond
 HANDSHAKE_MS = 2 * ROUND_TRIP_MS  # CLIENT_HELLO and SESSION_OPEN come first
-
-
-def _plan(planned_ms: list[float]) -> WorkloadPlan:
-    n = len(planned_ms)
-    ids = np.arange(n, dtype=np.uint64)
-    catalog = ObjectCatalog.from_arrays(
-        np.ones(n), ids, ids, np.full(n, CacheObjectKind.PROMPT_SEGMENT)
-    )
-    end = max(planned_ms) + 100.0
-    session = SessionPlan(
-        1,
-        0,
-        0.0,
-        end,
-        end,
-        [(t, [i]) for i, t in enumerate(planned_ms)],
-        dict.fromkeys(range(n), 1.0),
-    )
-    return WorkloadPlan(
-        catalog, np.full(n, 4096), [session], np.zeros(0), np.zeros(0, np.int64), np.zeros(n)
-    )
 
 
 def _config(limit: int, duration_ms: float) -> ModelConfig:
@@ -74,7 +51,11 @@ def _expected_starts(planned_ms: list[float], limit: int) -> list[float]:
 
 
 def _starts(planned_ms: list[float], limit: int) -> np.ndarray:
-    result = simulate(_config(limit, max(planned_ms) + 50.0), 1, _plan(planned_ms))
+    result = simulate(
+        _config(limit, max(planned_ms) + 50.0),
+        1,
+        one_object_each(planned_ms, 4096, max(planned_ms) + 100.0),
+    )
     assert result.violations == 0
     return np.sort(result.operations["start_ms"])
 

@@ -5,37 +5,26 @@ error and no fallback, where a host that looked only at the clock would draw one
 
 from __future__ import annotations
 
-import numpy as np
-
-from nnrpsim.engine import ObjectCatalog
 from nnrpsim.model import (
     InstallCause,
     LinkConfig,
     ModelConfig,
+    ModelResult,
     PolicyConfig,
     RefOutcome,
     ServerConfig,
-    SessionPlan,
+    WorkloadConfig,
     WorkloadPlan,
     simulate,
 )
-from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
+from nnrpsim.model.link import Link
+from nnrpsim.protocol import inline_object_bytes
+
+from .plans import one_session
 
 A, B = 0, 1
 BYTES_PER_MS = 1_000.0  # 1 MB/s: 100 kB take 100 ms to send
 TTL_MS = 40  # A is installed at about 4 ms: the host stops referencing it at 43 ms
-
-
-def _plan(sizes: list[int], reuse: list[float], operations: list[tuple[float, list[int]]]):
-    n = len(sizes)
-    ids = np.arange(n, dtype=np.uint64)
-    catalog = ObjectCatalog.from_arrays(
-        np.ones(n), ids, ids, np.full(n, CacheObjectKind.PROMPT_SEGMENT)
-    )
-    session = SessionPlan(1, 0, 0.0, 400.0, 400.0, operations, dict(enumerate(reuse)))
-    return WorkloadPlan(
-        catalog, np.array(sizes), [session], np.zeros(0), np.zeros(0, np.int64), np.zeros(n)
-    )
 
 
 def _run(plan: WorkloadPlan):
@@ -64,7 +53,9 @@ def _run(plan: WorkloadPlan):
 def test_a_reference_queued_behind_the_hosts_own_transfer_past_its_lease_is_reinstalled():
     # At 20 ms a 100 kB install of B takes the uplink until about 120 ms; at 25 ms A's lease
     # still holds by the clock, but a reference would leave only after B, long after 43 ms.
-    plan = _plan([2_000, 100_000], [10.0, 10.0], [(0.0, [A]), (20.0, [B]), (25.0, [A])])
+    plan = one_session(
+        [(0.0, [A]), (20.0, [B]), (25.0, [A])], [2_000, 100_000], [10.0, 10.0], 400.0
+    )
     result, outcomes, causes = _run(plan)
     assert outcomes == [RefOutcome.INSTALLED, RefOutcome.INSTALLED]
     assert causes == [InstallCause.COLD, InstallCause.EXPIRED]
@@ -74,9 +65,50 @@ def test_a_reference_queued_behind_the_hosts_own_transfer_past_its_lease_is_rein
 def test_a_reference_outlived_by_its_own_frames_inline_bodies_goes_inline():
     # At 30 ms A's lease holds, and the uplink is idle; but the frame also inlines 100 kB of B
     # (reused once: the policy inlines it), so its last byte leaves at about 130 ms.
-    plan = _plan([2_000, 100_000], [10.0, 1.0], [(0.0, [A]), (30.0, [A, B])])
+    plan = one_session([(0.0, [A]), (30.0, [A, B])], [2_000, 100_000], [10.0, 1.0], 400.0)
     result, outcomes, causes = _run(plan)
     assert outcomes == [RefOutcome.INSTALLED, RefOutcome.INLINED_AFTER_INVALIDATE]
     assert causes == [InstallCause.COLD, InstallCause.EXPIRED]
     assert result.wire["inline"] == inline_object_bytes(2_000) + inline_object_bytes(100_000)
     assert result.wire["reference"] == 24  # the first operation's reference only
+
+
+def _saturated_run() -> ModelResult:
+    """One host whose uplink is offered more installs than it carries in the run (it catches up
+    after): short leases, big objects, four operations in flight per session, nothing evicted,
+    changed or renewed."""
+    uplink = LinkConfig(latency_ms=1.0, bandwidth_bytes_per_ms=6_000.0)
+    config = ModelConfig(
+        duration_ms=20_000.0,
+        uplink=uplink,
+        downlink=LinkConfig(latency_ms=1.0),
+        policy=PolicyConfig(name="always", ttl_hint_ms=500, renew_margin=0.0),
+        workload=WorkloadConfig(
+            session_rate_per_s=2.0,
+            session_duration_ms=10_000.0,
+            operation_rate_per_s=10.0,
+            shared_objects_per_namespace=30,
+            object_size_median=16_384,
+        ),
+    )
+    return simulate(config, 3)
+
+
+def test_a_host_that_sees_its_queue_sends_no_reference_too_late_on_a_saturated_link():
+    result = _saturated_run()
+    assert result.link_utilisation > 1 and result.violations == 0
+    outcomes = result.references["outcome"]
+    assert (outcomes == RefOutcome.HIT).mean() > 0.2
+    assert not (outcomes == RefOutcome.LEASE_EXPIRED).any()
+    assert result.audit["fallbacks"] == 0
+
+
+def test_a_host_blind_to_its_queue_draws_lease_expired_errors_there(monkeypatch):
+    monkeypatch.setattr(Link, "free_at", lambda self, now: now)
+    monkeypatch.setattr(Link, "last_byte_at", lambda self, now, n_bytes: now)
+    result = _saturated_run()
+    outcomes = result.references["outcome"]
+    assert (outcomes == RefOutcome.LEASE_EXPIRED).sum() > 1_000
+    assert result.audit["fallbacks"] > 1_000
+    assert (outcomes == RefOutcome.HIT).mean() < 0.15  # fewer hits, for the fallbacks' traffic
+    assert result.violations == 0  # late, not wrong: the server refuses, the host falls back

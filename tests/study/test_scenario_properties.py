@@ -52,6 +52,7 @@ def scenarios(draw) -> dict:
             "ttl_ceiling": draw(st.sampled_from(["2s", "1h"])),
             "eviction": draw(st.sampled_from(["lru", "fifo", "ttl", "size", "none"])),
             "link": {"latency": draw(st.sampled_from(["0ms", "1ms"])), "loss": 0.0},
+            "server_workers": draw(st.sampled_from([None, 1, 4])),
         },
         "workload": {
             "sessions": {
