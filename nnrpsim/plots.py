@@ -28,6 +28,7 @@ KNOWN_LABELS = {
     "topology.gpu_memory": "GPU memory budget (GiB)",
     "workload.objects.size.median": "median object size (KiB)",
     "workload.sessions.rate_per_s": "session arrivals (per s per host)",
+    "workload.operations.rate_per_s": "operations (per s per session)",
 }
 SCALE = {  # key: (factor from the base unit, the unit axes and legends show)
     "host_policy.ttl_hint": (1e-3, "s"),
@@ -35,6 +36,8 @@ SCALE = {  # key: (factor from the base unit, the unit axes and legends show)
     "workload.objects.size.median": (2**-10, "KiB"),
 }
 BYTE_KEYS = {"topology.gpu_memory", "workload.objects.size.median"}
+LOAD_KEYS = {"workload.sessions.rate_per_s", "workload.operations.rate_per_s"}
+"""Swept loads, against which the DES's operation latency is drawn too."""
 RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
 
 
@@ -128,8 +131,8 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     if len(x) and x.min() > 0 and x.max() / x.min() >= 20:
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key))
-    ax.set_ylabel(f"{metric.replace('_', ' ')} ({unit})")
-    if unit.startswith("fraction"):
+    ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
+    if unit.startswith("fraction") or unit == "ms":  # never below zero, whatever the band says
         ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     if len(lines) > 1:
@@ -170,6 +173,10 @@ def plot_study(results: str | Path) -> list[Path]:
             written += _metric_vs(
                 summary, key, "wire_bytes_saved", swept, folder, f"wire_bytes_saved_vs_{safe}"
             )
+            if key in LOAD_KEYS and summary["p99_latency_ms"].notna().any():
+                written += _metric_vs(
+                    summary, key, "p99_latency_ms", swept, folder, f"p99_latency_vs_{safe}"
+                )
     written += _capacity_tradeoff(summary, swept, folder)
     if not series.empty:
         for column, combine, what, name in OVER_TIME:

@@ -75,6 +75,25 @@ def test_quickstart_runs_end_to_end_shortened(tmp_path):
             assert matplotlib.image.imread(plot).shape[0] > 100
 
 
+def test_server_load_study_shortened_shows_where_inlining_saturates_one_worker(tmp_path):
+    raw = yaml.safe_load((ROOT / "scenarios/server_load.yaml").read_text())
+    raw["study"].update(duration="50s", warmup="20s", replications=1)
+    raw["sweep"]["grid"] = {
+        "workload.sessions.rate_per_s": [1, 8],
+        "host_policy.name": ["never", "best_practice"],
+    }
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "sl", jobs=1, progress=False)
+    p99 = result.summary.set_index(["workload.sessions.rate_per_s", "host_policy.name"])[
+        "p99_latency_ms"
+    ]
+    # Inline bodies load the worker (about 0.35 ms a frame): queueing shows at the higher load.
+    assert p99[(8, "never")] > 1.5 * p99[(1, "never")]
+    # References cost it 0.05 ms a frame: the latency does not move.
+    assert p99[(8, "best_practice")] == pytest.approx(p99[(1, "best_practice")], rel=0.05)
+    plot = tmp_path / "sl/plots/p99_latency_vs_workload_sessions_rate_per_s.png"
+    assert matplotlib.image.imread(plot).shape[0] > 100
+
+
 def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
     one = nnrpsim.run(small_yaml, out=tmp_path / "one", jobs=1, progress=False)
     two = nnrpsim.run(small_yaml, out=tmp_path / "two", jobs=2, progress=False)
