@@ -27,6 +27,7 @@ METRICS = (
     "p50_latency_ms",
     "p99_latency_ms",
     "peak_link_utilisation",
+    "peak_server_load",
     "operations_behind",
     "invariant_violations",
 )
@@ -54,6 +55,7 @@ UNITS = {
     "p50_latency_ms": "ms",
     "p99_latency_ms": "ms",
     "peak_link_utilisation": "fraction of link capacity",
+    "peak_server_load": "workers busy on average",
     "operations_behind": "operations",
 }
 
@@ -120,6 +122,11 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     p50, p99 = np.percentile(latency, [50, 99]) if len(latency) else (np.nan, np.nan)
     metrics["p50_latency_ms"], metrics["p99_latency_ms"] = float(p50), float(p99)
     metrics["peak_link_utilisation"] = result.link_utilisation
+    # processing offered per ms after the warm-up: frames processed at once on average
+    metrics["peak_server_load"] = max(
+        busy - base.get(f"server_busy_ms_{index}", 0.0)
+        for index, busy in enumerate(result.server_busy_ms)
+    ) / (result.config.duration_ms - warmup_ms)
     metrics["operations_behind"] = float(result.operations_behind)
     metrics["invariant_violations"] = float(result.violations)
     return {name: metrics[name] for name in METRICS}
@@ -184,6 +191,7 @@ def vector_metrics(
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),
         "peak_link_utilisation": float("nan"),
+        "peak_server_load": float("nan"),
         "operations_behind": 0.0,
         "invariant_violations": 0.0,
     }

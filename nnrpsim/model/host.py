@@ -210,6 +210,7 @@ class Host:
                 yield self._uplink(server, sizes[0], now, window, holder)
                 # server time: per operation, and per inline byte (a hit is cheaper than a resend)
                 now, processing = env.now, per_operation + per_inline_byte * sizes[1]
+                runtime.busy_ms += processing
                 if runtime.workers_free_at:  # a worker limit: the frame may wait its turn
                     taken_up = runtime.admit(now, processing)
                     if taken_up > now:

@@ -31,6 +31,7 @@ class Server:
         self.session_connection: dict[int, int] = {}
         # When each worker is next free (a heap); empty: no limit, a frame is taken up on arrival
         self.workers_free_at = [0.0] * (config.workers or 0)
+        self.busy_ms = 0.0  # processing time of every frame so far
 
     # ------------------------------------------------------------------ handshake
     def hello(self, client_object_bitmap: int) -> CacheLimits:

@@ -37,6 +37,9 @@ class ModelResult:
     link_utilisation: float
     """The busiest link's offered load over the run: bytes sent (resends included) over what its
     bandwidth carries in ``duration_ms``. At 1 or more its queue only grows."""
+    server_busy_ms: list[float]
+    """Each server's FRAME_SUBMIT processing time over the run, the operations it drained after
+    the end included: the processing the run's operations offered it."""
     accepted_ttl_ms: np.ndarray
     invalidations: dict[str, int]
     counters: dict[str, int]
@@ -189,6 +192,7 @@ class Simulation:
             "renewals": recorder.renewals,
             "invalidations": sum(recorder.invalidations.values()),
             "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
+            **{f"server_busy_ms_{server.index}": server.busy_ms for server in self.servers},
         }
 
     def _close_after(self, sessions: list[simpy.Process], host: Host):
@@ -276,6 +280,7 @@ class Simulation:
             memory=recorder.memory.arrays(),
             wire=dict(recorder.wire),
             wire_bytes_total=sum(link.bytes_sent for link in links),
+            server_busy_ms=[server.busy_ms for server in self.servers],
             link_utilisation=max(
                 link.bytes_sent / (link.config.bandwidth_bytes_per_ms * self.config.duration_ms)
                 for link in links

@@ -48,6 +48,7 @@ def _waits(plan: WorkloadPlan, workers: int | None, per_operation_ms: float, per
     order = np.argsort(ops["start_ms"], kind="stable")
     inline = np.array([inline_object_bytes(int(size)) for size in plan.sizes])
     processing = per_operation_ms + per_byte_ms * inline
+    assert result.server_busy_ms == [pytest.approx(processing.sum())]
     return ops["latency_ms"][order] - 2 * LATENCY_MS - processing
 
 

@@ -90,6 +90,10 @@ def test_server_load_study_shortened_shows_where_inlining_saturates_one_worker(t
     assert p99[(8, "never")] > 1.5 * p99[(1, "never")]
     # References cost it 0.05 ms a frame: the latency does not move.
     assert p99[(8, "best_practice")] == pytest.approx(p99[(1, "best_practice")], rel=0.05)
+    load = result.summary.set_index(["workload.sessions.rate_per_s", "host_policy.name"])[
+        "peak_server_load"
+    ]
+    assert load[(8, "never")] > 0.5 > 0.2 > load[(8, "best_practice")]
     plot = tmp_path / "sl/plots/p99_latency_vs_workload_sessions_rate_per_s.png"
     assert matplotlib.image.imread(plot).shape[0] > 100
 
