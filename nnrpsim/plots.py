@@ -209,6 +209,12 @@ def _capacity_tradeoff(summary: pd.DataFrame, swept: list[str], folder: Path) ->
 OVER_TIME = (  # time-series column, how servers combine, what the axis says, the file
     ("held_bytes", "sum", "GPU memory held by cached objects", "gpu_memory_over_time"),
     ("link_load", "max", "busiest link's load (fraction of its capacity)", "link_load_over_time"),
+    (
+        "server_load",
+        "max",
+        "busiest server's load (frames processed at once)",
+        "server_load_over_time",
+    ),
 )
 
 

@@ -145,7 +145,7 @@ class Recorder:
     def __init__(self) -> None:
         self.operations = OperationLog()
         self.memory = Columns(
-            "time_ms", "server", "live_bytes", "held_bytes", "objects", "link_load"
+            "time_ms", "server", "live_bytes", "held_bytes", "objects", "link_load", "server_load"
         )
         self.wire = dict.fromkeys(WIRE_CLASSES, 0)
         self.accepted_ttl_ms: list[int] = []

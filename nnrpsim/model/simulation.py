@@ -146,10 +146,12 @@ class Simulation:
 
     # ------------------------------------------------------------------ processes
     def _sampler(self):
-        """Per server, every ``sample_interval_ms``: memory, and the load since the last sample
-        of the busiest link to or from it (bytes sent over what the link carries meanwhile)."""
+        """Per server, every ``sample_interval_ms``: memory; the load since the last sample of
+        the busiest link to or from it (bytes sent over what the link carries meanwhile); and
+        its own load (processing booked meanwhile over the interval: frames processed at once)."""
         interval = self.config.sample_interval_ms
         sent = {id(link): 0 for row in (*self.uplinks, *self.downlinks) for link in row}
+        busy = [0.0] * len(self.servers)
         while self.env.now <= self.config.duration_ms:
             now = int(self.env.now)
             for server in self.servers:
@@ -166,7 +168,9 @@ class Simulation:
                     table.held_bytes,
                     table.held_objects,
                     load,
+                    (server.busy_ms - busy[server.index]) / interval,
                 )
+                busy[server.index] = server.busy_ms
             yield self.timeout(interval)
 
     def _content_changes(self):

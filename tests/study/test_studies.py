@@ -94,6 +94,11 @@ def test_server_load_study_shortened_shows_where_inlining_saturates_one_worker(t
         "peak_server_load"
     ]
     assert load[(8, "never")] > 0.5 > 0.2 > load[(8, "best_practice")]
+    series = pd.read_parquet(tmp_path / "sl/timeseries.parquet")
+    measured = series[series["time_ms"] > 20_000].groupby("point")["server_load"].mean()
+    points = result.summary.set_index("point")["peak_server_load"]
+    assert measured.to_numpy() == pytest.approx(points[measured.index].to_numpy(), rel=0.05)
+    assert (tmp_path / "sl/plots/server_load_over_time.png").stat().st_size > 1000
     plot = tmp_path / "sl/plots/p99_latency_vs_workload_sessions_rate_per_s.png"
     assert matplotlib.image.imread(plot).shape[0] > 100
 
