@@ -18,7 +18,7 @@ def test_explore_notebook_runs(tmp_path, small_yaml):
     (parameters,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
     parameters.source = (
         f"RESULTS = {str(results)!r}\nTTL_FRACTION = 0.3\nINVALIDATION_RATE = 0.01\n"
-        "GPU_BUDGET_MIB = 64\nDURATION = '30s'\nINTERACTIVE = True"
+        "GPU_BUDGET_MIB = 64\nSERVER_WORKERS = 2\nDURATION = '30s'\nINTERACTIVE = True"
     )
     client = nbclient.NotebookClient(
         notebook,
@@ -34,5 +34,5 @@ def test_explore_notebook_runs(tmp_path, small_yaml):
     text = " ".join(
         str(o.get("data", {}).get("text/plain", "")) + o.get("text", "") for o in outputs
     )
-    assert "hit_rate" in text and "no results" not in text
+    assert "hit_rate" in text and "peak_server_load" in text and "no results" not in text
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
