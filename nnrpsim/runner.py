@@ -92,6 +92,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
             default_lease_ttl_ms=int(topology.default_lease_ttl),
             per_operation_ms=topology.per_operation_cost,
             per_inline_byte_ms=topology.per_inline_byte_cost,
+            per_put_byte_ms=topology.per_put_byte_cost,
             sweep_interval_ms=topology.sweep_interval,
             workers=topology.server_workers,
         ),

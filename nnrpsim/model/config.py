@@ -41,6 +41,7 @@ class ServerConfig:
     default_lease_ttl_ms: int = 30_000
     per_operation_ms: float = 0.05
     per_inline_byte_ms: float = 1e-6
+    per_put_byte_ms: float = 1e-6  # a CACHE_PUT's body is staged like an inline one, once
     sweep_interval_ms: float = 1_000.0
     workers: int | None = None  # frames processed at once; None: no limit (a pure delay)
 
@@ -51,6 +52,7 @@ class ServerConfig:
             raise ValueError(f"workers must be at least 1 (or None: no limit), got {self.workers}")
         _positive("per_operation_ms", self.per_operation_ms, allow_zero=True)
         _positive("per_inline_byte_ms", self.per_inline_byte_ms, allow_zero=True)
+        _positive("per_put_byte_ms", self.per_put_byte_ms, allow_zero=True)
         _positive("sweep_interval_ms", self.sweep_interval_ms)
 
 

@@ -97,14 +97,21 @@ class Host:
         server: int,
         up_bytes: int,
         handler,
+        processing: float = 0.0,
         window: OperationWindow | None = None,
         holder: int = 0,
     ):
-        """Send ``up_bytes``; on arrival the server handles it (``handler`` returns the answer,
-        its processing time and the bytes of the reply); wait for the reply; return the answer."""
+        """Send ``up_bytes``; when the server takes it up (it may wait for a worker) the server
+        handles it (``handler(arrival time)`` returns the answer and the bytes of the reply),
+        which leaves ``processing`` later; wait for the reply; return the answer."""
         sim = self.sim
         yield self._uplink(server, up_bytes, sim.env.now, window, holder)
-        answer, processing, down_bytes = handler()
+        arrived = sim.env.now
+        if processing:
+            wait = sim.servers[server].take_up(arrived, processing)
+            if wait > 0:
+                yield self._sleep(wait, window, holder)
+        answer, down_bytes = handler(arrived)
         delay = self._reply_delay(server, processing, down_bytes, sim.env.now)
         yield self._sleep(delay, window, holder)
         return answer
@@ -112,7 +119,7 @@ class Host:
     def _control(self, server: int, request: MessageType, response: MessageType, handler, *args):
         up, down = packet_bytes(request), packet_bytes(response)
         self.sim.recorder.wire_bytes("control", up + down)
-        return (yield from self._round_trip(server, up, lambda: (handler(*args), 0.0, down)))
+        return (yield from self._round_trip(server, up, lambda _: (handler(*args), down)))
 
     # ------------------------------------------------------------------ sessions
     def run_session(self, plan: SessionPlan):
@@ -176,8 +183,9 @@ class Host:
         decides per object, installs what must be, submits, and falls back inline on a miss."""
         sim, recorder = self.sim, self.sim.recorder
         env, uplink, runtime = sim.env, sim.uplinks[self.index][server], sim.servers[server]
-        per_operation = sim.config.server.per_operation_ms
-        per_inline_byte = sim.config.server.per_inline_byte_ms
+        costs = sim.config.server
+        per_operation, per_inline_byte = costs.per_operation_ms, costs.per_inline_byte_ms
+        per_put_byte = costs.per_put_byte_ms
         while window.holder == holder and window.due < math.inf:
             now = env.now
             wait = window.due - now
@@ -208,16 +216,25 @@ class Host:
             fell_back = False
             while True:  # the frame, and after cache errors its inline resubmission
                 yield self._uplink(server, sizes[0], now, window, holder)
-                # server time: per operation, and per inline byte (a hit is cheaper than a resend)
-                now, processing = env.now, per_operation + per_inline_byte * sizes[1]
-                runtime.busy_ms += processing
-                if runtime.workers_free_at:  # a worker limit: the frame may wait its turn
-                    taken_up = runtime.admit(now, processing)
-                    if taken_up > now:
-                        yield self._sleep(taken_up - now, window, holder)
-                        now = env.now
+                # server time: per operation, per inline byte (a hit is cheaper than a resend)
+                # and per renewal body byte; the frame may wait its turn for a worker
+                now = arrived = env.now
+                processing = per_operation + per_inline_byte * sizes[1] + per_put_byte * sizes[2]
+                wait = runtime.take_up(now, processing)
+                if wait > 0:
+                    yield self._sleep(wait, window, holder)
+                    now = env.now
                 failed, reply_delay = self._frame_processed(
-                    server, plan, ttl, references, expected, renewals, processing, outcome, now
+                    server,
+                    plan,
+                    ttl,
+                    references,
+                    expected,
+                    renewals,
+                    processing,
+                    outcome,
+                    arrived,
+                    now,
                 )
                 if not failed:
                     break
@@ -367,7 +384,7 @@ class Host:
             yield from self._round_trip(
                 server,
                 HEADER_LEN,
-                lambda c=close, s=server: (c(self.connection_id(s)), 0.0, HEADER_LEN),
+                lambda _, c=close, s=server: (c(self.connection_id(s)), HEADER_LEN),
             )
 
     def _inline_once(self, lease: LocalLease | None) -> bool:
@@ -395,9 +412,10 @@ class Host:
             return OwnerScope.SESSION, plan.session_id
         return OwnerScope.CONNECTION, self.connection_id(server)
 
-    def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int]):
-        """Server side of a burst of CACHE_PUTs as it arrives, grouped by owner; returns the
-        accepted objects."""
+    def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int], arrived_at: float):
+        """Server side of a burst of CACHE_PUTs, grouped by owner, as the server takes it up;
+        returns the accepted objects. The host's view of each lease counts from ``arrived_at``,
+        when the burst reached the server: the host cannot see a wait for a worker."""
         sim, leases, versions = self.sim, self.leases[server], self.sim.content_version
         accepted: dict[int, int] = {}
         groups: dict[tuple[OwnerScope, int], list[int]] = {}
@@ -418,7 +436,7 @@ class Host:
                     continue
                 granted = ack.accepted_ttl_ms
                 accepted[obj] = granted
-                expires = self._expiry_estimate(sim.env.now, granted)
+                expires = self._expiry_estimate(arrived_at, granted)
                 leases[obj] = LocalLease(
                     versions[obj], expires, sim.policy.renew_from_ms(expires, granted)
                 )
@@ -444,7 +462,11 @@ class Host:
         accepted = yield from self._round_trip(
             server,
             len(objects) * PUT_OVERHEAD + body,
-            lambda: (self._put(server, plan, ttl, objects), 0.0, len(objects) * ACK_BYTES),
+            lambda arrived: (
+                self._put(server, plan, ttl, objects, arrived),
+                len(objects) * ACK_BYTES,
+            ),
+            sim.config.server.per_put_byte_ms * body,
             window,
             holder,
         )
@@ -505,11 +527,12 @@ class Host:
         renewals: list[int],
         processing: float,
         outcome: dict[int, RefOutcome],
+        arrived_at: float,
         now: float,
     ) -> tuple[list[int], float]:
-        """The server takes the frame up ``now``: it resolves its references and renews. Returns
-        the references that failed (their leases are invalid from now on) and the delay until
-        the reply arrives, ``processing`` from now."""
+        """The server takes up ``now`` the frame that reached it ``arrived_at``: it resolves its
+        references and renews. Returns the references that failed (their leases are invalid
+        from now on) and the delay until the reply arrives, ``processing`` from now."""
         sim, wire = self.sim, self.sim.recorder.wire
         failed = []
         if references:
@@ -523,7 +546,7 @@ class Host:
                     lease.valid, lease.cause = False, InstallCause.MISS
                     lease.inlined_since_invalid = True  # the fallback below inlines it
         if renewals:
-            renewed = self._put(server, plan, ttl, renewals)
+            renewed = self._put(server, plan, ttl, renewals, arrived_at)
             sim.recorder.renewals += len(renewed)
         reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
         wire["control"] += RESULT_BYTES

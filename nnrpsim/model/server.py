@@ -31,7 +31,7 @@ class Server:
         self.session_connection: dict[int, int] = {}
         # When each worker is next free (a heap); empty: no limit, a frame is taken up on arrival
         self.workers_free_at = [0.0] * (config.workers or 0)
-        self.busy_ms = 0.0  # processing time of every frame so far
+        self.busy_ms = 0.0  # processing time of every frame and CACHE_PUT burst so far
 
     # ------------------------------------------------------------------ handshake
     def hello(self, client_object_bitmap: int) -> CacheLimits:
@@ -60,14 +60,18 @@ class Server:
         )
 
     # ------------------------------------------------------------------ cache frames
-    def admit(self, now: float, processing_ms: float) -> float:
-        """When a frame arriving ``now`` is taken up with a worker limit: first come first
-        served, on the worker free first. Processing times are known on arrival, so the turn is
-        too."""
+    def take_up(self, now: float, processing_ms: float) -> float:
+        """Charge ``processing_ms`` of server time to a frame (or CACHE_PUT burst) arriving
+        ``now``; return how long it waits for a worker: with a worker limit, first come first
+        served on the worker free first, else no wait. Processing times are known on arrival,
+        so the turn is too."""
+        self.busy_ms += processing_ms
         free = self.workers_free_at
+        if not free:
+            return 0.0
         start = now if now > free[0] else free[0]
         heapq.heapreplace(free, start + processing_ms)
-        return start
+        return start - now
 
     def put(
         self,

@@ -77,6 +77,12 @@ class Topology(Section):
     per_inline_byte_cost: Duration = Field(
         1e-6, ge=0, description="Server time per inline byte (1ns: 1 GB/s ingest)."
     )
+    per_put_byte_cost: Duration = Field(
+        1e-6,
+        ge=0,
+        description="Server time per CACHE_PUT body byte, installs and renewals (1ns: staged "
+        "like an inline body, but once).",
+    )
     server_workers: int | None = Field(
         None,
         ge=1,

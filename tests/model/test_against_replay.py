@@ -57,6 +57,7 @@ def _model(stream: ReferenceStream, mode: str, limits: CacheLimits | None = None
             limits=limits or CacheLimits(capacity_bytes=None),
             per_operation_ms=0.0,
             per_inline_byte_ms=0.0,
+            per_put_byte_ms=0.0,
             sweep_interval_ms=5_000.0,
         ),
         policy=PolicyConfig(

@@ -31,7 +31,7 @@ def _config(limit: int, duration_ms: float) -> ModelConfig:
         duration_ms=duration_ms,
         uplink=link,
         downlink=link,
-        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0),
+        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=0.0),
         policy=PolicyConfig(name="never"),  # every frame one round trip, nothing to install
         workload=WorkloadConfig(max_in_flight_operations=limit),
     )

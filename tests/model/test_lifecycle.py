@@ -86,9 +86,20 @@ def test_section_12_lifecycle():
     assert result.wire["inline"] == inline_object_bytes(SIZE)
     assert result.wire["reference"] == 24 * 7  # every submit but the inline one references
     assert result.violations == 0 and result.fallback_success_rate == 1.0
+    # Server time: per frame, per inline byte, and per body byte staged by the four installs
+    # and the renewal.
+    server = config.server
+    assert result.server_busy_ms == [
+        pytest.approx(
+            8 * server.per_operation_ms
+            + server.per_inline_byte_ms * inline_object_bytes(SIZE)
+            + server.per_put_byte_ms * 5 * SIZE
+        )
+    ]
 
     # Latency runs from the submit to the reply's arrival: one round trip for a hit, and the
-    # CACHE_PUT/CACHE_ACK round trip before it for an install (idle links: no queueing).
+    # CACHE_PUT/CACHE_ACK round trip before it for an install, the server staging the body
+    # (idle links: no queueing).
     per_ms = link.bandwidth_bytes_per_ms
     put, ack = packet_bytes(MessageType.CACHE_PUT, SIZE), packet_bytes(MessageType.CACHE_ACK)
     hit = (
@@ -98,4 +109,7 @@ def test_section_12_lifecycle():
     )
     latency = result.operations["latency_ms"]
     assert latency[1] == pytest.approx(hit)  # the hit at 100 ms
-    assert latency[0] == pytest.approx(hit + 2 * link.latency_ms + (put + ack) / per_ms)
+    put_processing = config.server.per_put_byte_ms * SIZE
+    assert latency[0] == pytest.approx(
+        hit + 2 * link.latency_ms + (put + ack) / per_ms + put_processing
+    )

@@ -33,7 +33,7 @@ def _run(plan: WorkloadPlan):
         duration_ms=400.0,
         uplink=link,
         downlink=link,
-        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0),
+        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=0.0),
         policy=PolicyConfig(
             name="threshold",
             min_object_bytes=0,

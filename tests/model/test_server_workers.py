@@ -10,9 +10,11 @@ import numpy as np
 import pytest
 
 from nnrpsim.model import (
+    InstallCause,
     LinkConfig,
     ModelConfig,
     PolicyConfig,
+    RefOutcome,
     ServerConfig,
     WorkloadConfig,
     WorkloadPlan,
@@ -20,7 +22,7 @@ from nnrpsim.model import (
 )
 from nnrpsim.protocol import inline_object_bytes
 
-from .plans import one_object_each
+from .plans import one_object_each, one_session
 
 LATENCY_MS = 1.0
 HANDSHAKE_MS = 4 * LATENCY_MS  # CLIENT_HELLO and SESSION_OPEN round trips come first
@@ -28,21 +30,30 @@ PER_OPERATION_MS = 10.0
 END_MS = 1_000.0  # sessions last this long after their last operation is planned
 
 
-def _waits(plan: WorkloadPlan, workers: int | None, per_operation_ms: float, per_byte_ms: float):
-    """Each operation's wait for a worker: its latency less the two link latencies and its own
-    processing (links this fast serialise in well under a nanosecond)."""
-    link = LinkConfig(latency_ms=LATENCY_MS, bandwidth_bytes_per_ms=1e15)
+def _simulate(
+    plan: WorkloadPlan, server: ServerConfig, policy: PolicyConfig, latency_ms: float = LATENCY_MS
+):
+    """One run over links this fast that they serialise in well under a nanosecond, with as
+    many operations in flight as the plan makes."""
+    link = LinkConfig(latency_ms=latency_ms, bandwidth_bytes_per_ms=1e15)
     config = ModelConfig(
         duration_ms=plan.sessions[0].end_ms,
         uplink=link,
         downlink=link,
-        server=ServerConfig(
-            per_operation_ms=per_operation_ms, per_inline_byte_ms=per_byte_ms, workers=workers
-        ),
-        policy=PolicyConfig(name="never"),
+        server=server,
+        policy=policy,
         workload=WorkloadConfig(max_in_flight_operations=65_535),
     )
-    result = simulate(config, 1, plan)
+    return simulate(config, 1, plan)
+
+
+def _waits(plan: WorkloadPlan, workers: int | None, per_operation_ms: float, per_byte_ms: float):
+    """Each operation's wait for a worker: its latency less the two link latencies and its own
+    processing."""
+    server = ServerConfig(
+        per_operation_ms=per_operation_ms, per_inline_byte_ms=per_byte_ms, workers=workers
+    )
+    result = _simulate(plan, server, PolicyConfig(name="never"))
     assert result.violations == 0
     ops = result.operations
     order = np.argsort(ops["start_ms"], kind="stable")
@@ -86,3 +97,46 @@ def test_poisson_operations_with_exponential_bodies_on_two_workers_wait_as_m_m_2
     expected = waiting / (servers / mean_service - arrival_rate)
     assert waits.mean() == pytest.approx(expected, rel=0.08)
     assert (waits > 1e-9).mean() == pytest.approx(waiting, rel=0.05)
+
+
+@pytest.mark.parametrize("workers", [None, 1])
+def test_cache_put_bodies_take_worker_time(workers):
+    # Two operations at once each install a body that takes the server 4 ms to stage: with one
+    # worker the second PUT waits for the first. Frames cost nothing, so the rest of each
+    # operation is the PUT and frame round trips (4 latencies over instant wires).
+    latency, size, per_put_byte = 10.0, 4_000, 1e-3
+    server = ServerConfig(
+        per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=per_put_byte, workers=workers
+    )
+    plan = one_object_each(np.zeros(2), size, END_MS)
+    result = _simulate(plan, server, PolicyConfig(name="always"), latency)
+    staging = per_put_byte * size
+    turns = np.zeros(2) if workers is None else np.arange(2)
+    assert result.counters["installs"] == 2 and result.violations == 0
+    assert result.server_busy_ms == [pytest.approx(2 * staging)]
+    assert result.operations["latency_ms"].tolist() == pytest.approx(
+        4 * latency + staging * (1 + turns)
+    )
+
+
+def test_the_host_counts_a_lease_from_its_puts_arrival_not_from_a_wait_it_cannot_see():
+    # One worker. A's frame (at 8 ms) keeps the worker busy until 58 ms, so B's PUT, arriving at
+    # 11 ms, is granted only at 58 ms (100 ms lease: to 158 ms). The host, blind to that wait,
+    # counts B's lease from 11 ms and stops referencing it at 110 ms: at 120 ms it installs B
+    # again, cause expired, where a host that knew the grant time would send a reference.
+    a, b = 0, 1
+    server = ServerConfig(
+        per_operation_ms=50.0, per_inline_byte_ms=0.0, per_put_byte_ms=1e-3, workers=1
+    )
+    policy = PolicyConfig(
+        name="threshold", min_object_bytes=0, min_expected_reuse=0.0, ttl_hint_ms=100
+    )
+    plan = one_session(
+        [(HANDSHAKE_MS, [a]), (10.0, [b]), (120.0, [b])], [1_000, 1_000], [2.0, 2.0], END_MS
+    )
+    result = _simulate(plan, server, policy)
+    refs = result.references
+    of_b = refs["object"] == b
+    assert refs["outcome"][of_b].tolist() == [RefOutcome.INSTALLED, RefOutcome.INSTALLED]
+    assert refs["cause"][of_b].tolist() == [InstallCause.COLD, InstallCause.EXPIRED]
+    assert result.violations == 0 and result.audit["fallbacks"] == 0

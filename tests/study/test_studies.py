@@ -18,6 +18,7 @@ import yaml
 import nnrpsim
 from nnrpsim.cli import main
 from nnrpsim.metrics import METRICS
+from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario
 from tests.conftest import ROOT
 
@@ -299,6 +300,22 @@ def test_swept_values_are_recorded_resolved_in_base_units(tmp_path):
     result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "u", jobs=1, progress=False)
     assert sorted(result.summary["workload.objects.size.median"].unique()) == [512, 2048]
     assert sorted(result.summary["host_policy.ttl_hint"].unique()) == [1000.0, 2000.0]
+
+
+def test_server_costs_and_workers_reach_the_model():
+    raw = {
+        "study": {"name": "costs"},
+        "topology": {
+            "per_operation_cost": "2ms",
+            "per_inline_byte_cost": "3ns",
+            "per_put_byte_cost": "4ns",
+            "server_workers": 5,
+        },
+    }
+    server = model_config(parse_scenario(raw)).server
+    assert server.per_operation_ms == 2.0 and server.workers == 5
+    assert server.per_inline_byte_ms == pytest.approx(3e-6)
+    assert server.per_put_byte_ms == pytest.approx(4e-6)
 
 
 def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
