@@ -9,13 +9,13 @@ reference at a time (LRU and FIFO with an ordered map, other policies on the tab
 
 from __future__ import annotations
 
-import gc
 import heapq
 from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
 
+from nnrpsim.gc_pause import cyclic_gc_paused
 from nnrpsim.protocol import U32_MAX, CacheAckStatus
 
 from .catalog import ObjectCatalog
@@ -98,13 +98,8 @@ def replay(
         sweep = _reset_grid if mode == "reset" else _non_reset_grid
         return sweep(stream, grid)
     if policy in ("lru", "fifo"):
-        collecting = gc.isenabled()
-        gc.disable()  # the loop makes millions of short-lived tuples and no reference cycles
-        try:
+        with cyclic_gc_paused():  # millions of short-lived tuples, no reference cycles
             runs = [_ordered_capacity(stream, int(t), mode, capacity_bytes, policy) for t in grid]
-        finally:
-            if collecting:
-                gc.enable()
         return _stack(grid, len(stream), runs)
     limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
     return _stack(grid, len(stream), [replay_on_table(stream, int(t), mode, limits) for t in grid])

@@ -2,16 +2,14 @@
 
 from __future__ import annotations
 
-import gc
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import numpy as np
 import simpy
 
+from nnrpsim.gc_pause import cyclic_gc_paused
 from nnrpsim.protocol import ReasonCode, inline_object_bytes
 
 from .auditor import Auditor
@@ -54,21 +52,6 @@ class ModelResult:
     keep up."""
     at_warmup: dict[str, float] = field(default_factory=dict)
     """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
-
-
-@contextmanager
-def _older_objects_frozen() -> Iterator[None]:
-    """Keep the cyclic GC off what existed before the run (modules, the plan): its full
-    collections would rescan all of it, a fifth of a run's time in a process that has imported
-    pandas. A caller who froze objects already is left as it was."""
-    if gc.get_freeze_count():
-        yield
-        return
-    gc.freeze()
-    try:
-        yield
-    finally:
-        gc.unfreeze()
 
 
 class Simulation:
@@ -249,7 +232,7 @@ class Simulation:
                 )
             )
         start = time.perf_counter()
-        with _older_objects_frozen():
+        with cyclic_gc_paused():
             self._run_until(config.duration_ms + config.operation_timeout_ms)
         wall = time.perf_counter() - start
         return self._result(wall, processes)
