@@ -60,6 +60,14 @@ class Task:
         return np.random.SeedSequence(self.scenario.study.seed, spawn_key=(self.replication,))
 
 
+def _kind(name: str) -> CacheObjectKind:
+    return CacheObjectKind[name.upper()]
+
+
+def _kind_mix(shares: dict[str, float]) -> tuple[tuple[int, float], ...]:
+    return tuple((_kind(name), share) for name, share in shares.items())
+
+
 def model_config(scenario: Scenario) -> ModelConfig:
     """The model's plain configuration for a resolved scenario."""
     topology, workload, policy = scenario.topology, scenario.workload, scenario.host_policy
@@ -69,7 +77,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
         loss=topology.link.loss,
         retransmit_timeout_ms=topology.link.retransmit_timeout,
     )
-    kinds = [CacheObjectKind[name.upper()] for name in topology.object_kinds]
+    kinds = [_kind(name) for name in topology.object_kinds]
     limits = CacheLimits(
         object_kind_bitmap=cache_object_bitmap(*kinds),
         max_object_bytes=topology.max_object_bytes,
@@ -120,6 +128,12 @@ def model_config(scenario: Scenario) -> ModelConfig:
             private_refs_per_operation=workload.operations.private_refs,
             object_size_median=workload.objects.size.median,
             object_size_sigma=workload.objects.size.sigma,
+            shared_kinds=_kind_mix(workload.objects.shared_kinds),
+            private_kinds=_kind_mix(workload.objects.private_kinds),
+            kind_sizes=tuple(
+                (_kind(name), size.median, size.sigma)
+                for name, size in workload.objects.kind_sizes.items()
+            ),
             content_change_rate_per_s=workload.invalidations.rate_per_s,
             max_in_flight_operations=workload.operations.max_in_flight,
         ),
@@ -185,7 +199,13 @@ def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
 def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> dict[str, float]:
     stream = _plan_stream(plan)
     policy = make_policy(config.policy)
-    inlined = ~np.array([policy.should_cache(int(s), np.inf) for s in stream.size], dtype=bool)
+    limits = config.server.limits
+    # Inline what the policy would not cache, or the handshake's cache ceiling does not allow
+    # (the object's kind, or its size), as the DES hosts do.
+    kinds = plan.catalog.kind[stream.object_id].astype(np.int64)
+    negotiated = (limits.object_kind_bitmap >> (kinds - 1)) & 1 == 1
+    inlined = ~negotiated | (stream.size > limits.max_object_bytes)
+    inlined |= ~np.array([policy.should_cache(int(s), np.inf) for s in stream.size], dtype=bool)
     cached = ReferenceStream(
         stream.time_ms[~inlined],
         stream.object_id[~inlined],
@@ -195,7 +215,6 @@ def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> 
         stream.start_ms,
         max(stream.end_ms, int(config.duration_ms)),
     )
-    limits = config.server.limits
     # The hint the DES hosts would ask for: a fraction of the sessions' expected length (for a
     # trace, its one session spans the whole trace).
     expected = [session.expected_ms for session in plan.sessions]

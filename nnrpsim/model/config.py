@@ -8,12 +8,22 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from nnrpsim.engine import CacheLimits
-from nnrpsim.protocol import U16_MAX, U32_MAX
+from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
+
+KindMix = tuple[tuple[int, float], ...]
+"""Object kinds with their relative shares: ((kind code, weight), ...)."""
+KindSizes = tuple[tuple[int, int, float], ...]
+"""Size distributions by kind: ((kind code, median bytes, lognormal sigma), ...)."""
 
 
 def _positive(name: str, value: float, allow_zero: bool = False) -> None:
     if value < 0 or (value == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+
+
+def _kind(name: str, kind: int) -> None:
+    if kind not in CacheObjectKind.__members__.values():
+        raise ValueError(f"{name}: {kind} is not an object kind (1-9)")
 
 
 @dataclass(frozen=True)
@@ -99,6 +109,14 @@ class WorkloadConfig:
     private_refs_per_operation: int = 2
     object_size_median: int = 16_384
     object_size_sigma: float = 1.0
+    # kinds of the shared objects (system prompts, tool schemas) and of each session's private
+    # ones, spread by their shares; sizes by kind where a kind's differ from the above
+    shared_kinds: KindMix = (
+        (CacheObjectKind.PROMPT_SEGMENT, 1.0),
+        (CacheObjectKind.TOOL_SCHEMA, 1.0),
+    )
+    private_kinds: KindMix = ((CacheObjectKind.PROMPT_SEGMENT, 1.0),)
+    kind_sizes: KindSizes = ()
     content_change_rate_per_s: float = 0.0  # per object
     # SESSION_OPEN's max_in_flight_operations (the spec's default, 4); servers grant it as asked
     max_in_flight_operations: int = 4
@@ -124,6 +142,17 @@ class WorkloadConfig:
             "content_change_rate_per_s",
         ):
             _positive(name, getattr(self, name), allow_zero=True)
+        for name in ("shared_kinds", "private_kinds"):
+            mix = getattr(self, name)
+            if not mix:
+                raise ValueError(f"{name} must name at least one object kind")
+            for kind, weight in mix:
+                _kind(name, kind)
+                _positive(f"{name} weight of kind {kind}", weight)
+        for kind, median, sigma in self.kind_sizes:
+            _kind("kind_sizes", kind)
+            _positive(f"kind_sizes median of kind {kind}", median)
+            _positive(f"kind_sizes sigma of kind {kind}", sigma, allow_zero=True)
 
 
 @dataclass(frozen=True)

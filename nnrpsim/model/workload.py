@@ -16,7 +16,7 @@ from nnrpsim.engine import ObjectCatalog
 from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.protocol import CacheObjectKind
 
-from .config import WorkloadConfig
+from .config import KindMix, WorkloadConfig
 
 PRIVATE_NAMESPACE_BASE = 1 << 20
 
@@ -45,8 +45,32 @@ class WorkloadPlan:
     sessions_per_ms: float = 0.0  # mean session arrivals per host
 
 
-def _lognormal_sizes(rng: np.random.Generator, n: int, config: WorkloadConfig) -> np.ndarray:
-    sizes = rng.lognormal(np.log(config.object_size_median), config.object_size_sigma, n)
+def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
+    """``n`` object kinds in the proportions of ``mix``, spread evenly: each position takes the
+    kind furthest behind its share of the positions so far (ties: the kind listed first). So
+    every kind is found across the popularity ranks, and ``((a, 1), (b, 1))`` alternates."""
+    kinds = np.array([kind for kind, _ in mix], dtype=np.uint8)
+    shares = np.array([weight for _, weight in mix], dtype=np.float64)
+    shares /= shares.sum()
+    taken = np.zeros(len(mix))
+    spread = np.empty(n, dtype=np.uint8)
+    for i in range(n):
+        j = int(np.argmax((i + 1) * shares - taken))
+        taken[j] += 1
+        spread[i] = kinds[j]
+    return spread
+
+
+def _lognormal_sizes(
+    rng: np.random.Generator, kinds: np.ndarray, config: WorkloadConfig
+) -> np.ndarray:
+    """A size per object of ``kinds``, from its kind's distribution (``kind_sizes``) or the
+    workload's."""
+    median = np.full(len(kinds), float(config.object_size_median))
+    sigma = np.full(len(kinds), config.object_size_sigma)
+    for kind, kind_median, kind_sigma in config.kind_sizes:
+        median[kinds == kind], sigma[kinds == kind] = kind_median, kind_sigma
+    sizes = rng.lognormal(np.log(median), sigma)
     return np.clip(sizes, 1, 0xFFFF_FFFF).astype(np.int64)
 
 
@@ -80,11 +104,13 @@ def synthetic_plan(
     n_shared = config.namespaces * config.shared_objects_per_namespace
     shared_ns = np.repeat(np.arange(1, config.namespaces + 1), config.shared_objects_per_namespace)
     rank = np.tile(np.arange(config.shared_objects_per_namespace), config.namespaces)
-    kinds = np.where(rank % 2 == 0, CacheObjectKind.PROMPT_SEGMENT, CacheObjectKind.TOOL_SCHEMA)
+    kinds = np.tile(
+        spread_kinds(config.shared_kinds, config.shared_objects_per_namespace), config.namespaces
+    )
     catalog = ObjectCatalog.from_arrays(
         shared_ns, rank.astype(np.uint64), np.zeros(n_shared, np.uint64), kinds
     )
-    sizes = [_lognormal_sizes(rng, n_shared, config)]
+    sizes = [_lognormal_sizes(rng, kinds, config)]
     popularity = 1.0 / (np.arange(config.shared_objects_per_namespace) + 1.0) ** config.zipf_alpha
     popularity /= popularity.sum() if len(popularity) else 1
     shared_reuse = np.tile(popularity, config.namespaces) * config.shared_refs_per_operation
@@ -97,6 +123,7 @@ def synthetic_plan(
         sessions_per_ms = len(arrivals_ms) / hosts / duration_ms
     else:
         sessions_per_ms = config.session_rate_per_s / 1000.0
+    private_kinds = spread_kinds(config.private_kinds, config.private_objects_per_session)
     for host in range(hosts):
         starts = (
             _poisson_times(rng, sessions_per_ms, 0.0, duration_ms)
@@ -111,9 +138,9 @@ def synthetic_plan(
                 np.full(n_private, PRIVATE_NAMESPACE_BASE + host),
                 np.full(n_private, session_id, dtype=np.uint64),
                 np.arange(n_private, dtype=np.uint64),
-                np.full(n_private, CacheObjectKind.PROMPT_SEGMENT),
+                private_kinds,
             )
-            sizes.append(_lognormal_sizes(rng, n_private, config))
+            sizes.append(_lognormal_sizes(rng, private_kinds, config))
             namespace = int(rng.integers(config.namespaces))
             end = min(start + length, duration_ms)
             op_times = _poisson_times(rng, op_rate, start, end)

@@ -3,7 +3,7 @@ every field. Unknown keys are rejected; sizes and durations take human units."""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -15,6 +15,7 @@ Size = Annotated[int, BeforeValidator(parse_size)]
 Duration = Annotated[float, BeforeValidator(parse_duration_ms)]
 Rate = Annotated[float, BeforeValidator(parse_rate)]
 KIND_NAMES = tuple(kind.name.lower() for kind in CacheObjectKind)
+Kind = Literal[KIND_NAMES]  # type: ignore[valid-type]
 
 
 class Section(BaseModel):
@@ -109,6 +110,30 @@ class Objects(Section):
     private_per_session: int = Field(4, ge=0, description="Objects only one session uses.")
     zipf_alpha: float = Field(0.9, ge=0, description="Popularity skew of shared objects.")
     size: ObjectSize = Field(default_factory=ObjectSize, description="Object size distribution.")
+    shared_kinds: dict[Kind, float] = Field(
+        default_factory=lambda: {"prompt_segment": 1.0, "tool_schema": 1.0},
+        min_length=1,
+        description="Kinds of the shared objects and their relative shares, spread evenly "
+        "over the popularity ranks.",
+    )
+    private_kinds: dict[Kind, float] = Field(
+        default_factory=lambda: {"prompt_segment": 1.0},
+        min_length=1,
+        description="Kinds of each session's private objects and their relative shares.",
+    )
+    kind_sizes: dict[Kind, ObjectSize] = Field(
+        default_factory=dict,
+        description="Size distributions of the kinds whose sizes differ from size, e.g. "
+        "{tool_schema: {median: 2KiB, sigma: 0.5}}.",
+    )
+
+    @model_validator(mode="after")
+    def _positive_shares(self) -> Objects:
+        for name in ("shared_kinds", "private_kinds"):
+            for kind, share in getattr(self, name).items():
+                if not share > 0:
+                    raise ValueError(f"{name}.{kind} must be a share > 0, got {share}")
+        return self
 
 
 class Arrivals(Section):
@@ -254,7 +279,12 @@ def describe(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[
     rows = []
     for name, info in model.model_fields.items():
         key = f"{prefix}{name}"
-        candidates = (info.annotation, *get_args(info.annotation))
+        # a section, or a section or null; a mapping of sections (kind_sizes) is one key
+        candidates = (
+            ()
+            if get_origin(info.annotation) is dict
+            else (info.annotation, *get_args(info.annotation))
+        )
         nested = next(
             (t for t in candidates if isinstance(t, type) and issubclass(t, Section)), None
         )
