@@ -127,8 +127,7 @@ def _metric_vs(summary, key, metric, swept, folder, name):
             part[f"{metric}_ci95"] / factor,
             label or None,
         )
-    x = _numeric(summary, key).dropna()
-    if len(x) and x.min() > 0 and x.max() / x.min() >= 20:
+    if _spans_decades(_numeric(summary, key).dropna()):
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
@@ -138,6 +137,11 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     if len(lines) > 1:
         ax.legend(fontsize=7)
     return _save(fig, folder, name)
+
+
+def _spans_decades(values: pd.Series) -> bool:
+    """Positive values over a factor of 20 or more, which read best on a log axis."""
+    return bool(len(values) and values.min() > 0 and values.max() / values.min() >= 20)
 
 
 def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
@@ -177,33 +181,47 @@ def plot_study(results: str | Path) -> list[Path]:
                 written += _metric_vs(
                     summary, key, "p99_latency_ms", swept, folder, f"p99_latency_vs_{safe}"
                 )
-    written += _capacity_tradeoff(summary, swept, folder)
+    for metric in ("hit_rate", "wire_bytes_saved"):
+        written += _capacity_tradeoff(summary, swept, folder, metric)
     if not series.empty:
         for column, combine, what, name in OVER_TIME:
             written += _over_time(series, summary, swept, folder, column, combine, what, name)
     return written
 
 
-def _capacity_tradeoff(summary: pd.DataFrame, swept: list[str], folder: Path) -> list[Path]:
+def _capacity_tradeoff(
+    summary: pd.DataFrame, swept: list[str], folder: Path, metric: str
+) -> list[Path]:
+    """``metric`` against the GPU memory it took, a point per sweep point labelled with its
+    swept values: what each byte of the budget buys, whatever was swept (kinds, policies)."""
     if summary["mean_gpu_bytes"].isna().all():
         return []
     factor, unit = _bytes_axis(summary["mean_gpu_bytes"].to_numpy())
+    y_factor, y_unit = 1.0, UNITS.get(metric, "")
+    if y_unit == "bytes":
+        y_factor, y_unit = _bytes_axis(summary[metric].abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     ax.errorbar(
         summary["mean_gpu_bytes"] / factor,
-        summary["hit_rate"],
-        yerr=np.nan_to_num(summary["hit_rate_ci95"]),
+        summary[metric] / y_factor,
+        yerr=np.nan_to_num(summary[f"{metric}_ci95"] / y_factor),
         fmt="o",
     )
     for _, row in summary.iterrows():
         text = _describe(swept, [row[k] for k in swept])
         if text:
-            ax.annotate(text, (row["mean_gpu_bytes"] / factor, row["hit_rate"]), fontsize=6)
+            point = (row["mean_gpu_bytes"] / factor, row[metric] / y_factor)
+            ax.annotate(text, point, fontsize=6)
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
-    ax.set_ylabel("hit rate (fraction of references)")
-    ax.set_ylim(bottom=0)
+    ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
+    if _spans_decades(summary["mean_gpu_bytes"]):
+        ax.set_xscale("log")
+    if _spans_decades(summary[metric]):
+        ax.set_yscale("log")
+    elif y_unit.startswith("fraction"):
+        ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
-    return _save(fig, folder, "hit_rate_vs_gpu_memory")
+    return _save(fig, folder, f"{metric}_vs_gpu_memory")
 
 
 OVER_TIME = (  # time-series column, how servers combine, what the axis says, the file

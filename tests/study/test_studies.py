@@ -104,6 +104,24 @@ def test_server_load_study_shortened_shows_where_inlining_saturates_one_worker(t
     assert matplotlib.image.imread(plot).shape[0] > 100
 
 
+def test_object_kinds_study_shortened_ranks_kinds_by_bytes_not_hit_rate(tmp_path):
+    raw = yaml.safe_load((ROOT / "scenarios/object_kinds.yaml").read_text())
+    raw["study"].update(duration="3min", replications=1)
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "ok", jobs=1, progress=False)
+    kinds = result.summary["topology.object_kinds"].map(lambda value: "+".join(json.loads(value)))
+    rows = result.summary.set_index(kinds)
+    tables, small = rows.loc["tensor_section_table"], rows.loc["prompt_segment+tool_schema"]
+    everything = rows.loc["prompt_segment+tool_schema+tensor_section_table"]
+    # The 1 MiB tables are few references but most of the bytes; the small kinds the reverse.
+    assert tables["hit_rate"] < 0.5 * small["hit_rate"]
+    assert tables["wire_bytes_saved"] > 10 * small["wire_bytes_saved"]
+    assert tables["mean_gpu_bytes"] > 10 * small["mean_gpu_bytes"]
+    assert everything["hit_rate"] > small["hit_rate"] > tables["hit_rate"]
+    # A kind the server does not negotiate is inlined: caching fewer kinds inlines more.
+    assert everything["inline_rate_policy"] < small["inline_rate_policy"]
+    assert (tmp_path / "ok/plots/wire_bytes_saved_vs_gpu_memory.png").stat().st_size > 1000
+
+
 def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
     one = nnrpsim.run(small_yaml, out=tmp_path / "one", jobs=1, progress=False)
     two = nnrpsim.run(small_yaml, out=tmp_path / "two", jobs=2, progress=False)
