@@ -61,17 +61,19 @@ def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
     return spread
 
 
-def _lognormal_sizes(
-    rng: np.random.Generator, kinds: np.ndarray, config: WorkloadConfig
-) -> np.ndarray:
-    """A size per object of ``kinds``, from its kind's distribution (``kind_sizes``) or the
-    workload's."""
+def _size_laws(kinds: np.ndarray, config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
+    """Per object of ``kinds``, the log-median and shape of its kind's size distribution
+    (``kind_sizes``), or of the workload's."""
     median = np.full(len(kinds), float(config.object_size_median))
     sigma = np.full(len(kinds), config.object_size_sigma)
     for kind, kind_median, kind_sigma in config.kind_sizes:
         median[kinds == kind], sigma[kinds == kind] = kind_median, kind_sigma
-    sizes = rng.lognormal(np.log(median), sigma)
-    return np.clip(sizes, 1, 0xFFFF_FFFF).astype(np.int64)
+    return np.log(median), sigma
+
+
+def _lognormal_sizes(rng: np.random.Generator, laws: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+    """A size per object, drawn from its law (see :func:`_size_laws`)."""
+    return np.clip(rng.lognormal(*laws), 1, 0xFFFF_FFFF).astype(np.int64)
 
 
 def _durations(rng: np.random.Generator, n: int, config: WorkloadConfig) -> np.ndarray:
@@ -110,7 +112,7 @@ def synthetic_plan(
     catalog = ObjectCatalog.from_arrays(
         shared_ns, rank.astype(np.uint64), np.zeros(n_shared, np.uint64), kinds
     )
-    sizes = [_lognormal_sizes(rng, kinds, config)]
+    sizes = [_lognormal_sizes(rng, _size_laws(kinds, config))]
     popularity = 1.0 / (np.arange(config.shared_objects_per_namespace) + 1.0) ** config.zipf_alpha
     popularity /= popularity.sum() if len(popularity) else 1
     shared_reuse = np.tile(popularity, config.namespaces) * config.shared_refs_per_operation
@@ -124,6 +126,7 @@ def synthetic_plan(
     else:
         sessions_per_ms = config.session_rate_per_s / 1000.0
     private_kinds = spread_kinds(config.private_kinds, config.private_objects_per_session)
+    private_laws = _size_laws(private_kinds, config)
     for host in range(hosts):
         starts = (
             _poisson_times(rng, sessions_per_ms, 0.0, duration_ms)
@@ -140,7 +143,7 @@ def synthetic_plan(
                 np.arange(n_private, dtype=np.uint64),
                 private_kinds,
             )
-            sizes.append(_lognormal_sizes(rng, private_kinds, config))
+            sizes.append(_lognormal_sizes(rng, private_laws))
             namespace = int(rng.integers(config.namespaces))
             end = min(start + length, duration_ms)
             op_times = _poisson_times(rng, op_rate, start, end)
