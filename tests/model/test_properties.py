@@ -4,6 +4,7 @@ hypothesis over topologies, policies, eviction, memory, faults, loss and content
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -43,6 +44,7 @@ def configs(draw) -> ModelConfig:
         limits=limits,
         sweep_interval_ms=draw(st.sampled_from([50.0, 1_000.0])),
         workers=draw(st.sampled_from([None, 1, 3])),
+        per_put_byte_ms=draw(st.sampled_from([0.0, 1e-6, 1e-4])),
     )
     policy = PolicyConfig(
         name=draw(
@@ -117,6 +119,14 @@ def test_any_run_keeps_the_rules_and_its_books(config, seed):
     assert most_in_flight(result) <= config.workload.max_in_flight_operations
     if config.uplink.loss == 0:  # every byte on a link is in one class
         assert sum(result.wire.values()) == result.wire_bytes_total
+    if result.audit["operation_never_completed"] == 0:  # every frame and PUT was processed
+        costs, wire = config.server, result.wire
+        offered = (
+            costs.per_operation_ms * result.counters["hot_path_frames"]
+            + costs.per_inline_byte_ms * wire["inline"]
+            + costs.per_put_byte_ms * wire["put_body"]
+        )
+        assert sum(result.server_busy_ms) == pytest.approx(offered)
     metrics = des_metrics(result, 0.0)
     if len(result.references["outcome"]):
         assert abs(sum(metrics[name] for name in OUTCOME_RATES) - 1.0) < 1e-9

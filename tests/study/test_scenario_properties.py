@@ -34,6 +34,9 @@ def _arrivals(times: list[float] | None) -> dict | None:
     return {"path": str(path), "column": "ms"}
 
 
+KIND_MIX = {"prompt_segment": 1, "tool_schema": 2, "codec_table": 0.5}
+
+
 @st.composite
 def scenarios(draw) -> dict:
     engine = draw(st.sampled_from(["des", "vector"]))
@@ -53,6 +56,7 @@ def scenarios(draw) -> dict:
             "eviction": draw(st.sampled_from(["lru", "fifo", "ttl", "size", "none"])),
             "link": {"latency": draw(st.sampled_from(["0ms", "1ms"])), "loss": 0.0},
             "server_workers": draw(st.sampled_from([None, 1, 4])),
+            "per_put_byte_cost": draw(st.sampled_from(["0ns", "1ns", "1us"])),
         },
         "workload": {
             "sessions": {
@@ -73,6 +77,11 @@ def scenarios(draw) -> dict:
                 "shared_per_namespace": draw(st.sampled_from([0, 3, 40])),
                 "private_per_session": draw(st.integers(0, 3)),
                 "size": {"median": draw(st.sampled_from(["256", "16KiB"])), "sigma": 1.0},
+                "shared_kinds": draw(st.sampled_from([{"tool_schema": 1}, KIND_MIX])),
+                "private_kinds": draw(st.sampled_from([{"prompt_segment": 1}, KIND_MIX])),
+                "kind_sizes": draw(
+                    st.sampled_from([{}, {"tool_schema": {"median": "2KiB", "sigma": 0}}])
+                ),
             },
             "invalidations": {"rate_per_s": draw(st.sampled_from([0, 0.1]))},
         },
