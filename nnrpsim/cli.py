@@ -132,14 +132,14 @@ def _summary_table(summary) -> str:
 
 def _validate(args: argparse.Namespace) -> str:
     from .scenario import load_scenario, sweep_points
-    from .traces import check_traces
+    from .traces import check_traces, describe_workloads
 
     scenario = load_scenario(args.scenario, args.set)
     traces = check_traces(scenario)
     points = sweep_points(scenario)
     runs = len(points) * scenario.study.replications
     valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {scenario.engine})"
-    return "\n".join([valid, *(f"  {line}" for line in traces)])
+    return "\n".join([valid, *(f"  {line}" for line in [*traces, *describe_workloads(points)])])
 
 
 def _plot(args: argparse.Namespace) -> str:

@@ -22,6 +22,7 @@ import pandas as pd
 
 from .engine.stream import ReferenceStream
 from .scenario import Scenario, ScenarioError, sweep_points
+from .scenario.loader import Point
 from .scenario.schema import Arrivals, Trace
 
 REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
@@ -52,6 +53,38 @@ def check_traces(scenario: Scenario) -> list[str]:
             f"{len(times):,} over {span_s:,.1f} s{rate}"
         )
     return lines
+
+
+def describe_workloads(points: list[Point]) -> list[str]:
+    """The closed-form means of each synthetic workload the points run, a line for each
+    distinct one with the points that share it (trace workloads are described above)."""
+    from .model.workload_means import describe_means, workload_means
+    from .runner import model_config
+
+    described: dict[str, list[int]] = {}
+    for point in points:
+        if point.scenario.workload.trace is None:
+            config = model_config(point.scenario)
+            means = workload_means(config.workload, sessions_per_s(point.scenario))
+            described.setdefault(describe_means(means), []).append(point.index)
+    return [f"{_points(indices)}: {text}" for text, indices in described.items()]
+
+
+def _points(indices: list[int]) -> str:
+    if len(indices) == 1:
+        return f"point {indices[0]}"
+    shown = ", ".join(str(i) for i in indices[:6])
+    return f"points {shown}{f' (and {len(indices) - 6} more)' if len(indices) > 6 else ''}"
+
+
+def sessions_per_s(scenario: Scenario) -> float:
+    """Sessions starting per second over all hosts: the Poisson rate of each host, or the
+    arrival log's rate over the run (arrivals after its end are dropped)."""
+    sessions, duration_ms = scenario.workload.sessions, scenario.study.duration
+    if sessions.arrivals is None:
+        return sessions.rate_per_s * scenario.topology.hosts
+    times = load_arrivals(sessions.arrivals)
+    return int((times < duration_ms).sum()) / (duration_ms / 1000)
 
 
 def load_arrivals(spec: Arrivals) -> np.ndarray:

@@ -45,6 +45,12 @@ class WorkloadPlan:
     sessions_per_ms: float = 0.0  # mean session arrivals per host
 
 
+def popularity(n: int, alpha: float) -> np.ndarray:
+    """The Zipf probability of each of ``n`` ranks: ``1 / (rank + 1) ** alpha``, normalised."""
+    weights = 1.0 / (np.arange(n) + 1.0) ** alpha
+    return weights / weights.sum() if n else weights
+
+
 def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
     """``n`` object kinds in the proportions of ``mix``, spread evenly: each position takes the
     kind furthest behind its share of the positions so far (ties: the kind listed first). So
@@ -61,7 +67,7 @@ def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
     return spread
 
 
-def _size_laws(kinds: np.ndarray, config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
+def size_laws(kinds: np.ndarray, config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
     """Per object of ``kinds``, the log-median and shape of its kind's size distribution
     (``kind_sizes``), or of the workload's."""
     median = np.full(len(kinds), float(config.object_size_median))
@@ -72,7 +78,7 @@ def _size_laws(kinds: np.ndarray, config: WorkloadConfig) -> tuple[np.ndarray, n
 
 
 def _lognormal_sizes(rng: np.random.Generator, laws: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """A size per object, drawn from its law (see :func:`_size_laws`)."""
+    """A size per object, drawn from its law (see :func:`size_laws`)."""
     return np.clip(rng.lognormal(*laws), 1, 0xFFFF_FFFF).astype(np.int64)
 
 
@@ -112,10 +118,9 @@ def synthetic_plan(
     catalog = ObjectCatalog.from_arrays(
         shared_ns, rank.astype(np.uint64), np.zeros(n_shared, np.uint64), kinds
     )
-    sizes = [_lognormal_sizes(rng, _size_laws(kinds, config))]
-    popularity = 1.0 / (np.arange(config.shared_objects_per_namespace) + 1.0) ** config.zipf_alpha
-    popularity /= popularity.sum() if len(popularity) else 1
-    shared_reuse = np.tile(popularity, config.namespaces) * config.shared_refs_per_operation
+    sizes = [_lognormal_sizes(rng, size_laws(kinds, config))]
+    zipf = popularity(config.shared_objects_per_namespace, config.zipf_alpha)
+    shared_reuse = np.tile(zipf, config.namespaces) * config.shared_refs_per_operation
 
     rng = np.random.default_rng(session_seed)
     op_rate = config.operation_rate_per_s / 1000.0
@@ -126,7 +131,7 @@ def synthetic_plan(
     else:
         sessions_per_ms = config.session_rate_per_s / 1000.0
     private_kinds = spread_kinds(config.private_kinds, config.private_objects_per_session)
-    private_laws = _size_laws(private_kinds, config)
+    private_laws = size_laws(private_kinds, config)
     for host in range(hosts):
         starts = (
             _poisson_times(rng, sessions_per_ms, 0.0, duration_ms)
@@ -151,9 +156,7 @@ def synthetic_plan(
             per_namespace = config.shared_objects_per_namespace
             shared = (
                 namespace * per_namespace
-                + rng.choice(
-                    per_namespace, size=(n_ops, config.shared_refs_per_operation), p=popularity
-                )
+                + rng.choice(per_namespace, size=(n_ops, config.shared_refs_per_operation), p=zipf)
                 if per_namespace
                 else np.zeros((n_ops, 0), dtype=np.int64)  # nothing shared to reference
             )

@@ -1,0 +1,100 @@
+"""What a synthetic workload offers on average, in closed form, before anything runs.
+
+Sessions arrive as a Poisson process and last a lognormal time of known mean, so by Little's law
+``rate x mean length`` of them run at once in steady state. Each operation draws its shared
+references from the namespace's Zipf popularity and its private ones uniformly, with
+replacement, and references an object once however often it was drawn: the expected number of
+distinct objects is ``sum(1 - (1 - p) ** draws)``. Object sizes are lognormal by kind, of mean
+``median x exp(sigma**2 / 2)``. These means size a GPU budget and a link before a study runs,
+and a test checks them against drawn plans.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from nnrpsim.protocol.packet import INLINE_OBJECT_ALIGN, INLINE_OBJECT_HEADER_LEN
+
+from .config import WorkloadConfig
+from .workload import popularity, size_laws, spread_kinds
+
+
+@dataclass(frozen=True)
+class WorkloadMeans:
+    """Steady-state means of a synthetic workload over all hosts."""
+
+    concurrent_sessions: float
+    operations_per_s: float
+    references_per_operation: float  # distinct objects an operation references
+    shared_bytes: float  # every shared object of every namespace
+    private_bytes_in_use: float  # the private objects of the sessions running at once
+    inline_bytes_per_s: float  # object blocks per second if every reference went inline
+
+    @property
+    def references_per_s(self) -> float:
+        return self.operations_per_s * self.references_per_operation
+
+
+def _mean_sizes(kinds: np.ndarray, config: WorkloadConfig) -> np.ndarray:
+    """The mean size of each object of ``kinds``: a lognormal's ``median x exp(sigma**2 / 2)``."""
+    log_median, sigma = size_laws(kinds, config)
+    return np.exp(log_median + sigma**2 / 2)
+
+
+def _inline_bytes(mean_size: np.ndarray) -> np.ndarray:
+    """An inline block's mean bytes: header, payload, and on average half the padding's range
+    (sizes are spread over many multiples of the alignment)."""
+    return INLINE_OBJECT_HEADER_LEN + mean_size + (INLINE_OBJECT_ALIGN - 1) / 2
+
+
+def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMeans:
+    """The means of ``config`` with sessions starting at ``sessions_per_s`` over all hosts."""
+    concurrent = sessions_per_s * config.session_duration_ms / 1000.0
+    operations_per_s = concurrent * config.operation_rate_per_s
+
+    per_namespace = config.shared_objects_per_namespace
+    shared_kinds = spread_kinds(config.shared_kinds, per_namespace)
+    shared_sizes = _mean_sizes(shared_kinds, config)
+    shared_seen = (
+        1 - (1 - popularity(per_namespace, config.zipf_alpha)) ** config.shared_refs_per_operation
+    )
+
+    n_private = config.private_objects_per_session
+    private_sizes = _mean_sizes(spread_kinds(config.private_kinds, n_private), config)
+    private_seen = (
+        np.full(n_private, 1 - (1 - 1 / n_private) ** config.private_refs_per_operation)
+        if n_private
+        else np.zeros(0)
+    )
+    inline_per_operation = float(
+        shared_seen @ _inline_bytes(shared_sizes) + private_seen @ _inline_bytes(private_sizes)
+    )
+    return WorkloadMeans(
+        concurrent_sessions=concurrent,
+        operations_per_s=operations_per_s,
+        references_per_operation=float(shared_seen.sum() + private_seen.sum()),
+        shared_bytes=config.namespaces * float(shared_sizes.sum()),
+        private_bytes_in_use=concurrent * float(private_sizes.sum()),
+        inline_bytes_per_s=operations_per_s * inline_per_operation,
+    )
+
+
+def describe_means(means: WorkloadMeans) -> str:
+    """One line for ``nnrpsim validate``."""
+    return (
+        f"~{means.concurrent_sessions:,.0f} sessions at once, "
+        f"{means.operations_per_s:,.1f} operations/s, {means.references_per_s:,.1f} references/s; "
+        f"shared objects {_bytes(means.shared_bytes)}, "
+        f"private objects in use {_bytes(means.private_bytes_in_use)}; "
+        f"inlining everything sends {_bytes(means.inline_bytes_per_s)}/s"
+    )
+
+
+def _bytes(n: float) -> str:
+    if n < 1000:
+        return f"{n:,.0f} B"
+    exponent = min(int(math.log10(n) // 3), 4)
+    return f"{n / 1000**exponent:,.1f} {'kMGT'[exponent - 1]}B"
