@@ -85,7 +85,10 @@ class ResultStore:
             previous = _recorded_hash(manifest)
             if previous != self.hash:
                 raise ScenarioError(
-                    "--resume", f"{self.out} holds a different scenario ({previous} != {self.hash})"
+                    "--resume",
+                    f"{self.out} holds a different scenario ({previous} != {self.hash}; the file, "
+                    "--set or a new version's defaults changed it): choose another --out, or "
+                    "remove that folder to start again",
                 )
         try:
             self.runs_dir.mkdir(parents=True, exist_ok=True)
