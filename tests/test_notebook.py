@@ -35,4 +35,5 @@ def test_explore_notebook_runs(tmp_path, small_yaml):
         str(o.get("data", {}).get("text/plain", "")) + o.get("text", "") for o in outputs
     )
     assert "hit_rate" in text and "peak_server_load" in text and "no results" not in text
+    assert "sessions at once" in text  # the workload's closed-form means
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
