@@ -12,7 +12,7 @@ import simpy
 
 from nnrpsim.model import ModelConfig, simulate
 
-RUNS = 3
+RUNS = 5
 RAW_EVENTS = 300_000
 DEFAULT_SCENARIO = ModelConfig(duration_ms=300_000.0)
 
