@@ -7,7 +7,7 @@ import numpy as np
 from .engine.replay import ReplayResult
 from .model.records import InstallCause, RefOutcome
 from .model.simulation import ModelResult
-from .protocol import MessageType, inline_object_bytes, packet_bytes
+from .protocol import CacheObjectKind, MessageType, inline_object_bytes, packet_bytes
 
 METRICS = (
     "hit_rate",
@@ -130,6 +130,46 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     metrics["operations_behind"] = float(result.operations_behind)
     metrics["invariant_violations"] = float(result.violations)
     return {name: metrics[name] for name in METRICS}
+
+
+KIND_METRICS = (
+    "reference_share",
+    "hit_rate",
+    "inline_rate_policy",
+    "bytes_from_cache",
+    "mean_gpu_bytes",
+)
+"""Per object kind of a DES run (``kinds.parquet``): its share of the references, their hit and
+policy-inline rates, the inline bytes its hits kept off the wire, and the GPU memory it held
+(summed over servers, averaged over the samples). Weighted by the shares, the rates make the
+run's; the memory adds up to its ``mean_gpu_bytes``."""
+
+
+def des_kind_metrics(result: ModelResult, warmup_ms: float) -> dict[str, list]:
+    """The :data:`KIND_METRICS` of each kind referenced or held after the warm-up, as columns."""
+    refs = result.references
+    keep = refs["time_ms"] >= warmup_ms
+    kind, outcome, inline = refs["kind"][keep], refs["outcome"][keep], refs["inline_bytes"][keep]
+    held = result.held_by_kind
+    late = held["time_ms"] >= warmup_ms
+    sample_times = result.memory["time_ms"]
+    samples = len(np.unique(sample_times[sample_times >= warmup_ms]))
+    columns: dict[str, list] = {"kind": [], **{name: [] for name in KIND_METRICS}}
+    for code in np.union1d(kind, held["kind"][late]).astype(int):
+        of_kind = kind == code
+        count = int(of_kind.sum())
+        hits = of_kind & (outcome == RefOutcome.HIT)
+        by_policy = of_kind & (outcome == RefOutcome.INLINED_BY_POLICY)
+        columns["kind"].append(CacheObjectKind(code).name.lower())
+        columns["reference_share"].append(count / max(len(kind), 1))
+        columns["hit_rate"].append(hits.sum() / count if count else float("nan"))
+        columns["inline_rate_policy"].append(by_policy.sum() / count if count else float("nan"))
+        columns["bytes_from_cache"].append(float(inline[hits].sum()))
+        of_kind_held = held["held_bytes"][late & (held["kind"] == code)]
+        columns["mean_gpu_bytes"].append(
+            float(of_kind_held.sum()) / samples if samples else float("nan")
+        )
+    return columns
 
 
 FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(MessageType.RESULT_PUSH)

@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 
 from . import __version__
-from .metrics import METRICS
+from .metrics import KIND_METRICS, METRICS
+from .runner import LONG_TABLES
 from .scenario import Scenario, ScenarioError, scenario_hash
 
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
@@ -72,7 +73,7 @@ class ResultStore:
     def __init__(self, out: Path, scenario: Scenario, resume: bool) -> None:
         self.out = Path(out)
         self.runs_dir = self.out / "runs"
-        self.series_dir = self.out / "timeseries"
+        self.table_dirs = {name: self.out / name for name in LONG_TABLES}
         self.scenario = scenario
         self.hash = scenario_hash(scenario)
         manifest = self.out / "manifest.json"
@@ -91,8 +92,8 @@ class ResultStore:
                     "remove that folder to start again",
                 )
         try:
-            self.runs_dir.mkdir(parents=True, exist_ok=True)
-            self.series_dir.mkdir(parents=True, exist_ok=True)
+            for folder in (self.runs_dir, *self.table_dirs.values()):
+                folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
 
@@ -106,8 +107,9 @@ class ResultStore:
         name = self._name(point, replication)
         try:
             finished = read_table(self.runs_dir / name, columns=["error"])["error"].isna().all()
-            if finished and (self.series_dir / name).is_file():
-                read_table(self.series_dir / name)  # damaged: the run is done again
+            for folder in self.table_dirs.values():
+                if finished and (folder / name).is_file():
+                    read_table(folder / name)  # damaged: the run is done again
         except ScenarioError:  # missing or damaged
             return False
         return bool(finished)
@@ -115,26 +117,36 @@ class ResultStore:
     def write(self, result: dict[str, Any]) -> None:
         record = result["record"]
         name = self._name(record["point"], record["replication"])
+        # the tables first: a run whose record is on disk is done
+        for table, folder in self.table_dirs.items():
+            frame = pd.DataFrame(result["tables"][table])
+            if not frame.empty:
+                frame.insert(0, "replication", record["replication"])
+                frame.insert(0, "point", record["point"])
+                atomic_write(folder / name, frame.to_parquet)
         frame = pd.DataFrame([{k: _cell(v) for k, v in record.items()}])
         atomic_write(self.runs_dir / name, frame.to_parquet)
-        series = pd.DataFrame(result["timeseries"])
-        if not series.empty:
-            series.insert(0, "replication", record["replication"])
-            series.insert(0, "point", record["point"])
-            atomic_write(self.series_dir / name, series.to_parquet)
 
-    def finalize(self, meta: dict[str, Any]) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-        """Aggregate every run on disk; write summary, runs, time series and the manifest."""
+    def finalize(
+        self, meta: dict[str, Any]
+    ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+        """Aggregate every run on disk; write summary, runs, the long tables (time series,
+        kinds and their summary) and the manifest. Returns the summary, the runs, the time
+        series and the summary by kind."""
         runs = _read_all(self.runs_dir)
         if runs.empty:  # nothing finished yet: empty tables with the run columns
             runs = pd.DataFrame(columns=["point", "replication", "seed", "error", "wall_s"])
         runs = runs.sort_values(["point", "replication"], ignore_index=True)
-        series = _read_all(self.series_dir)
+        tables = {name: _read_all(folder) for name, folder in self.table_dirs.items()}
         summary = summarize(runs)
+        kinds = summarize_kinds(tables["kinds"], summary)
         atomic_write(self.out / "runs.parquet", runs.to_parquet)
-        atomic_write(self.out / "timeseries.parquet", series.to_parquet)
+        for name, table in tables.items():
+            atomic_write(self.out / f"{name}.parquet", table.to_parquet)
         atomic_write(self.out / "summary.parquet", summary.to_parquet)
         atomic_write(self.out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+        if not kinds.empty:  # DES runs only
+            atomic_write(self.out / "kinds.csv", lambda p: kinds.to_csv(p, index=False))
         failed = runs[runs["error"].notna()]
         write_json(
             self.out / "manifest.json",
@@ -149,7 +161,7 @@ class ResultStore:
                 **meta,
             },
         )
-        return summary, runs, series
+        return summary, runs, tables["timeseries"], kinds
 
 
 def _cell(value: Any) -> Any:
@@ -195,3 +207,19 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
             row[f"{metric}_ci95"] = ci95_half_width(values)
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def summarize_kinds(kinds: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
+    """One row per sweep point and object kind: the point's swept parameters, then each of the
+    :data:`KIND_METRICS`' mean over the replications and ``_ci95`` (empty without DES runs)."""
+    if kinds.empty:
+        return pd.DataFrame()
+    params = list(summary.columns[1 : summary.columns.get_loc("replications")])
+    rows = []
+    for (point, kind), group in kinds.groupby(["point", "kind"], sort=True):
+        row: dict[str, Any] = {"point": int(point), "kind": kind}
+        for metric in KIND_METRICS:
+            row[metric] = float(group[metric].mean())
+            row[f"{metric}_ci95"] = ci95_half_width(group[metric])
+        rows.append(row)
+    return summary[["point", *params]].merge(pd.DataFrame(rows), on="point")

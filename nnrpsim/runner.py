@@ -22,7 +22,7 @@ import numpy as np
 from .engine import CacheLimits
 from .engine.replay import replay
 from .engine.stream import ReferenceStream
-from .metrics import des_metrics, vector_metrics
+from .metrics import des_kind_metrics, des_metrics, vector_metrics
 from .model import (
     FaultConfig,
     LinkConfig,
@@ -229,8 +229,14 @@ def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> 
     )
 
 
+LONG_TABLES = ("timeseries", "kinds")
+"""What a run reports beside its record, as columns (empty when it has nothing to say): the
+DES's samples over time, and its metrics per object kind."""
+
+
 def run_task(task: Task) -> dict[str, Any]:
-    """Run one task; never raises: a failure comes back as a record with its error."""
+    """Run one task; never raises: a failure comes back as a record with its error, and a
+    ``tables`` entry per :data:`LONG_TABLES` name."""
     start = time.perf_counter()
     record: dict[str, Any] = {
         "point": task.point,
@@ -242,19 +248,28 @@ def run_task(task: Task) -> dict[str, Any]:
         config = model_config(task.scenario)
         plan_seed, run_seed = task.seed.spawn(2)
         plan = _plan(task.scenario, config, plan_seed)
+        tables: dict[str, dict] = {}
         if task.scenario.engine == "vector":
             record.update(_vector_run(task.scenario, config, plan))
-            series = {}
         else:
             result = simulate(config, run_seed, plan)
             record.update(des_metrics(result, config.warmup_ms))
-            series = result.memory
+            tables = {
+                "timeseries": result.memory,
+                "kinds": des_kind_metrics(result, config.warmup_ms),
+            }
         record["error"] = None
     except Exception as err:  # a failing run is recorded, and the study goes on
         record["error"] = "".join(traceback.format_exception_only(err)).strip()
-        series = {}
+        tables = {}
     record["wall_s"] = time.perf_counter() - start
-    return {"record": record, "timeseries": {k: np.asarray(v).tolist() for k, v in series.items()}}
+    return {
+        "record": record,
+        "tables": {
+            name: {k: np.asarray(v).tolist() for k, v in tables.get(name, {}).items()}
+            for name in LONG_TABLES
+        },
+    }
 
 
 def tasks_for(points: list[Point], replications: int) -> list[Task]:

@@ -28,6 +28,8 @@ class StudyResult:
     timeseries: pd.DataFrame
     status: str
     plots: list[Path] = field(default_factory=list)
+    kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
+    """Per sweep point and object kind (DES): ``kinds.csv``."""
 
 
 def _scenario(scenario: Scenario | str | Path, overrides: Sequence[str]) -> Scenario:
@@ -81,9 +83,9 @@ def run(
             "jobs": jobs,
             "wall_s": time.perf_counter() - started,
         }
-        summary, runs, series = store.finalize(meta)
+        summary, runs, series, kinds = store.finalize(meta)
     plots = plot_study(path) if not summary.empty else []
-    return StudyResult(path, summary, runs, series, status, plots)
+    return StudyResult(path, summary, runs, series, status, plots, kinds)
 
 
 def sweep(

@@ -206,9 +206,10 @@ class LeaseTable:
         return int(self.live_mask(now_ms).sum())
 
     def bytes_by(self, column: str, now_ms: int | None = None) -> dict[int, int]:
-        """Bytes per ``namespace`` or ``tenant``: live leases at ``now_ms``, or all held if None."""
-        if column not in ("namespace", "tenant"):
-            raise ValueError(f"bytes_by takes 'namespace' or 'tenant', not {column!r}")
+        """Bytes per ``namespace``, ``tenant`` or object ``kind``: live leases at ``now_ms``, or
+        all held if None."""
+        if column not in ("namespace", "tenant", "kind"):
+            raise ValueError(f"bytes_by takes 'namespace', 'tenant' or 'kind', not {column!r}")
         mask = self.occupied if now_ms is None else self.live_mask(now_ms)
         keys, inverse = np.unique(getattr(self, column)[mask], return_inverse=True)
         sums = np.bincount(inverse, weights=self.size[mask], minlength=len(keys))

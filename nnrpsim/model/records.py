@@ -147,6 +147,7 @@ class Recorder:
         self.memory = Columns(
             "time_ms", "server", "live_bytes", "held_bytes", "objects", "link_load", "server_load"
         )
+        self.held_by_kind = Columns("time_ms", "server", "kind", "held_bytes")
         self.wire = dict.fromkeys(WIRE_CLASSES, 0)
         self.accepted_ttl_ms: list[int] = []
         self.invalidations = dict.fromkeys((int(r) for r in ReasonCode), 0)

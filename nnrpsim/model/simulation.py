@@ -30,14 +30,18 @@ class ModelResult:
     references: dict[str, np.ndarray]
     operations: dict[str, np.ndarray]
     memory: dict[str, np.ndarray]
+    held_by_kind: dict[str, np.ndarray]
+    """Per sample, server and object kind it holds: the bytes of that kind (time_ms, server,
+    kind, held_bytes); a kind a server holds nothing of has no row."""
     wire: dict[str, int]
     wire_bytes_total: int
     link_utilisation: float
     """The busiest link's offered load over the run: bytes sent (resends included) over what its
     bandwidth carries in ``duration_ms``. At 1 or more its queue only grows."""
     server_busy_ms: list[float]
-    """Each server's FRAME_SUBMIT processing time over the run, the operations it drained after
-    the end included: the processing the run's operations offered it."""
+    """Each server's processing time of FRAME_SUBMITs and CACHE_PUT bursts over the run, the
+    operations it drained after the end included: the processing the run's operations offered
+    it."""
     accepted_ttl_ms: np.ndarray
     invalidations: dict[str, int]
     counters: dict[str, int]
@@ -154,6 +158,8 @@ class Simulation:
                     (server.busy_ms - busy[server.index]) / interval,
                 )
                 busy[server.index] = server.busy_ms
+                for kind, held in table.bytes_by("kind").items():
+                    self.recorder.held_by_kind.append(now, server.index, kind, held)
             yield self.timeout(interval)
 
     def _content_changes(self):
@@ -241,6 +247,7 @@ class Simulation:
         """Per-reference records plus what each object weighs, sent inline or as a body."""
         columns = self.recorder.operations.references()
         sizes = self.plan.sizes[columns["object"]]
+        columns["kind"] = self.plan.catalog.kind[columns["object"]]
         columns["size"] = sizes
         columns["inline_bytes"] = inline_object_bytes(sizes)
         return columns
@@ -265,6 +272,7 @@ class Simulation:
             references=self._reference_columns(),
             operations=operations,
             memory=recorder.memory.arrays(),
+            held_by_kind=recorder.held_by_kind.arrays(),
             wire=dict(recorder.wire),
             wire_bytes_total=sum(link.bytes_sent for link in links),
             server_busy_ms=[server.busy_ms for server in self.servers],

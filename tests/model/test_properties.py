@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits
-from nnrpsim.metrics import OUTCOME_RATES, des_metrics
+from nnrpsim.metrics import OUTCOME_RATES, des_kind_metrics, des_metrics
 from nnrpsim.model import (
     FaultConfig,
     LinkConfig,
@@ -128,7 +128,13 @@ def test_any_run_keeps_the_rules_and_its_books(config, seed):
         )
         assert sum(result.server_busy_ms) == pytest.approx(offered)
     metrics = des_metrics(result, 0.0)
+    kinds = des_kind_metrics(result, 0.0)
     if len(result.references["outcome"]):
         assert abs(sum(metrics[name] for name in OUTCOME_RATES) - 1.0) < 1e-9
+        shares = np.array(kinds["reference_share"])
+        assert shares.sum() == pytest.approx(1.0)
+        hit_rates = np.nan_to_num(kinds["hit_rate"])  # NaN: a kind held but not referenced
+        assert shares @ hit_rates == pytest.approx(metrics["hit_rate"])
+    assert sum(kinds["mean_gpu_bytes"]) == pytest.approx(metrics["mean_gpu_bytes"])
     if config.policy.name == "never":
         assert metrics["hit_rate"] == 0 and result.counters["installs"] == 0

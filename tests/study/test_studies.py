@@ -224,7 +224,7 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     assert err.count("\n") == 1
 
 
-@pytest.mark.parametrize("damaged", ["runs", "timeseries"])
+@pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds"])
 def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damaged):
     out = tmp_path / "d"
     first = nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
@@ -234,6 +234,7 @@ def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damage
     assert (out / "runs/p0001-r000.parquet").stat().st_mtime_ns == untouched
     pd.testing.assert_frame_equal(_metric_frame(again.summary), _metric_frame(first.summary))
     assert len(again.timeseries) == len(first.timeseries)
+    pd.testing.assert_frame_equal(again.kinds, first.kinds)
 
 
 def test_mooncake_trace_unlimited_hit_rate_matches_provenance(shared):
@@ -490,3 +491,23 @@ def test_violations_beyond_what_sessions_fell_behind_on_are_called_a_bug():
     behind, bug = _violation_warnings(summary)
     assert behind.startswith("warning: point 1: sessions fell behind")
     assert bug.startswith("warning: point 2: invariant_violations beyond the operations")
+
+
+def test_kinds_break_a_des_runs_metrics_down_and_add_up_to_them(tmp_path):
+    raw = yaml.safe_load((ROOT / "scenarios/object_kinds.yaml").read_text())
+    raw["study"].update(duration="3min", warmup="30s", replications=2)
+    raw["sweep"]["grid"]["topology.object_kinds"] = [["tool_schema", "tensor_section_table"]]
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "k", jobs=1, progress=False)
+    kinds = pd.read_csv(tmp_path / "k/kinds.csv").set_index("kind")
+    assert set(kinds.index) == {"prompt_segment", "tool_schema", "tensor_section_table"}
+    assert kinds.loc["prompt_segment", "inline_rate_policy"] == 1.0  # not negotiated
+    assert kinds.loc["prompt_segment", "mean_gpu_bytes"] == 0
+    per_run = pd.read_parquet(tmp_path / "k/kinds.parquet")
+    for replication, run in per_run.groupby("replication"):  # each run's kinds make its metrics
+        record = result.runs.set_index("replication").loc[replication]
+        assert run["reference_share"].sum() == pytest.approx(1.0)
+        for rate in ("hit_rate", "inline_rate_policy"):  # the shares weigh the kinds' rates
+            weighted = (run["reference_share"] * run[rate]).sum()
+            assert weighted == pytest.approx(record[rate])
+        assert run["mean_gpu_bytes"].sum() == pytest.approx(record["mean_gpu_bytes"])
+    assert len(per_run) == 2 * 3 and set(per_run["replication"]) == {0, 1}
