@@ -86,6 +86,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
         ttl_floor_ms=int(topology.ttl_floor),
         ttl_ceiling_ms=int(topology.ttl_ceiling),
         eviction=topology.eviction,
+        renewal=topology.renewal,
     )
     return ModelConfig(
         duration_ms=scenario.study.duration,

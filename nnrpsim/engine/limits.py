@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 from nnrpsim.protocol import CACHE_OBJECT_BITMAP_MASK, U32_MAX
 
+RENEWALS = ("touch", "extend")
+
 
 @dataclass(frozen=True, slots=True)
 class CacheLimits:
@@ -14,6 +16,9 @@ class CacheLimits:
     ``max_cache_entries`` 0 means unlimited (as in nnrp-rs); ``max_object_bytes`` is a per-object
     ceiling (the handshake's ``max_cache_bytes``); ``capacity_bytes`` is the GPU memory budget for
     all objects together (None: unlimited). TTLs are clamped to ``[ttl_floor_ms, ttl_ceiling_ms]``.
+    A renewal restarts the lease at the TTL it asks for (``renewal="touch"``, the reference FFI's
+    rule, which may shorten a lease another holder relies on) or at the longer of that and what
+    is left (``"extend"``, a what-if: a renewal never shortens a lease).
     """
 
     object_kind_bitmap: int = CACHE_OBJECT_BITMAP_MASK
@@ -23,6 +28,7 @@ class CacheLimits:
     ttl_floor_ms: int = 0
     ttl_ceiling_ms: int = U32_MAX
     eviction: str = "lru"
+    renewal: str = "touch"
 
     def __post_init__(self) -> None:
         if not 0 <= self.ttl_floor_ms <= self.ttl_ceiling_ms <= U32_MAX:
@@ -32,5 +38,7 @@ class CacheLimits:
             )
         if self.capacity_bytes is not None and self.capacity_bytes < 0:
             raise ValueError(f"capacity_bytes must be >= 0, got {self.capacity_bytes}")
+        if self.renewal not in RENEWALS:
+            raise ValueError(f"renewal must be one of {RENEWALS}, got {self.renewal!r}")
         if self.max_cache_entries < 0:
             raise ValueError(f"max_cache_entries must be >= 0, got {self.max_cache_entries}")

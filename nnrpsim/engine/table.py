@@ -377,7 +377,7 @@ class LeaseTable:
         owner = (int(owner_scope), owner_id)
         done = self._install_scalar(obj, now_ms, accepted, size, version, pinned, tenant, owner)
         if done is not None:
-            detail, lease_id = done
+            detail, lease_id, accepted = done
             return InstallAck(CacheAckStatus.ACCEPTED, detail, accepted, lease_id, [], [], [])
         result = self.install(
             np.array([obj]),
@@ -419,36 +419,40 @@ class LeaseTable:
                 np.array([i]), objects[i : i + 1], now_ms, args, owner, result, True
             )
         else:
-            result.detail[i], result.lease_id[i] = done
+            result.detail[i], result.lease_id[i], result.accepted_ttl_ms[i] = done
 
     def _install_scalar(
         self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
-    ) -> tuple[int, int] | None:
+    ) -> tuple[int, int, int] | None:
         """A plain renewal or a fresh grant that fits, with scalar reads and writes: (detail,
-        lease id). None, with nothing changed, for anything else (or when tests set SMALL_BATCH
-        below 1 to send everything down the general path)."""
+        lease id, accepted TTL). None, with nothing changed, for anything else (or when tests
+        set SMALL_BATCH below 1 to send everything down the general path)."""
         if SMALL_BATCH < 1:
             return None
         slot = self.slot_of.item(obj)
         limits = self.limits
         if slot >= 0:
+            expires = self.granted_at.item(slot) + self.ttl.item(slot)
             if (
-                not self.granted_at.item(slot) + self.ttl.item(slot) > now_ms
+                not expires > now_ms
                 or (version is not None and version != self.version.item(slot))
                 or size > limits.max_object_bytes
                 or not (limits.object_kind_bitmap >> (self.kind.item(slot) - 1)) & 1
             ):
                 return None
+            if limits.renewal == "extend":
+                accepted_ttl = max(accepted_ttl, expires - now_ms)
             self.granted_at[slot] = now_ms
             self.ttl[slot] = accepted_ttl
             self.pinned[slot] = pinned
             self.last_access_seq[slot] = self._seq
             self._seq += 1
-            return DetailCode.RENEWED, self.lease_id.item(slot)
+            return DetailCode.RENEWED, self.lease_id.item(slot), accepted_ttl
         if self._fits_fresh(obj, size):
-            return DetailCode.NONE, self._grant_one(
+            lease_id = self._grant_one(
                 obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
             )
+            return DetailCode.NONE, lease_id, accepted_ttl
         return None
 
     def _fits_fresh(self, obj: int, size: int) -> bool:
@@ -505,6 +509,11 @@ class LeaseTable:
         seqs = np.zeros(len(rows), dtype=np.uint64)
         seqs[renew | fresh] = self._next_seqs(int((renew | fresh).sum()))
         renew_slots = slots[renew]
+        if limits.renewal == "extend":  # keep what is left of a longer lease
+            left = self.expires_at(renew_slots).astype(np.int64) - now_ms
+            result.accepted_ttl_ms[rows[renew]] = np.maximum(
+                result.accepted_ttl_ms[rows[renew]], left
+            )
         self.granted_at[renew_slots] = now_ms
         self.ttl[renew_slots] = result.accepted_ttl_ms[rows[renew]]
         self.pinned[renew_slots] = args["pinned"][rows[renew]]

@@ -74,6 +74,12 @@ class Topology(Section):
         "lru", description="Victim order when an install does not fit; none rejects instead."
     )
     sweep_interval: Duration = Field(1_000.0, gt=0, description="Period of the expiry sweep.")
+    renewal: Literal["touch", "extend"] = Field(
+        "touch",
+        description="A renewal restarts the lease at the TTL it asks for (touch, the reference "
+        "rule: it may shorten a lease another host holds) or never shortens it (extend, a "
+        "what-if).",
+    )
     per_operation_cost: Duration = Field(0.05, ge=0, description="Server time per frame.")
     per_inline_byte_cost: Duration = Field(
         1e-6, ge=0, description="Server time per inline byte (1ns: 1 GB/s ingest)."

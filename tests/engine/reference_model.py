@@ -91,6 +91,8 @@ class ReferenceModel:
             out["expired"].append(obj)
             lease = None
         if lease is not None and (version is None or version == lease.version):
+            if limits.renewal == "extend":
+                accepted = out["ttl"] = max(accepted, lease.expires - now)
             lease.granted, lease.ttl, lease.pinned = now, accepted, pinned
             lease.last_seq = self._tick()
             return {**out, "status": 0, "detail": DetailCode.RENEWED, "lease_id": lease.lease_id}

@@ -30,8 +30,9 @@ class LeaseTableVersusModel(RuleBasedStateMachine):
         policy=st.sampled_from(["lru", "fifo", "ttl", "size", "none"]),
         capacity=st.sampled_from([None, 600, 1500]),
         entries=st.sampled_from([0, 4]),
+        renewal=st.sampled_from(["touch", "extend"]),
     )
-    def setup(self, policy, capacity, entries):
+    def setup(self, policy, capacity, entries, renewal):
         table_module.SMALL_BATCH = self.small_batch
         limits = CacheLimits(
             object_kind_bitmap=cache_object_bitmap(*range(1, 9)),  # kind 9 not negotiated
@@ -41,6 +42,7 @@ class LeaseTableVersusModel(RuleBasedStateMachine):
             ttl_floor_ms=5,
             ttl_ceiling_ms=300,
             eviction=policy,
+            renewal=renewal,
         )
         ns, hi, lo, kind = (np.array(col) for col in zip(*IDENTITIES, strict=True))
         self.table = LeaseTable(

@@ -29,6 +29,27 @@ def _table(n=8, initial_capacity=1024, **limits) -> LeaseTable:
     return LeaseTable(catalog, CacheLimits(**limits), initial_capacity=initial_capacity)
 
 
+@pytest.mark.parametrize("scalar", [False, True])
+@pytest.mark.parametrize(("renewal", "expires"), [("touch", 1500), ("extend", 2000)])
+def test_a_shorter_renewal_shortens_the_lease_only_under_touch(renewal, expires, scalar):
+    # Granted 1000 ms at 1000; renewed at 1400 asking for 100 ms. Touch (the reference FFI)
+    # sets the lease to end at 1500; extend keeps the 600 ms left, and the ACK says so.
+    table = _table(renewal=renewal)
+    table.install([0], 1000, 1000, 64)
+    if scalar:
+        accepted = table.install_one(0, 1400, 100, 64).accepted_ttl_ms
+    else:
+        accepted = int(table.install([0], 1400, 100, 64).accepted_ttl_ms[0])
+    assert table.lease(0).expires_at_ms == expires and accepted == expires - 1400
+    table.install([0], 1450, 900, 64)  # a longer renewal extends under either rule
+    assert table.lease(0).expires_at_ms == 2350
+
+
+def test_an_unknown_renewal_rule_is_refused():
+    with pytest.raises(ValueError, match="renewal must be one of"):
+        CacheLimits(renewal="forever")
+
+
 def test_renewal_keeps_lease_id_and_regrants_at_now():
     table = _table()
     first = table.install([0], 1000, 500, 64)

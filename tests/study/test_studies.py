@@ -343,7 +343,7 @@ def test_swept_values_are_recorded_resolved_in_base_units(tmp_path):
     assert sorted(result.summary["host_policy.ttl_hint"].unique()) == [1000.0, 2000.0]
 
 
-def test_server_costs_and_workers_reach_the_model():
+def test_server_keys_reach_the_model():
     raw = {
         "study": {"name": "costs"},
         "topology": {
@@ -351,10 +351,12 @@ def test_server_costs_and_workers_reach_the_model():
             "per_inline_byte_cost": "3ns",
             "per_put_byte_cost": "4ns",
             "server_workers": 5,
+            "renewal": "extend",
         },
     }
     server = model_config(parse_scenario(raw)).server
     assert server.per_operation_ms == 2.0 and server.workers == 5
+    assert server.limits.renewal == "extend"
     assert server.per_inline_byte_ms == pytest.approx(3e-6)
     assert server.per_put_byte_ms == pytest.approx(4e-6)
 
