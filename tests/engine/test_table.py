@@ -153,9 +153,13 @@ def test_invalidate_scopes_match_by_identity():
         table.invalidate(InvalidateScope.NAMESPACE, 1, 2, 0, 5)
 
 
-def test_accounting_live_held_by_namespace_and_tenant():
+def test_accounting_live_held_by_namespace_tenant_and_kind():
     table = _table()
-    table.install([0, 2, 4], 0, [100, 1000, 1000], [10, 20, 30], tenant=[5, 5, 6])
+    assert table.bytes_by("kind") == {}
+    table.install([0, 2, 4, 3], 0, [100, 1000, 1000, 1000], [10, 20, 30, 40], tenant=[5, 5, 6, 6])
+    assert table.bytes_by("kind") == {7: 60, 8: 40}  # objects 0, 2, 4 are kind 7, object 3 kind 8
+    assert table.bytes_by("kind", 100) == {7: 50, 8: 40}
+    assert table.invalidate_objects([3], 30) == [3]  # then the rest as before
     assert table.live_bytes(50) == 60 and table.live_bytes(100) == 50
     assert table.live_objects(50) == 3 and table.live_objects(100) == 2
     assert table.held_bytes == 60  # the expired lease is held until a sweep
