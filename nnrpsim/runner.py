@@ -203,9 +203,7 @@ def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> 
     limits = config.server.limits
     # Inline what the policy would not cache, or the handshake's cache ceiling does not allow
     # (the object's kind, or its size), as the DES hosts do.
-    kinds = plan.catalog.kind[stream.object_id].astype(np.int64)
-    negotiated = (limits.object_kind_bitmap >> (kinds - 1)) & 1 == 1
-    inlined = ~negotiated | (stream.size > limits.max_object_bytes)
+    inlined = ~limits.allows(plan.catalog.kind[stream.object_id], stream.size)
     inlined |= ~np.array([policy.should_cache(int(s), np.inf) for s in stream.size], dtype=bool)
     cached = ReferenceStream(
         stream.time_ms[~inlined],

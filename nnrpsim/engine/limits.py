@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from nnrpsim.protocol import CACHE_OBJECT_BITMAP_MASK, U32_MAX
 
 RENEWALS = ("touch", "extend")
@@ -42,3 +44,9 @@ class CacheLimits:
             raise ValueError(f"renewal must be one of {RENEWALS}, got {self.renewal!r}")
         if self.max_cache_entries < 0:
             raise ValueError(f"max_cache_entries must be >= 0, got {self.max_cache_entries}")
+
+    def allows(self, kind, size):
+        """Whether this ceiling lets objects of ``kind`` and ``size`` be cached: the kind
+        negotiated, the size within ``max_object_bytes`` (scalars, or numpy arrays of many)."""
+        negotiated = (self.object_kind_bitmap >> (np.asarray(kind, dtype=np.int64) - 1)) & 1
+        return (negotiated == 1) & (np.asarray(size) <= self.max_object_bytes)

@@ -371,9 +371,7 @@ class Host:
 
     def _negotiated(self, server: int, obj: int, size: int) -> bool:
         """Only kinds and sizes the handshake's cache ceiling allows are worth a CACHE_PUT."""
-        limits = self.limits[server]
-        kind = int(self.sim.plan.catalog.kind[obj])
-        return bool(limits.object_kind_bitmap >> (kind - 1) & 1) and size <= limits.max_object_bytes
+        return bool(self.limits[server].allows(self.sim.plan.catalog.kind[obj], size))
 
     def close_connections(self):
         """CLOSE every connection (header-only both ways: the spec gives CLOSE no metadata

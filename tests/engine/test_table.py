@@ -45,6 +45,13 @@ def test_a_shorter_renewal_shortens_the_lease_only_under_touch(renewal, expires,
     assert table.lease(0).expires_at_ms == 2350
 
 
+def test_the_ceiling_allows_negotiated_kinds_up_to_the_object_size_limit():
+    limits = CacheLimits(object_kind_bitmap=cache_object_bitmap(7, 8), max_object_bytes=100)
+    assert limits.allows(7, 100) and not limits.allows(7, 101) and not limits.allows(9, 1)
+    kinds, sizes = np.array([7, 8, 9, 1], dtype=np.uint8), np.array([1, 200, 1, 1])
+    assert limits.allows(kinds, sizes).tolist() == [True, False, False, False]
+
+
 def test_an_unknown_renewal_rule_is_refused():
     with pytest.raises(ValueError, match="renewal must be one of"):
         CacheLimits(renewal="forever")
