@@ -152,8 +152,9 @@ def plot_study(results: str | Path) -> list[Path]:
     """Draw every figure the study's saved results support; returns the files written."""
     results = Path(results)
     summary = read_table(results / "summary.parquet")
-    series_path = results / "timeseries.parquet"
+    series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
     series = read_table(series_path) if series_path.is_file() else pd.DataFrame()
+    kinds = read_table(kinds_path) if kinds_path.is_file() else pd.DataFrame()
     folder = results / "plots"
     folder.mkdir(exist_ok=True)
     if summary.empty:
@@ -183,6 +184,7 @@ def plot_study(results: str | Path) -> list[Path]:
                 )
     for metric in ("hit_rate", "wire_bytes_saved"):
         written += _capacity_tradeoff(summary, swept, folder, metric)
+    written += _bytes_by_kind(kinds, summary, swept, folder)
     if not series.empty:
         for column, combine, what, name in OVER_TIME:
             written += _over_time(series, summary, swept, folder, column, combine, what, name)
@@ -222,6 +224,44 @@ def _capacity_tradeoff(
         ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
     return _save(fig, folder, f"{metric}_vs_gpu_memory")
+
+
+MAX_KIND_POINTS = 12
+"""Beyond this many sweep points the bars by kind would not be readable: kinds.csv has them."""
+
+
+def _bytes_by_kind(
+    kinds: pd.DataFrame, summary: pd.DataFrame, swept: list[str], folder: Path
+) -> list[Path]:
+    """Where the memory goes and where the savings come from: for each sweep point, the mean
+    GPU memory each object kind held and the inline bytes its hits kept off the wire, as bars
+    stacked by kind (means over the replications; DES runs only)."""
+    if kinds.empty or len(summary) > MAX_KIND_POINTS:
+        return []
+    means = kinds.groupby(["point", "kind"])[["mean_gpu_bytes", "bytes_from_cache"]].mean()
+    points = summary["point"].tolist()
+    labels = [
+        _describe(swept, [row[k] for k in swept]) or f"point {row['point']}"
+        for _, row in summary.iterrows()
+    ]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 1.5 + 0.45 * len(points)), sharey=True)
+    panels = (
+        ("mean_gpu_bytes", "mean GPU memory held"),
+        ("bytes_from_cache", "bytes hits kept off the wire"),
+    )
+    for ax, (metric, what) in zip(axes, panels, strict=True):
+        table = means[metric].unstack("kind", fill_value=0.0).reindex(points, fill_value=0.0)
+        factor, unit = _bytes_axis(table.sum(axis=1).to_numpy())
+        left = np.zeros(len(points))
+        for kind in table.columns:
+            ax.barh(range(len(points)), table[kind] / factor, left=left, label=kind)
+            left += table[kind].to_numpy() / factor
+        ax.set_xlabel(f"{what} ({unit})")
+        ax.grid(axis="x", alpha=0.3)
+    axes[0].set_yticks(range(len(points)), labels, fontsize=7)
+    axes[0].invert_yaxis()  # point 0 on top, as in summary.csv
+    axes[1].legend(fontsize=7, title="object kind", title_fontsize=7)
+    return _save(fig, folder, "bytes_by_kind")
 
 
 OVER_TIME = (  # time-series column, how servers combine, what the axis says, the file

@@ -120,6 +120,7 @@ def test_object_kinds_study_shortened_ranks_kinds_by_bytes_not_hit_rate(tmp_path
     # A kind the server does not negotiate is inlined: caching fewer kinds inlines more.
     assert everything["inline_rate_policy"] < small["inline_rate_policy"]
     assert (tmp_path / "ok/plots/wire_bytes_saved_vs_gpu_memory.png").stat().st_size > 1000
+    assert matplotlib.image.imread(tmp_path / "ok/plots/bytes_by_kind.png").shape[0] > 100
 
 
 def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
