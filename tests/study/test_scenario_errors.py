@@ -15,6 +15,27 @@ from tests.conftest import write_yaml
 
 CASES = [
     ({"study": {"bogus": 1}}, "error: study.bogus: unknown key"),
+    (
+        {"workload": {"objects": {"shared_kinds": {"kv_block": 1}}}},
+        "error: workload.objects.shared_kinds.kv_block: must be one of 'camera_block'",
+    ),
+    (
+        {"workload": {"objects": {"private_kinds": {}}}},
+        "error: workload.objects.private_kinds: must list at least 1 value",
+    ),
+    (
+        {"workload": {"objects": {"shared_kinds": {"tool_schema": 0}}}},
+        "error: workload.objects: shared_kinds.tool_schema must be a share > 0, got 0",
+    ),
+    (
+        {"workload": {"objects": {"kind_sizes": {"tool_schema": {"median": "2 KiBs"}}}}},
+        "error: workload.objects.kind_sizes.tool_schema.median: malformed size '2 KiBs'",
+    ),
+    ({"topology": {"renewal": "forever"}}, "error: topology.renewal: must be one of 'touch'"),
+    (
+        {"topology": {"per_put_byte_cost": -1e-6}},
+        "error: topology.per_put_byte_cost: must be at least 0",
+    ),
     ({"topology": {"hosts": "two"}}, "error: topology.hosts: must be an integer"),
     (
         {"workload": {"objects": {"size": {"median": 0}}}},
