@@ -85,6 +85,18 @@ class InstallAck(NamedTuple):
     replaced: list[int]
 
 
+class ScalarColumns:
+    """Memoryviews of the table's columns, for the scalar paths' one-at-a-time reads and writes
+    (half the cost of ``ndarray.item`` and of numpy's item assignment). They share the arrays'
+    memory; the table replaces them whenever it reallocates, so look them up per call."""
+
+    __slots__ = ("end_reason", "has_deps", "slot_of", *SLOT_COLUMNS)
+
+    def __init__(self, table: LeaseTable) -> None:
+        for name in self.__slots__:
+            setattr(self, name, memoryview(getattr(table, name)))
+
+
 def _as_array(value, n: int, dtype) -> np.ndarray:
     """One value per item: arrays pass through, a scalar is repeated."""
     array = np.asarray(value, dtype=dtype)
@@ -136,6 +148,7 @@ class LeaseTable:
         free[self._n_free : self._n_free + len(added)] = added
         self._free, self._n_free = free, self._n_free + len(added)
         self.capacity = new_capacity
+        self.scalars = ScalarColumns(self)
 
     def _ensure_objects(self) -> None:
         n = len(self.catalog)
@@ -144,6 +157,7 @@ class LeaseTable:
             self.slot_of = np.concatenate([self.slot_of, np.full(grow, -1, dtype=np.int32)])
             self.end_reason = np.concatenate([self.end_reason, np.zeros(grow, dtype=np.uint8)])
             self.has_deps = np.concatenate([self.has_deps, np.zeros(grow, dtype=np.bool_)])
+            self.scalars = ScalarColumns(self)
 
     def _alloc(self, k: int) -> np.ndarray:
         if self._n_free < k:
@@ -289,24 +303,26 @@ class LeaseTable:
     def resolve(self, obj: int, now_ms: int, expected_version: int | None = None) -> int:
         """Resolve one reference with scalars: the :class:`Outcome` code, recency updated on a
         hit. The rules of :meth:`lookup`, without its per-call array overhead."""
+        c = self.scalars
         try:
-            slot = self.slot_of.item(obj)
+            slot = c.slot_of[obj]
         except IndexError:  # added to the catalog since the table last looked
             self._ensure_objects()
-            slot = self.slot_of.item(obj)
+            c = self.scalars
+            slot = c.slot_of[obj]
         if slot < 0:
-            return _LEASE_EXPIRED if self.end_reason.item(obj) == _EXPIRED else _CACHE_MISS
+            return _LEASE_EXPIRED if c.end_reason[obj] == _EXPIRED else _CACHE_MISS
         # Expired at saturating_add(granted_at, ttl) <= now, without the saturation's min():
         # a sum beyond u64 saturates to U64_MAX, which only now_ms == U64_MAX reaches.
-        if self.granted_at.item(slot) + self.ttl.item(slot) <= now_ms or now_ms >= U64_MAX:
+        if c.granted_at[slot] + c.ttl[slot] <= now_ms or now_ms >= U64_MAX:
             return _LEASE_EXPIRED
-        if expected_version is not None and self.version.item(slot) != expected_version:
+        if expected_version is not None and c.version[slot] != expected_version:
             return _VERSION_MISMATCH
-        if self._deps and self.has_deps.item(obj) and not self._dependencies_valid(obj, now_ms):
+        if self._deps and c.has_deps[obj] and not self._dependencies_valid(obj, now_ms):
             return _DEPENDENCY_INVALID
-        self.last_access_seq[slot] = self._seq
+        c.last_access_seq[slot] = self._seq
         self._seq += 1
-        self.hits[slot] = self.hits.item(slot) + 1
+        c.hits[slot] += 1
         return _HIT
 
     # ---------------------------------------------------------------- install / renew
@@ -433,25 +449,25 @@ class LeaseTable:
         set SMALL_BATCH below 1 to send everything down the general path)."""
         if SMALL_BATCH < 1:
             return None
-        slot = self.slot_of.item(obj)
-        limits = self.limits
+        c, limits = self.scalars, self.limits
+        slot = c.slot_of[obj]
         if slot >= 0:
-            expires = self.granted_at.item(slot) + self.ttl.item(slot)
+            expires = c.granted_at[slot] + c.ttl[slot]
             if (
                 not expires > now_ms
-                or (version is not None and version != self.version.item(slot))
+                or (version is not None and version != c.version[slot])
                 or size > limits.max_object_bytes
-                or not (limits.object_kind_bitmap >> (self.kind.item(slot) - 1)) & 1
+                or not (limits.object_kind_bitmap >> (c.kind[slot] - 1)) & 1
             ):
                 return None
             if limits.renewal == "extend":
                 accepted_ttl = max(accepted_ttl, expires - now_ms)
-            self.granted_at[slot] = now_ms
-            self.ttl[slot] = accepted_ttl
-            self.pinned[slot] = pinned
-            self.last_access_seq[slot] = self._seq
+            c.granted_at[slot] = now_ms
+            c.ttl[slot] = accepted_ttl
+            c.pinned[slot] = pinned
+            c.last_access_seq[slot] = self._seq
             self._seq += 1
-            return DetailCode.RENEWED, self.lease_id.item(slot), accepted_ttl
+            return DetailCode.RENEWED, c.lease_id[slot], accepted_ttl
         if self._fits_fresh(obj, size):
             lease_id = self._grant_one(
                 obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
@@ -597,27 +613,27 @@ class LeaseTable:
             self._grow(self.capacity + 1)
         self._n_free -= 1
         slot = self._free.item(self._n_free)
-        catalog = self.catalog
-        self.object_id[slot] = obj
-        self.namespace[slot] = catalog.namespace.item(obj)
-        self.key_hi[slot] = catalog.key_hi.item(obj)
-        self.key_lo[slot] = catalog.key_lo.item(obj)
-        self.kind[slot] = catalog.kind.item(obj)
-        self.version[slot] = 1 if version is None else version
+        catalog, c = self.catalog, self.scalars
+        c.object_id[slot] = obj
+        c.namespace[slot] = catalog.namespace.item(obj)
+        c.key_hi[slot] = catalog.key_hi.item(obj)
+        c.key_lo[slot] = catalog.key_lo.item(obj)
+        c.kind[slot] = catalog.kind.item(obj)
+        c.version[slot] = 1 if version is None else version
         lease_id = self._next_lease_id
         self._next_lease_id += 1
-        self.lease_id[slot] = lease_id
-        self.owner_scope[slot], self.owner_id[slot] = owner
-        self.granted_at[slot] = now_ms
-        self.ttl[slot] = accepted_ttl
-        self.size[slot] = size
-        self.pinned[slot] = pinned
-        self.occupied[slot] = True
-        self.installed_seq[slot] = self.last_access_seq[slot] = self._seq
+        c.lease_id[slot] = lease_id
+        c.owner_scope[slot], c.owner_id[slot] = owner
+        c.granted_at[slot] = now_ms
+        c.ttl[slot] = accepted_ttl
+        c.size[slot] = size
+        c.pinned[slot] = pinned
+        c.occupied[slot] = True
+        c.installed_seq[slot] = c.last_access_seq[slot] = self._seq
         self._seq += 1
-        self.tenant[slot] = tenant
-        self.hits[slot] = 0
-        self.slot_of[obj] = slot
+        c.tenant[slot] = tenant
+        c.hits[slot] = 0
+        c.slot_of[obj] = slot
         self.held_bytes += size
         self.held_objects += 1
         return lease_id

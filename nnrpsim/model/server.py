@@ -111,15 +111,15 @@ class Server:
         """Resolve a FRAME_SUBMIT's object references at ``now`` (an :class:`Outcome` code each,
         one at a time: a frame carries a handful); the auditor re-checks every hit."""
         table, auditor, current = self.table, self.sim.auditor, self.sim.content_version
-        resolve = table.resolve  # (it may grow slot_of, so that array is looked up each time)
-        granted_at, ttl, version = table.granted_at.item, table.ttl.item, table.version.item
+        resolve = table.resolve
         outcomes = []
         for obj, expected in zip(objects, versions, strict=True):
             code = resolve(obj, now, expected)
             if code == 0:
-                slot = table.slot_of.item(obj)
-                expires = granted_at(slot) + ttl(slot)
-                auditor.check_hit(now, expires, version(slot), expected, current[obj])
+                columns = table.scalars  # (resolve may have reallocated them)
+                slot = columns.slot_of[obj]
+                expires = columns.granted_at[slot] + columns.ttl[slot]
+                auditor.check_hit(now, expires, columns.version[slot], expected, current[obj])
             outcomes.append(code)
         return outcomes
 

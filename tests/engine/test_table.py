@@ -213,6 +213,28 @@ def test_slots_are_reused_and_capacity_grows():
     assert table.capacity == capacity and table.bytes_per_slot <= 96
 
 
+def test_scalar_paths_follow_the_table_when_it_reallocates():
+    # The scalar calls read and write through memoryviews of the columns: after the slots grow
+    # (installs beyond the capacity) or the catalog does (objects interned after the table was
+    # made), they must see the new arrays, not the old ones.
+    table = _table(initial_capacity=2)
+    first = table.capacity
+    new = [
+        table.catalog.intern(CacheIdentity(4, key, 0, CacheObjectKind.TOOL_SCHEMA))
+        for key in range(first)
+    ]
+    assert table.resolve(new[0], 0) == Outcome.CACHE_MISS  # the per-object columns grow here
+    objects = list(range(8)) + new
+    for obj in objects:
+        assert table.install_one(obj, 0, 100, 1).status == CacheAckStatus.ACCEPTED
+    assert table.capacity > first
+    assert [table.resolve(obj, 50) for obj in objects] == [Outcome.HIT] * len(objects)
+    assert table.hits[table.slot_of[objects]].tolist() == [1] * len(objects)
+    assert table.install_one(new[-1], 80, 30, 1).detail == DetailCode.RENEWED
+    assert table.lease(new[-1]).granted_at_ms == 80
+    assert table.resolve(new[-1], 110) == Outcome.LEASE_EXPIRED
+
+
 def test_unknown_policy_raises_and_catalog_interns_once():
     with pytest.raises(ValueError, match="unknown eviction policy 'mru'"):
         _table(eviction="mru")
