@@ -104,6 +104,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
             per_put_byte_ms=topology.per_put_byte_cost,
             sweep_interval_ms=topology.sweep_interval,
             workers=topology.server_workers,
+            cascade_dependencies=topology.dependency_cascade,
         ),
         policy=PolicyConfig(
             name=policy.name,
@@ -136,6 +137,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
                 for name, size in workload.objects.kind_sizes.items()
             ),
             content_change_rate_per_s=workload.invalidations.rate_per_s,
+            private_dependency_share=workload.objects.private_dependency_share,
             max_in_flight_operations=workload.operations.max_in_flight,
         ),
         faults=FaultConfig(
@@ -179,7 +181,8 @@ def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence)
 
 
 def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
-    """Flatten a plan's operations into a time-ordered reference stream."""
+    """Flatten a plan's operations into a time-ordered reference stream, whose invalidations
+    are the plan's content changes and, with each, a change of what was made from the object."""
     times, objects = [], []
     for session in plan.sessions:
         for at, refs in session.operations:
@@ -188,12 +191,23 @@ def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
     times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
     objects_arr = np.asarray(objects, dtype=np.int64)
     order = np.argsort(times_ms, kind="stable")
+    change_times, change_objects = plan.change_times_ms.astype(np.int64), plan.change_objects
+    made_from = plan.dependents()
+    if made_from:
+        along = [made_from.get(obj, []) for obj in change_objects.tolist()]
+        counts = np.array([len(objects) for objects in along], dtype=np.int64)
+        change_times = np.concatenate([change_times, np.repeat(change_times, counts)])
+        change_objects = np.concatenate(
+            [change_objects, np.array([o for objects in along for o in objects], dtype=np.int64)]
+        )
+        by_time = np.argsort(change_times, kind="stable")
+        change_times, change_objects = change_times[by_time], change_objects[by_time]
     return ReferenceStream(
         times_ms[order],
         objects_arr[order],
         plan.sizes[objects_arr[order]],
-        plan.change_times_ms.astype(np.int64),
-        plan.change_objects,
+        change_times,
+        change_objects,
     )
 
 

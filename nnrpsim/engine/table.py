@@ -247,6 +247,16 @@ class LeaseTable:
         self._dependents.setdefault(depends_on, set()).add(object_id)
         self.has_deps[object_id] = True
 
+    def set_dependencies(self, object_id: int, dependencies: list[tuple[int, int]]) -> None:
+        """Replace what ``object_id`` depends on, as ``(object, required version)`` pairs: a
+        re-install declares what its new content was made from."""
+        self._ensure_objects()
+        for depends_on, _ in self._deps.pop(object_id, ()):
+            self._dependents[depends_on].discard(object_id)
+        self.has_deps[object_id] = False
+        for depends_on, required_version in dependencies:
+            self.add_dependency(object_id, depends_on, required_version)
+
     def _dependencies_valid(self, object_id: int, now_ms: int) -> bool:
         for dep, required in self._deps[object_id]:
             slot = self.slot_of[dep]

@@ -54,6 +54,10 @@ class ServerConfig:
     per_put_byte_ms: float = 1e-6  # a CACHE_PUT's body is staged like an inline one, once
     sweep_interval_ms: float = 1_000.0
     workers: int | None = None  # frames processed at once; None: no limit (a pure delay)
+    # When an object's lease ends by a content change, end its dependents' too and tell their
+    # holders (reason dependency_invalidated); else a dependent stays until a reference to it
+    # is refused (dependency_invalid). Either way references are checked against dependencies.
+    cascade_dependencies: bool = True
 
     def __post_init__(self) -> None:
         if not 0 < self.default_lease_ttl_ms <= U32_MAX:
@@ -118,6 +122,10 @@ class WorkloadConfig:
     private_kinds: KindMix = ((CacheObjectKind.PROMPT_SEGMENT, 1.0),)
     kind_sizes: KindSizes = ()
     content_change_rate_per_s: float = 0.0  # per object
+    # Of each session's private objects, the share made from its namespace's most popular shared
+    # object (a prompt built on the system prompt): they depend on it at the version they were
+    # made from (spec section 11), and a change of it changes them too. Spread like kinds.
+    private_dependency_share: float = 0.0
     # SESSION_OPEN's max_in_flight_operations (the spec's default, 4); servers grant it as asked
     max_in_flight_operations: int = 4
 
@@ -149,6 +157,15 @@ class WorkloadConfig:
             for kind, weight in mix:
                 _kind(name, kind)
                 _positive(f"{name} weight of kind {kind}", weight)
+        if not 0 <= self.private_dependency_share <= 1:
+            raise ValueError(
+                f"private_dependency_share must be in [0, 1], got {self.private_dependency_share}"
+            )
+        if self.private_dependency_share and not self.shared_objects_per_namespace:
+            raise ValueError(
+                "private_dependency_share needs shared objects to depend on "
+                "(shared_objects_per_namespace > 0)"
+            )
         for kind, median, sigma in self.kind_sizes:
             _kind("kind_sizes", kind)
             _positive(f"kind_sizes median of kind {kind}", median)

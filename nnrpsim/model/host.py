@@ -259,7 +259,10 @@ class Host:
         reuse = plan.expected_reuse.get(obj)
         if reuse is None:
             reuse = sim.shared_reuse(obj, plan)
-        return sim.policy.should_cache(size, reuse) and self._negotiated(server, obj, size)
+        if not (sim.policy.should_cache(size, reuse) and self._negotiated(server, obj, size)):
+            return False
+        source = sim.depends_on.get(obj)  # a reference to it needs its source cached too
+        return source is None or self._caches(plan, server, source)
 
     def _decide(
         self,
@@ -308,7 +311,41 @@ class Host:
             installs.append(obj)
             outcome[obj] = RefOutcome.INSTALLED
             cause[obj] = self._install_cause(lease, versions[obj], leaves)
+        if self.sim.depends_on:
+            earliest = self._sources(server, references, installs, inline, cause, leaves, earliest)
         return references, installs, renewals, inline, outcome, cause, earliest
+
+    def _sources(
+        self,
+        server: int,
+        references: list[int],
+        installs: list[int],
+        inline: list[int],
+        cause: dict[int, InstallCause],
+        leaves: float,
+        earliest: float,
+    ) -> float:
+        """A reference to an object made from another resolves only while the server holds
+        that source at the version it was made from (spec section 11). So a source the host
+        holds no usable lease of is installed along, even if the operation does not use it; one
+        the operation inlines stays for :meth:`_drop_late_references` to find. Returns the
+        earliest end of a lease the frame relies on, sources included."""
+        depends_on, leases, versions = (
+            self.sim.depends_on,
+            self.leases[server],
+            self.sim.content_version,
+        )
+        for obj in (*references, *installs):
+            source = depends_on.get(obj)
+            if source is None or source in references or source in installs or source in inline:
+                continue
+            lease = leases.get(source)
+            if self._holds(lease, versions[source], leaves):
+                earliest = min(earliest, lease.expires_ms)
+            else:
+                installs.append(source)
+                cause[source] = self._install_cause(lease, versions[source], leaves)
+        return earliest
 
     def _after_install(
         self,
@@ -318,8 +355,11 @@ class Host:
         inline: list[int],
         outcome: dict[int, RefOutcome],
     ) -> None:
-        """Accepted installs join the references, refused ones go inline."""
+        """Accepted installs join the references, refused ones go inline; a source installed
+        along (it has no outcome: the operation does not use it) joins neither."""
         for obj in installs:
+            if obj not in outcome:
+                continue
             if obj in accepted:
                 references.append(obj)
             else:
@@ -342,15 +382,20 @@ class Host:
         queue). Otherwise its body goes inline, which lengthens the frame: so look again until
         none is late. Returns the sizes of the frame that leaves."""
         leases, versions = self.leases[server], self.sim.content_version
-        uplink = self.sim.uplinks[self.index][server]
+        uplink, depends_on = self.sim.uplinks[self.index][server], self.sim.depends_on
         while True:
             sizes = self._frame_bytes(references, inline, renewals)
             last_byte = uplink.last_byte_at(now, sizes[0])
             late = [
                 obj
                 for obj in references
-                if not (leases[obj].valid and leases[obj].version == versions[obj])
-                or last_byte >= leases[obj].expires_ms
+                if not self._holds(leases.get(obj), versions[obj], last_byte)
+                or (
+                    obj in depends_on
+                    and not self._holds(
+                        leases.get(depends_on[obj]), versions[depends_on[obj]], last_byte
+                    )
+                )
             ]
             if not late:
                 return sizes
@@ -361,7 +406,22 @@ class Host:
                 inline.append(obj)
                 lease = leases[obj]
                 outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
-                cause[obj] = lease.cause if not lease.valid else InstallCause.EXPIRED
+                if not lease.valid:
+                    cause[obj] = lease.cause
+                elif last_byte >= lease.expires_ms:
+                    cause[obj] = InstallCause.EXPIRED
+                else:  # its content changed, or its source's lease will not hold
+                    cause[obj] = InstallCause.INVALIDATED
+
+    @staticmethod
+    def _holds(lease: LocalLease | None, version: int, until: float) -> bool:
+        """Whether the host may count on ``lease`` at ``version`` until ``until``."""
+        return (
+            lease is not None
+            and lease.valid
+            and lease.version == version
+            and until < lease.expires_ms
+        )
 
     def _expiry_estimate(self, arrived_at: float, granted: int) -> float:
         """When the host must stop referencing: the server granted when the PUT arrived (in
@@ -419,7 +479,13 @@ class Host:
         groups: dict[tuple[OwnerScope, int], list[int]] = {}
         for obj in objects:
             groups.setdefault(self._owner(plan, server, obj), []).append(obj)
+        depends_on = sim.depends_on
         for (scope, owner), group in groups.items():
+            made_from = {  # made from the content current now
+                obj: (depends_on[obj], versions[depends_on[obj]])
+                for obj in group
+                if obj in depends_on
+            }
             acks = sim.servers[server].put(
                 self.index,
                 group,
@@ -428,6 +494,7 @@ class Host:
                 [sim.sizes[obj] for obj in group],
                 scope,
                 owner,
+                made_from,
             )
             for obj, ack in zip(group, acks, strict=True):
                 if ack.status == CacheAckStatus.REJECTED:
@@ -543,6 +610,11 @@ class Host:
                     lease = leases[obj]
                     lease.valid, lease.cause = False, InstallCause.MISS
                     lease.inlined_since_invalid = True  # the fallback below inlines it
+                    if code == RefOutcome.DEPENDENCY_INVALID:  # its source is not as it was
+                        source = leases.get(sim.depends_on[obj])
+                        if source is not None and source.valid:
+                            source.valid, source.cause = False, InstallCause.MISS
+                            source.inlined_since_invalid = True  # reinstall it, no inline turn
         if renewals:
             renewed = self._put(server, plan, ttl, renewals, arrived_at)
             sim.recorder.renewals += len(renewed)

@@ -82,9 +82,12 @@ class Server:
         sizes: list[int],
         owner_scope: OwnerScope,
         owner_id: int,
+        dependencies: dict[int, tuple[int, int]],
     ) -> list[InstallAck]:
         """A burst of CACHE_PUTs -> CACHE_ACKs, in order; what the installs expired or evicted is
-        announced, except leases the burst itself renews or re-grants (the host is installing)."""
+        announced, except leases the burst itself renews or re-grants (the host is installing).
+        ``dependencies`` declares, per object made from another, that object and the version
+        it was made from."""
         now, install = int(self.sim.env.now), self.table.install_one
         acks = [
             install(
@@ -100,6 +103,8 @@ class Server:
         holders = self.holders
         for obj, ack in zip(objects, acks, strict=True):
             if ack.status != CacheAckStatus.REJECTED:
+                if obj in dependencies:
+                    self.table.set_dependencies(obj, [dependencies[obj]])
                 if obj in holders:
                     holders[obj].add(host)
                 else:
@@ -131,8 +136,13 @@ class Server:
                 self.sim.deliver_invalidate(self.index, host, [obj], reason)
 
     def change_content(self, obj: int) -> None:
-        freed = self.table.invalidate_objects(np.array([obj]), int(self.sim.env.now))
-        self.notify(freed, ReasonCode.CONTENT_CHANGED)
+        """The object's content changed: its lease ends, and with ``cascade_dependencies`` the
+        leases of what was made from it (the engine's cascade)."""
+        freed = self.table.invalidate_objects(
+            np.array([obj]), int(self.sim.env.now), cascade=self.config.cascade_dependencies
+        )
+        self.notify([o for o in freed if o == obj], ReasonCode.CONTENT_CHANGED)
+        self.notify([o for o in freed if o != obj], ReasonCode.DEPENDENCY_INVALIDATED)
 
     def sweep(self):
         """Periodic expiry sweep: frees expired leases in one pass and announces them."""

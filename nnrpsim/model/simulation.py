@@ -79,6 +79,8 @@ class Simulation:
         self.content_version: list[int] = [1] * len(self.plan.catalog)
         self.sizes: list[int] = self.plan.sizes.tolist()
         self.inline_bytes: list[int] = inline_object_bytes(self.plan.sizes).tolist()
+        self.depends_on = self.plan.depends_on
+        self._made_from = self.plan.dependents()
         self.servers = [
             Server(self, i, config.server, self.plan.catalog) for i in range(config.servers)
         ]
@@ -169,6 +171,8 @@ class Simulation:
             if at > self.env.now:
                 yield self.timeout(at - self.env.now)
             self.content_version[obj] += 1
+            for dependent in self._made_from.get(obj, ()):  # made from it: changed with it
+                self.content_version[dependent] += 1
             for server in self.servers:
                 server.change_content(obj)
 

@@ -43,6 +43,15 @@ class WorkloadPlan:
     change_objects: np.ndarray
     shared_reuse_per_operation: np.ndarray  # expected references of each object per operation
     sessions_per_ms: float = 0.0  # mean session arrivals per host
+    depends_on: dict[int, int] = field(default_factory=dict)
+    """Object -> the object it was made from (spec section 11); most objects have none."""
+
+    def dependents(self) -> dict[int, list[int]]:
+        """Object -> the objects made from it, in id order."""
+        made_from: dict[int, list[int]] = {}
+        for obj, source in sorted(self.depends_on.items()):
+            made_from.setdefault(source, []).append(obj)
+        return made_from
 
 
 def popularity(n: int, alpha: float) -> np.ndarray:
@@ -65,6 +74,13 @@ def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
         taken[j] += 1
         spread[i] = kinds[j]
     return spread
+
+
+def spread_share(share: float, n: int) -> np.ndarray:
+    """Which of ``n`` positions make up ``share`` of them, spread evenly (every prefix holds
+    its share, rounded down): position ``i`` is taken when ``floor((i + 1) * share)`` steps up."""
+    taken = np.floor((np.arange(n) + 1) * share + 1e-9)
+    return np.diff(taken, prepend=0.0) > 0
 
 
 def size_laws(kinds: np.ndarray, config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
@@ -132,6 +148,10 @@ def synthetic_plan(
         sessions_per_ms = config.session_rate_per_s / 1000.0
     private_kinds = spread_kinds(config.private_kinds, config.private_objects_per_session)
     private_laws = size_laws(private_kinds, config)
+    made_from_shared = np.flatnonzero(
+        spread_share(config.private_dependency_share, config.private_objects_per_session)
+    ).tolist()
+    depends_on: dict[int, int] = {}
     for host in range(hosts):
         starts = (
             _poisson_times(rng, sessions_per_ms, 0.0, duration_ms)
@@ -154,6 +174,8 @@ def synthetic_plan(
             op_times = _poisson_times(rng, op_rate, start, end)
             n_ops = len(op_times)
             per_namespace = config.shared_objects_per_namespace
+            for i in made_from_shared:  # on the namespace's most popular shared object
+                depends_on[first_private + i] = namespace * per_namespace
             shared = (
                 namespace * per_namespace
                 + rng.choice(per_namespace, size=(n_ops, config.shared_refs_per_operation), p=zipf)
@@ -188,7 +210,14 @@ def synthetic_plan(
     times, objs = np.concatenate(change_t), np.concatenate(change_o).astype(np.int64)
     order = np.lexsort((objs, times))
     return WorkloadPlan(
-        catalog, all_sizes, sessions, times[order], objs[order], shared_reuse, sessions_per_ms
+        catalog,
+        all_sizes,
+        sessions,
+        times[order],
+        objs[order],
+        shared_reuse,
+        sessions_per_ms,
+        depends_on,
     )
 
 

@@ -80,6 +80,12 @@ class Topology(Section):
         "rule: it may shorten a lease another host holds) or never shortens it (extend, a "
         "what-if).",
     )
+    dependency_cascade: bool = Field(
+        True,
+        description="When a content change ends an object's lease, end the leases of what was "
+        "made from it too and tell their holders (reason dependency_invalidated); false: they "
+        "stay until a reference is refused with dependency_invalid (DES).",
+    )
     per_operation_cost: Duration = Field(0.05, ge=0, description="Server time per frame.")
     per_inline_byte_cost: Duration = Field(
         1e-6, ge=0, description="Server time per inline byte (1ns: 1 GB/s ingest)."
@@ -132,6 +138,14 @@ class Objects(Section):
         description="Size distributions of the kinds whose sizes differ from size, e.g. "
         "{tool_schema: {median: 2KiB, sigma: 0.5}}.",
     )
+    private_dependency_share: float = Field(
+        0.0,
+        ge=0,
+        le=1,
+        description="Share of each session's private objects made from its namespace's most "
+        "popular shared object (a prompt built on the system prompt): they depend on it at the "
+        "version they were made from, and change with it.",
+    )
 
     @model_validator(mode="after")
     def _positive_shares(self) -> Objects:
@@ -139,6 +153,8 @@ class Objects(Section):
             for kind, share in getattr(self, name).items():
                 if not share > 0:
                     raise ValueError(f"{name}.{kind} must be a share > 0, got {share}")
+        if self.private_dependency_share and not self.shared_per_namespace:
+            raise ValueError("private_dependency_share needs shared objects (shared_per_namespace)")
         return self
 
 

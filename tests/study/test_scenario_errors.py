@@ -38,6 +38,15 @@ CASES = [
     ),
     ({"topology": {"hosts": "two"}}, "error: topology.hosts: must be an integer"),
     (
+        {"workload": {"objects": {"private_dependency_share": 1.5}}},
+        "error: workload.objects.private_dependency_share: must be at most 1",
+    ),
+    (
+        {"workload": {"objects": {"private_dependency_share": 0.5, "shared_per_namespace": 0}}},
+        "error: workload.objects: private_dependency_share needs shared objects",
+    ),
+    ({"topology": {"dependency_cascade": "maybe"}}, "error: topology.dependency_cascade: must be"),
+    (
         {"workload": {"objects": {"size": {"median": 0}}}},
         "error: workload.objects.size.median: must be greater than 0",
     ),

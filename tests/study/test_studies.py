@@ -353,11 +353,15 @@ def test_server_keys_reach_the_model():
             "per_put_byte_cost": "4ns",
             "server_workers": 5,
             "renewal": "extend",
+            "dependency_cascade": False,
         },
+        "workload": {"objects": {"private_dependency_share": 0.25}},
     }
-    server = model_config(parse_scenario(raw)).server
+    config = model_config(parse_scenario(raw))
+    server = config.server
     assert server.per_operation_ms == 2.0 and server.workers == 5
-    assert server.limits.renewal == "extend"
+    assert server.limits.renewal == "extend" and not server.cascade_dependencies
+    assert config.workload.private_dependency_share == 0.25
     assert server.per_inline_byte_ms == pytest.approx(3e-6)
     assert server.per_put_byte_ms == pytest.approx(4e-6)
 
