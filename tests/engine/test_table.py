@@ -149,6 +149,25 @@ def test_dependencies_missing_invalidated_or_wrong_version():
     assert table.lookup([0, 1], 70).tolist() == [Outcome.CACHE_MISS, Outcome.CACHE_MISS]
 
 
+def test_set_dependencies_replaces_what_an_object_was_made_from():
+    # A re-install declares the source version its new content was made from: the old
+    # requirement stops counting, and a source it no longer names no longer cascades to it.
+    table = _table()
+    table.install([0, 1, 2], 0, 10_000, 8, versions=[2, 1, 1])
+    table.set_dependencies(1, [(0, 1)])
+    assert table.resolve(1, 10) == Outcome.DEPENDENCY_INVALID  # source 0 is at version 2
+    table.set_dependencies(1, [(0, 2)])
+    assert table.resolve(1, 20) == Outcome.HIT
+    table.set_dependencies(1, [(2, 1)])
+    assert table.invalidate_objects([0], 30, cascade=True) == [0]
+    assert table.resolve(1, 40) == Outcome.HIT
+    assert table.invalidate_objects([2], 50, cascade=True) == [2, 1]
+    table.install([3], 60, 10_000, 8)
+    table.set_dependencies(3, [(2, 1)])
+    table.set_dependencies(3, [])
+    assert table.resolve(3, 70) == Outcome.HIT  # no dependency left: its source's absence is moot
+
+
 def test_invalidate_scopes_match_by_identity():
     table = _table()
     table.install(np.arange(8), 0, 10_000, 8)
