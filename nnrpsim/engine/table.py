@@ -258,9 +258,15 @@ class LeaseTable:
             self.add_dependency(object_id, depends_on, required_version)
 
     def _dependencies_valid(self, object_id: int, now_ms: int) -> bool:
+        c = self.scalars
         for dep, required in self._deps[object_id]:
-            slot = self.slot_of[dep]
-            if slot < 0 or self.version[slot] != required or not self.expires_at(slot) > now_ms:
+            slot = c.slot_of[dep]
+            # live: saturating_add(granted_at, ttl) > now, i.e. the sum exceeds now < U64_MAX
+            if (
+                slot < 0
+                or c.version[slot] != required
+                or not (now_ms < U64_MAX and c.granted_at[slot] + c.ttl[slot] > now_ms)
+            ):
                 return False
         return True
 

@@ -1,5 +1,6 @@
 """Whatever the configuration, a run keeps the protocol's rules and its own books: drawn by
-hypothesis over topologies, policies, eviction, memory, faults, loss and content changes."""
+hypothesis over topologies, policies, eviction, memory, faults, loss, content changes and
+dependencies."""
 
 from __future__ import annotations
 
@@ -45,6 +46,7 @@ def configs(draw) -> ModelConfig:
         sweep_interval_ms=draw(st.sampled_from([50.0, 1_000.0])),
         workers=draw(st.sampled_from([None, 1, 3])),
         per_put_byte_ms=draw(st.sampled_from([0.0, 1e-6, 1e-4])),
+        cascade_dependencies=draw(st.booleans()),
     )
     policy = PolicyConfig(
         name=draw(
@@ -55,16 +57,18 @@ def configs(draw) -> ModelConfig:
         renewal_body=draw(st.booleans()),
         inline_after_invalidate=draw(st.booleans()),
     )
+    shared = draw(st.sampled_from([0, 5, 30]))
     workload = WorkloadConfig(
         session_rate_per_s=draw(st.sampled_from([0.5, 3.0])),
         session_duration_ms=draw(st.sampled_from([2_000.0, 10_000.0])),
         session_duration_cv=draw(st.sampled_from([0.0, 0.5])),
         operation_rate_per_s=draw(st.sampled_from([1.0, 10.0, 40.0])),
         namespaces=draw(st.integers(1, 3)),
-        shared_objects_per_namespace=draw(st.sampled_from([0, 5, 30])),
+        shared_objects_per_namespace=shared,
         private_objects_per_session=draw(st.integers(0, 4)),
         object_size_median=draw(st.sampled_from([512, 16_384])),
         content_change_rate_per_s=draw(st.sampled_from([0.0, 0.05, 1.0])),
+        private_dependency_share=draw(st.sampled_from([0.0, 0.5, 1.0])) if shared else 0.0,
         max_in_flight_operations=draw(st.sampled_from([1, 2, 4])),
     )
     faults = FaultConfig(
