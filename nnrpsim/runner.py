@@ -195,10 +195,10 @@ def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
     made_from = plan.dependents()
     if made_from:
         along = [made_from.get(obj, []) for obj in change_objects.tolist()]
-        counts = np.array([len(objects) for objects in along], dtype=np.int64)
+        counts = np.array([len(made) for made in along], dtype=np.int64)
         change_times = np.concatenate([change_times, np.repeat(change_times, counts)])
         change_objects = np.concatenate(
-            [change_objects, np.array([o for objects in along for o in objects], dtype=np.int64)]
+            [change_objects, np.array([o for made in along for o in made], dtype=np.int64)]
         )
         by_time = np.argsort(change_times, kind="stable")
         change_times, change_objects = change_times[by_time], change_objects[by_time]
