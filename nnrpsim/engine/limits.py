@@ -48,5 +48,9 @@ class CacheLimits:
     def allows(self, kind, size):
         """Whether this ceiling lets objects of ``kind`` and ``size`` be cached: the kind
         negotiated, the size within ``max_object_bytes`` (scalars, or numpy arrays of many)."""
+        if type(kind) is int and type(size) is int:  # one object: a DES host's question, in ints
+            return (
+                self.object_kind_bitmap >> (kind - 1)
+            ) & 1 == 1 and size <= self.max_object_bytes
         negotiated = (self.object_kind_bitmap >> (np.asarray(kind, dtype=np.int64) - 1)) & 1
         return (negotiated == 1) & (np.asarray(size) <= self.max_object_bytes)

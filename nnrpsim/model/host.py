@@ -431,7 +431,7 @@ class Host:
 
     def _negotiated(self, server: int, obj: int, size: int) -> bool:
         """Only kinds and sizes the handshake's cache ceiling allows are worth a CACHE_PUT."""
-        return bool(self.limits[server].allows(self.sim.plan.catalog.kind[obj], size))
+        return self.limits[server].allows(self.sim.kinds[obj], size)
 
     def close_connections(self):
         """CLOSE every connection (header-only both ways: the spec gives CLOSE no metadata

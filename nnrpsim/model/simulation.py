@@ -79,6 +79,7 @@ class Simulation:
         self.content_version: list[int] = [1] * len(self.plan.catalog)
         self.sizes: list[int] = self.plan.sizes.tolist()
         self.inline_bytes: list[int] = inline_object_bytes(self.plan.sizes).tolist()
+        self.kinds: list[int] = self.plan.catalog.kind.tolist()
         self.depends_on = self.plan.depends_on
         self._made_from = self.plan.dependents()
         self.servers = [

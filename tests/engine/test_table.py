@@ -52,6 +52,21 @@ def test_the_ceiling_allows_negotiated_kinds_up_to_the_object_size_limit():
     assert limits.allows(kinds, sizes).tolist() == [True, False, False, False]
 
 
+@settings(max_examples=200, deadline=None)
+@given(
+    bitmap=st.integers(0, 0x1FF),
+    ceiling=st.integers(1, 2**32 - 1),
+    kind=st.integers(1, 9),
+    size=st.integers(1, 2**32 - 1),
+)
+def test_one_objects_answer_is_the_arrays_answer(bitmap, ceiling, kind, size):
+    # Plain ints take their own path (a DES host asks once per object): it must agree.
+    limits = CacheLimits(object_kind_bitmap=bitmap, max_object_bytes=ceiling)
+    one = limits.allows(kind, size)
+    assert type(one) is bool
+    assert one == limits.allows(np.array([kind], dtype=np.uint8), np.array([size]))[0]
+
+
 def test_an_unknown_renewal_rule_is_refused():
     with pytest.raises(ValueError, match="renewal must be one of"):
         CacheLimits(renewal="forever")
