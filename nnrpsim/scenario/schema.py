@@ -230,14 +230,20 @@ class HostPolicy(Section):
     ttl_hint: Duration | None = Field(
         None, gt=0, le=U32_MAX, description="A fixed lease_ttl_hint instead of the fraction."
     )
-    min_object_size: Size = Field(1024, ge=0, description="threshold: cache only larger objects.")
-    min_reuse: float = Field(2.0, description="threshold: cache only objects reused more often.")
+    min_object_size: Size = Field(
+        1024, ge=0, description="threshold: cache only larger objects (others fix it)."
+    )
+    min_reuse: float = Field(
+        2.0, description="threshold: cache only objects reused more often (others fix it)."
+    )
     renew_margin: float = Field(
         0.2, ge=0, le=1, description="Renew when this fraction of the TTL remains (1: every use)."
     )
     renewal_body: bool = Field(True, description="Renewal resends the body (no renew bit exists).")
     inline_after_invalidate: bool = Field(
-        True, description="After CACHE_INVALIDATE inline once, then reinstall."
+        True,
+        description="After CACHE_INVALIDATE inline once, then reinstall; false: reinstall at "
+        "once (threshold, always; best_practice and connection_scope keep the spec's rule).",
     )
     connection_ttl: Duration | None = Field(
         None,
@@ -246,6 +252,24 @@ class HostPolicy(Section):
         description="TTL asked for connection-owned (shared) objects, their reuse then counted "
         "across the connection; null: the session's (connection_scope: 10min).",
     )
+
+    @model_validator(mode="after")
+    def _keys_the_policy_fixes(self) -> HostPolicy:
+        """A key the named policy overrides would be silently ignored: refuse it instead."""
+        for key in POLICY_FIXES.get(self.name, ()):
+            if getattr(self, key) != HostPolicy.model_fields[key].default:
+                raise ValueError(
+                    f"{self.name} fixes {key} (the spec's rules); use name: threshold to set it"
+                )
+        return self
+
+
+POLICY_FIXES = {
+    "best_practice": ("min_object_size", "min_reuse", "inline_after_invalidate"),
+    "connection_scope": ("min_object_size", "min_reuse", "inline_after_invalidate"),
+    "always": ("min_object_size", "min_reuse"),
+}
+"""The host_policy keys each policy sets itself (see ``nnrpsim.model.policies``)."""
 
 
 class Faults(Section):

@@ -38,6 +38,22 @@ CASES = [
     ),
     ({"topology": {"hosts": "two"}}, "error: topology.hosts: must be an integer"),
     (
+        {"host_policy": {"inline_after_invalidate": False}},
+        "error: host_policy: best_practice fixes inline_after_invalidate (the spec's rules); "
+        "use name: threshold to set it",
+    ),
+    (
+        {"host_policy": {"name": "always", "min_object_size": "4KiB"}},
+        "error: host_policy: always fixes min_object_size",
+    ),
+    (
+        {
+            "sweep": {"grid": {"host_policy.name": ["threshold", "connection_scope"]}},
+            "host_policy": {"name": "threshold", "min_reuse": 5},
+        },
+        "error: host_policy: connection_scope fixes min_reuse",
+    ),
+    (
         {"workload": {"objects": {"private_dependency_share": 1.5}}},
         "error: workload.objects.private_dependency_share: must be at most 1",
     ),
