@@ -139,10 +139,43 @@ KIND_METRICS = (
     "bytes_from_cache",
     "mean_gpu_bytes",
 )
-"""Per object kind of a DES run (``kinds.parquet``): its share of the references, their hit and
+"""Per object kind of a run (``kinds.parquet``): its share of the references, their hit and
 policy-inline rates, the inline bytes its hits kept off the wire, and the GPU memory it held
-(summed over servers, averaged over the samples). Weighted by the shares, the rates make the
-run's; the memory adds up to its ``mean_gpu_bytes``."""
+(DES: bytes held, summed over servers and averaged over the samples; vector engine: live-lease
+bytes, averaged over the run). Weighted by the shares, the rates make the run's; the memory
+adds up to its ``mean_gpu_bytes``."""
+
+KIND_CODES = len(CacheObjectKind) + 1
+"""Room for every kind code (1-9) in a bincount."""
+
+
+def _per_kind(kinds: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    return np.bincount(kinds.astype(np.int64), weights=weights, minlength=KIND_CODES)
+
+
+def _kind_columns(
+    references: np.ndarray,
+    hits: np.ndarray,
+    by_policy: np.ndarray,
+    from_cache: np.ndarray,
+    gpu_bytes: np.ndarray,
+    held: np.ndarray,
+) -> dict[str, list]:
+    """The :data:`KIND_METRICS` columns, a row per kind referenced or ``held``, from per-kind-code
+    totals (each indexed by kind code)."""
+    columns: dict[str, list] = {"kind": [], **{name: [] for name in KIND_METRICS}}
+    total = max(int(references.sum()), 1)
+    for code in np.flatnonzero((references > 0) | held).tolist():
+        count = int(references[code])
+        columns["kind"].append(CacheObjectKind(code).name.lower())
+        columns["reference_share"].append(count / total)
+        columns["hit_rate"].append(float(hits[code]) / count if count else float("nan"))
+        columns["inline_rate_policy"].append(
+            float(by_policy[code]) / count if count else float("nan")
+        )
+        columns["bytes_from_cache"].append(float(from_cache[code]))
+        columns["mean_gpu_bytes"].append(float(gpu_bytes[code]))
+    return columns
 
 
 def des_kind_metrics(result: ModelResult, warmup_ms: float) -> dict[str, list]:
@@ -150,26 +183,45 @@ def des_kind_metrics(result: ModelResult, warmup_ms: float) -> dict[str, list]:
     refs = result.references
     keep = refs["time_ms"] >= warmup_ms
     kind, outcome, inline = refs["kind"][keep], refs["outcome"][keep], refs["inline_bytes"][keep]
+    hits = outcome == RefOutcome.HIT
     held = result.held_by_kind
     late = held["time_ms"] >= warmup_ms
     sample_times = result.memory["time_ms"]
     samples = len(np.unique(sample_times[sample_times >= warmup_ms]))
-    columns: dict[str, list] = {"kind": [], **{name: [] for name in KIND_METRICS}}
-    for code in np.union1d(kind, held["kind"][late]).astype(int):
-        of_kind = kind == code
-        count = int(of_kind.sum())
-        hits = of_kind & (outcome == RefOutcome.HIT)
-        by_policy = of_kind & (outcome == RefOutcome.INLINED_BY_POLICY)
-        columns["kind"].append(CacheObjectKind(code).name.lower())
-        columns["reference_share"].append(count / max(len(kind), 1))
-        columns["hit_rate"].append(hits.sum() / count if count else float("nan"))
-        columns["inline_rate_policy"].append(by_policy.sum() / count if count else float("nan"))
-        columns["bytes_from_cache"].append(float(inline[hits].sum()))
-        of_kind_held = held["held_bytes"][late & (held["kind"] == code)]
-        columns["mean_gpu_bytes"].append(
-            float(of_kind_held.sum()) / samples if samples else float("nan")
-        )
-    return columns
+    held_kinds = held["kind"][late]
+    return _kind_columns(
+        _per_kind(kind),
+        _per_kind(kind[hits]),
+        _per_kind(kind[outcome == RefOutcome.INLINED_BY_POLICY]),
+        _per_kind(kind[hits], inline[hits].astype(np.float64)),
+        _per_kind(held_kinds, held["held_bytes"][late].astype(np.float64)) / samples
+        if samples
+        else np.full(KIND_CODES, np.nan),
+        _per_kind(held_kinds) > 0,
+    )
+
+
+def vector_kind_metrics(
+    sweep: ReplayResult,
+    index: int,
+    object_kinds: np.ndarray,
+    object_sizes: np.ndarray,
+    referenced: np.ndarray,
+    inlined: np.ndarray,
+) -> dict[str, list]:
+    """The :data:`KIND_METRICS` of one TTL of a replay run with ``per_object``: the kind and
+    size of every object id, the objects of all the references, and which the policy inlined."""
+    n = sweep.object_hits.shape[1]
+    kinds, hits = object_kinds[:n], sweep.object_hits[index].astype(np.float64)
+    live = sweep.object_live_bytes[index]
+    return _kind_columns(
+        _per_kind(object_kinds[referenced]),
+        _per_kind(kinds, hits),
+        _per_kind(object_kinds[referenced[inlined]]),
+        _per_kind(kinds, hits * inline_object_bytes(object_sizes[:n])),
+        _per_kind(kinds, live),
+        _per_kind(kinds, live) > 0,
+    )
 
 
 FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(MessageType.RESULT_PUSH)

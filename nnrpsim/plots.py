@@ -235,7 +235,7 @@ def _bytes_by_kind(
 ) -> list[Path]:
     """Where the memory goes and where the savings come from: for each sweep point, the mean
     GPU memory each object kind held and the inline bytes its hits kept off the wire, as bars
-    stacked by kind (means over the replications; DES runs only)."""
+    stacked by kind (means over the replications)."""
     if kinds.empty or len(summary) > MAX_KIND_POINTS:
         return []
     means = kinds.groupby(["point", "kind"])[["mean_gpu_bytes", "bytes_from_cache"]].mean()

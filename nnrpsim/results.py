@@ -145,7 +145,7 @@ class ResultStore:
             atomic_write(self.out / f"{name}.parquet", table.to_parquet)
         atomic_write(self.out / "summary.parquet", summary.to_parquet)
         atomic_write(self.out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-        if not kinds.empty:  # DES runs only
+        if not kinds.empty:
             atomic_write(self.out / "kinds.csv", lambda p: kinds.to_csv(p, index=False))
         failed = runs[runs["error"].notna()]
         write_json(
@@ -211,7 +211,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
 
 def summarize_kinds(kinds: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep point and object kind: the point's swept parameters, then each of the
-    :data:`KIND_METRICS`' mean over the replications and ``_ci95`` (empty without DES runs)."""
+    :data:`KIND_METRICS`' mean over the replications and ``_ci95`` (empty without runs)."""
     if kinds.empty:
         return pd.DataFrame()
     params = list(summary.columns[1 : summary.columns.get_loc("replications")])

@@ -22,7 +22,7 @@ import numpy as np
 from .engine import CacheLimits
 from .engine.replay import replay
 from .engine.stream import ReferenceStream
-from .metrics import des_kind_metrics, des_metrics, vector_metrics
+from .metrics import des_kind_metrics, des_metrics, vector_kind_metrics, vector_metrics
 from .model import (
     FaultConfig,
     LinkConfig,
@@ -211,7 +211,10 @@ def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
     )
 
 
-def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> dict[str, float]:
+def _vector_run(
+    scenario: Scenario, config: ModelConfig, plan: WorkloadPlan
+) -> tuple[dict[str, float], dict[str, list]]:
+    """The run's metrics and its metrics by object kind, on the engine's replay."""
     stream = _plan_stream(plan)
     policy = make_policy(config.policy)
     limits = config.server.limits
@@ -236,15 +239,17 @@ def _vector_run(scenario: Scenario, config: ModelConfig, plan: WorkloadPlan) -> 
     )
     ttl = int(min(max(hint, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
     mode = "reset" if policy.renew_margin > 0 else "non_reset"
-    result = replay(cached, [ttl], mode, limits.capacity_bytes, limits.eviction)
-    return vector_metrics(
+    result = replay(cached, [ttl], mode, limits.capacity_bytes, limits.eviction, per_object=True)
+    metrics = vector_metrics(
         result, 0, stream.size, inlined, policy.renewal_body, limits.capacity_bytes
     )
+    kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, stream.object_id, inlined)
+    return metrics, kinds
 
 
 LONG_TABLES = ("timeseries", "kinds")
 """What a run reports beside its record, as columns (empty when it has nothing to say): the
-DES's samples over time, and its metrics per object kind."""
+DES's samples over time, and the run's metrics per object kind."""
 
 
 def run_task(task: Task) -> dict[str, Any]:
@@ -263,7 +268,9 @@ def run_task(task: Task) -> dict[str, Any]:
         plan = _plan(task.scenario, config, plan_seed)
         tables: dict[str, dict] = {}
         if task.scenario.engine == "vector":
-            record.update(_vector_run(task.scenario, config, plan))
+            metrics, kinds = _vector_run(task.scenario, config, plan)
+            record.update(metrics)
+            tables = {"kinds": kinds}
         else:
             result = simulate(config, run_seed, plan)
             record.update(des_metrics(result, config.warmup_ms))

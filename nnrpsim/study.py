@@ -29,7 +29,7 @@ class StudyResult:
     status: str
     plots: list[Path] = field(default_factory=list)
     kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
-    """Per sweep point and object kind (DES): ``kinds.csv``."""
+    """Per sweep point and object kind: ``kinds.csv``."""
 
 
 def _scenario(scenario: Scenario | str | Path, overrides: Sequence[str]) -> Scenario:

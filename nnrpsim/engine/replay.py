@@ -62,6 +62,11 @@ class ReplayResult:
     hit_bytes: np.ndarray
     install_bytes: np.ndarray
     mean_live_bytes: np.ndarray
+    object_hits: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the references that hit."""
+    object_live_bytes: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``
+    (NaN where that is NaN)."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -84,31 +89,45 @@ def replay(
     mode: str = "reset",
     capacity_bytes: int | None = None,
     policy: str = "lru",
+    per_object: bool = False,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
     ``reset`` renews the lease on every hit (renew on use); ``non_reset`` only reinstalls after
     expiry. Every miss installs. With ``capacity_bytes`` the eviction ``policy`` decides victims,
-    exactly as :class:`LeaseTable` would.
+    exactly as :class:`LeaseTable` would. ``per_object`` adds each object's hits and live bytes
+    (``len(ttl_grid) x stream.n_objects`` each), to break the totals down, by kind say.
     """
     if mode not in MODES:
         raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
     grid = _check_grid(ttl_grid)
     if capacity_bytes is None:
         sweep = _reset_grid if mode == "reset" else _non_reset_grid
-        return sweep(stream, grid)
+        return sweep(stream, grid, per_object)
     if policy in ("lru", "fifo"):
         with cyclic_gc_paused():  # millions of short-lived tuples, no reference cycles
-            runs = [_ordered_capacity(stream, int(t), mode, capacity_bytes, policy) for t in grid]
-        return _stack(grid, len(stream), runs)
-    limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
-    return _stack(grid, len(stream), [replay_on_table(stream, int(t), mode, limits) for t in grid])
+            runs = [
+                _ordered_capacity(stream, int(t), mode, capacity_bytes, policy, per_object)
+                for t in grid
+            ]
+    else:
+        limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
+        runs = [replay_on_table(stream, int(t), mode, limits) for t in grid]
+    return _stack(grid, len(stream), runs, per_object)
 
 
-def _stack(grid: np.ndarray, n: int, runs: list[dict[str, float]]) -> ReplayResult:
+def _stack(
+    grid: np.ndarray, n: int, runs: list[dict[str, float]], per_object: bool
+) -> ReplayResult:
     columns = {name: np.array([run[name] for run in runs], dtype=np.int64) for name in COUNTS}
     live = np.array([run["mean_live_bytes"] for run in runs], dtype=np.float64)
-    return ReplayResult(grid, n, **columns, mean_live_bytes=live)
+    objects = {}
+    if per_object:
+        objects = {
+            name: np.array([run[name] for run in runs]).reshape(len(runs), -1)
+            for name in ("object_hits", "object_live_bytes")
+        }
+    return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
 
 
 # ---------------------------------------------------------------------- uncapacitated, vectorised
@@ -174,7 +193,7 @@ def _sum_min(values: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.nd
     return below[k] + grid * (weight_left[-1] - weight_left[k])
 
 
-def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
+def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
     """Renew on use: reference k hits iff its gap is below T and no invalidation came between."""
     b = _by_object(stream)
     n = len(b.obj)
@@ -200,6 +219,16 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
     live_for = np.minimum(horizon, b.next_inv) - b.time
     live = _sum_min(live_for, b.size, grid) / stream.duration_ms
     zeros = np.zeros(len(grid), dtype=np.int64)
+    objects = {}
+    if per_object:
+        clean_objects = b.obj[repeat][~killed]
+        clean_gaps = gap[~killed]
+        objects = _per_object(
+            stream,
+            [clean_objects[clean_gaps < ttl] for ttl in grid.tolist()],
+            b.obj,
+            [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
+        )
     return ReplayResult(
         grid,
         n,
@@ -214,10 +243,31 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
         renewals=hits,
         rejected=zeros,
         mean_live_bytes=live,
+        **objects,
     )
 
 
-def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
+def _per_object(
+    stream: ReferenceStream, hit_objects: list[np.ndarray], live_objects, live_ms_bytes: list
+) -> dict[str, np.ndarray]:
+    """Per TTL, each object's hits (from the objects of the references that hit) and mean live
+    bytes (from the byte-milliseconds ``live_ms_bytes`` of the leases of ``live_objects``, one
+    array or one per TTL)."""
+    n = stream.n_objects
+    hits = [np.bincount(objects, minlength=n) for objects in hit_objects]
+    if isinstance(live_objects, np.ndarray):
+        live_objects = [live_objects] * len(live_ms_bytes)
+    live = [
+        np.bincount(objects, weights=weights.astype(np.float64), minlength=n)
+        for objects, weights in zip(live_objects, live_ms_bytes, strict=True)
+    ]
+    return {
+        "object_hits": np.array(hits, dtype=np.int64).reshape(len(hits), n),
+        "object_live_bytes": np.array(live).reshape(len(live), n) / stream.duration_ms,
+    }
+
+
+def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
     """Reinstall after expiry, TTL by TTL, in clusters.
 
     A reference is certainly a miss when it is its object's first, when it comes at least T after
@@ -238,6 +288,7 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
     counts = {name: np.zeros(g, dtype=np.int64) for name in ("misses", "expired", "invalidated")}
     install_bytes = np.zeros(g, dtype=np.int64)
     live = np.zeros(g, dtype=np.float64)
+    hit_objects, missed_objects, missed_live = [], [], []  # per TTL, with per_object
     for i, ttl in enumerate(grid.tolist()):
         starts = np.flatnonzero(restart | (gap >= ttl))
         ends = _run_ends(starts, n)
@@ -261,7 +312,14 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
         counts["invalidated"][i] = invalidated
         counts["expired"][i] = len(missed) - cold - invalidated
         install_bytes[i] = int(b.size[missed].sum())
-        live[i] = float((np.minimum(live_for[missed], ttl) * b.size[missed]).sum())
+        live_ms_bytes = np.minimum(live_for[missed], ttl) * b.size[missed]
+        live[i] = float(live_ms_bytes.sum())
+        if per_object:
+            hit = np.ones(n, dtype=bool)
+            hit[missed] = False
+            hit_objects.append(b.obj[hit])
+            missed_objects.append(b.obj[missed])
+            missed_live.append(live_ms_bytes)
     zeros = np.zeros(g, dtype=np.int64)
     misses = counts["misses"]
     return ReplayResult(
@@ -278,6 +336,7 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray) -> ReplayResult:
         renewals=zeros,
         rejected=zeros,
         mean_live_bytes=live / stream.duration_ms,
+        **(_per_object(stream, hit_objects, missed_objects, missed_live) if per_object else {}),
     )
 
 
@@ -291,9 +350,13 @@ def _tally(
     hit_bytes: int,
     install_bytes: int,
     mean_live_bytes: float,
+    object_hits: np.ndarray,
+    object_live_bytes: np.ndarray,
 ) -> dict[str, float]:
     """One capacity run's counts; misses are indexed by the EndReason that preceded them."""
     return {
+        "object_hits": object_hits,
+        "object_live_bytes": object_live_bytes,
         "hits": hits,
         "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
         "expired_misses": misses[EndReason.EXPIRED],
@@ -309,16 +372,24 @@ def _tally(
 
 
 def _ordered_capacity(
-    stream: ReferenceStream, ttl: int, mode: str, capacity: int, policy: str
+    stream: ReferenceStream, ttl: int, mode: str, capacity: int, policy: str, per_object: bool
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
-    a shortfall first reclaims expired leases, then evicts the least recent (or oldest)."""
-    entries: OrderedDict[int, tuple[int, int, int]] = OrderedDict()  # obj -> (expires, start, size)
+    a shortfall first reclaims expired leases, then evicts the least recent (or oldest).
+
+    A lease is live from its install until its expiry (pushed on by renewals) or its end,
+    whichever comes first: that span is booked, per object, when the lease ends."""
+    # obj -> (expires, installed, size)
+    entries: OrderedDict[int, tuple[int, int, int]] = OrderedDict()
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
     misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
     hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
     rejected_bytes = 0
+    # with per_object: per object, installs and rejections (its other references hit) and live
+    # byte-milliseconds
+    n_objects = stream.n_objects if per_object else 0
+    installs_of, rejected_of, live_of = [0] * n_objects, [0] * n_objects, [0] * n_objects
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
     k, n_inv = 0, len(inv_t)
@@ -335,7 +406,10 @@ def _ordered_capacity(
         nonlocal used, live_ms_bytes
         expires, start, size = entries.pop(obj)
         used -= size
-        live_ms_bytes += (min(expires, now) - start) * size
+        span = (min(expires, now) - start) * size
+        live_ms_bytes += span
+        if per_object:
+            live_of[obj] += span
         ended[obj] = reason
 
     for t, obj, size in zip(
@@ -353,8 +427,7 @@ def _ordered_capacity(
             if lru:
                 touch(obj)
             if reset:
-                live_ms_bytes += (t - entry[1]) * entry[2]
-                entries[obj] = (t + ttl, t, entry[2])
+                entries[obj] = (t + ttl, entry[1], entry[2])
                 renewals += 1
                 if can_expire:
                     push(expiries, (t + ttl, obj))
@@ -371,11 +444,16 @@ def _ordered_capacity(
             if size > capacity:
                 rejected += 1
                 rejected_bytes += size
+                if per_object:
+                    rejected_of[obj] += 1
                 continue
             while used + size > capacity:
                 victim, (expires, start, victim_size) = evict_oldest(last=False)
                 used -= victim_size
-                live_ms_bytes += (min(expires, t) - start) * victim_size
+                span = (min(expires, t) - start) * victim_size
+                live_ms_bytes += span
+                if per_object:
+                    live_of[victim] += span
                 if track:
                     ended[victim] = evicted
         entries[obj] = (t + ttl, t, size)
@@ -383,6 +461,8 @@ def _ordered_capacity(
             push(expiries, (t + ttl, obj))
         used += size
         installs += 1
+        if per_object:
+            installs_of[obj] += 1
         install_bytes += size
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
@@ -392,7 +472,23 @@ def _ordered_capacity(
         too_big = stream.size > capacity
         misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
         misses[evicted] = installs + rejected - misses[never]
-    return _tally(hits, misses, installs, renewals, rejected, hit_bytes, install_bytes, live)
+    references_of = (
+        np.bincount(stream.object_id, minlength=n_objects) if per_object else np.zeros(0, int)
+    )
+    object_hits = references_of - np.array(installs_of, dtype=np.int64) - rejected_of
+    object_live = np.array(live_of, dtype=np.float64) / stream.duration_ms
+    return _tally(
+        hits,
+        misses,
+        installs,
+        renewals,
+        rejected,
+        hit_bytes,
+        install_bytes,
+        live,
+        object_hits,
+        object_live,
+    )
 
 
 def replay_on_table(
@@ -405,6 +501,7 @@ def replay_on_table(
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
     misses = [0] * len(EndReason)
     hits = renewals = installs = rejected = hit_bytes = install_bytes = 0
+    object_hits = np.zeros(n_objects, dtype=np.int64)
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
     for t, obj, size in zip(
@@ -418,6 +515,7 @@ def replay_on_table(
         if outcome == Outcome.HIT:
             hits += 1
             hit_bytes += size
+            object_hits[obj] += 1
             if mode == "reset":
                 table.install(np.array([obj]), t, ttl, size)
                 renewals += 1
@@ -428,4 +526,15 @@ def replay_on_table(
         else:
             installs += 1
             install_bytes += size
-    return _tally(hits, misses, installs, renewals, rejected, hit_bytes, install_bytes, np.nan)
+    return _tally(
+        hits,
+        misses,
+        installs,
+        renewals,
+        rejected,
+        hit_bytes,
+        install_bytes,
+        np.nan,
+        object_hits,
+        np.full(n_objects, np.nan),
+    )

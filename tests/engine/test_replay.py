@@ -29,11 +29,13 @@ def _stream(seed: int, invalidations: bool) -> ReferenceStream:
 @pytest.mark.parametrize("invalidations", [False, True])
 def test_vectorised_ttl_grid_equals_the_lease_table(mode, invalidations):
     stream = _stream(11, invalidations)
-    result = replay(stream, GRID, mode)
+    result = replay(stream, GRID, mode, per_object=True)
     for i, ttl in enumerate(GRID):
         table = replay_on_table(stream, ttl, mode, CacheLimits())
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert result.object_hits[i].tolist() == table["object_hits"].tolist()
     assert (result.hits[1:] >= result.hits[:-1]).all()  # a longer TTL never hits less
+    assert replay(stream, GRID, mode).object_hits is None  # only when asked
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
@@ -42,22 +44,30 @@ def test_vectorised_ttl_grid_equals_the_lease_table(mode, invalidations):
 def test_capacity_replay_equals_the_lease_table(mode, policy, capacity):
     stream = _stream(5, invalidations=True)
     grid = [0, 50, 1000, 100_000]
-    result = replay(stream, grid, mode, capacity_bytes=capacity, policy=policy)
+    result = replay(stream, grid, mode, capacity_bytes=capacity, policy=policy, per_object=True)
     assert result.evicted_misses.sum() > 0
     for i, ttl in enumerate(grid):
         table = replay_on_table(
             stream, ttl, mode, CacheLimits(capacity_bytes=capacity, eviction=policy)
         )
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert result.object_hits[i].tolist() == table["object_hits"].tolist()
+    np.testing.assert_array_equal(result.object_hits.sum(axis=1), result.hits)
+    if policy in ("lru", "fifo"):  # (the table path does not integrate live bytes)
+        np.testing.assert_allclose(result.object_live_bytes.sum(axis=1), result.mean_live_bytes)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 def test_live_bytes_of_the_vectorised_sweep_equal_the_event_by_event_path(mode):
     stream = _stream(3, invalidations=True)
-    sweep = replay(stream, GRID, mode)
-    unbounded = replay(stream, GRID, mode, capacity_bytes=10**12, policy="lru")
+    sweep = replay(stream, GRID, mode, per_object=True)
+    unbounded = replay(stream, GRID, mode, capacity_bytes=10**12, policy="lru", per_object=True)
     np.testing.assert_allclose(sweep.mean_live_bytes, unbounded.mean_live_bytes)
     assert (sweep.hits == unbounded.hits).all()
+    # object by object too, and they add up to the totals
+    np.testing.assert_allclose(sweep.object_live_bytes, unbounded.object_live_bytes)
+    np.testing.assert_allclose(sweep.object_live_bytes.sum(axis=1), sweep.mean_live_bytes)
+    np.testing.assert_array_equal(sweep.object_hits, unbounded.object_hits)
 
 
 def test_bad_arguments():
@@ -120,10 +130,12 @@ def test_an_empty_stream_replays_to_zeros(mode, capacity):
     empty = ReferenceStream(
         np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int64), [5], [0], 0, 10
     )
-    result = replay(empty, GRID, mode, capacity_bytes=capacity)
+    result = replay(empty, GRID, mode, capacity_bytes=capacity, per_object=True)
     for name in COUNTS:
         assert (getattr(result, name) == 0).all(), name
     assert (result.mean_live_bytes == 0).all()
+    assert result.object_hits.shape == result.object_live_bytes.shape == (len(GRID), 1)
+    assert not result.object_hits.any() and not result.object_live_bytes.any()
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])

@@ -500,9 +500,11 @@ def test_violations_beyond_what_sessions_fell_behind_on_are_called_a_bug():
     assert bug.startswith("warning: point 2: invariant_violations beyond the operations")
 
 
-def test_kinds_break_a_des_runs_metrics_down_and_add_up_to_them(tmp_path):
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_kinds_break_a_runs_metrics_down_and_add_up_to_them(tmp_path, engine):
     raw = yaml.safe_load((ROOT / "scenarios/object_kinds.yaml").read_text())
     raw["study"].update(duration="3min", warmup="30s", replications=2)
+    raw["engine"] = engine
     raw["sweep"]["grid"]["topology.object_kinds"] = [["tool_schema", "tensor_section_table"]]
     result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "k", jobs=1, progress=False)
     kinds = pd.read_csv(tmp_path / "k/kinds.csv").set_index("kind")
