@@ -6,7 +6,9 @@
   its blocks, is one operation.
 - A generic CSV or Parquet reference log with columns ``time_ms``, ``object`` and ``size_bytes``,
   and optionally ``operation``: rows with the same value are one operation and must share a
-  time. Without it every row is its own operation.
+  time (without it every row is its own operation); and optionally ``kind``: the object's kind,
+  a name such as ``tool_schema`` or a code 1-9, the same on every row of an object (without it
+  every object is a prompt segment).
 - Session arrivals: a CSV or Parquet log whose one column gives arrival times, as datetimes
   (Azure's LLM inference trace, ``TIMESTAMP``) or milliseconds.
 """
@@ -21,11 +23,13 @@ import numpy as np
 import pandas as pd
 
 from .engine.stream import ReferenceStream
+from .protocol import CacheObjectKind
 from .scenario import Scenario, ScenarioError, sweep_points
 from .scenario.loader import Point
 from .scenario.schema import Arrivals, Trace
 
 REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
+KIND_CODES = {kind.name.lower(): int(kind) for kind in CacheObjectKind}
 
 
 class TraceError(ScenarioError):
@@ -133,10 +137,11 @@ def load_trace(spec: Trace) -> ReferenceStream:
         fmt = {".jsonl": "mooncake", ".csv": "csv", ".parquet": "parquet"}.get(path.suffix.lower())
         if fmt is None:
             raise TraceError("workload.trace.format", f"cannot tell the format of {path.name}")
+    kinds = None
     if fmt == "mooncake":
         times, objects, sizes, operations = _mooncake(path, spec)
     else:
-        times, objects, sizes, operations = _reference_log(path, fmt)
+        times, objects, sizes, operations, kinds = _reference_log(path, fmt)
     if not (times.max() - times.min()) * spec.time_scale < 2.0**63:
         raise TraceError(str(path), "the trace spans more milliseconds than an int64 holds")
     order = np.lexsort((operations, times))  # by time; an operation's references together
@@ -144,7 +149,17 @@ def load_trace(spec: Trace) -> ReferenceStream:
     object_ids, uniques = pd.factorize(pd.Series(objects[order]))
     per_object = np.zeros(len(uniques), dtype=np.int64)
     np.maximum.at(per_object, object_ids, sizes[order])  # one size per object: its largest
-    return ReferenceStream(times, object_ids, per_object[object_ids], operation=operations[order])
+    object_kind = None
+    if kinds is not None:
+        object_kind = np.zeros(len(uniques), dtype=np.uint8)
+        object_kind[object_ids] = kinds[order]
+    return ReferenceStream(
+        times,
+        object_ids,
+        per_object[object_ids],
+        operation=operations[order],
+        object_kind=object_kind,
+    )
 
 
 def _mooncake(path: Path, spec: Trace):
@@ -242,4 +257,27 @@ def _reference_log(path: Path, fmt: str):
                 f"{path.name}:operation",
                 f"row {int(apart[0])}: an operation's rows must share time_ms",
             )
-    return times, objects, numeric["size_bytes"].astype(np.int64), operations
+    kinds = None if "kind" not in frame.columns else _kinds(frame["kind"], objects, path)
+    return times, objects, numeric["size_bytes"].astype(np.int64), operations, kinds
+
+
+def _kinds(column: pd.Series, objects: np.ndarray, path: Path) -> np.ndarray:
+    """Per row, the kind code of a ``kind`` column of names or codes, one kind per object."""
+    text = column.astype(str).str.strip().str.lower()
+    numbers = pd.to_numeric(text, errors="coerce")
+    codes = text.map(KIND_CODES).fillna(numbers.where(numbers.isin(range(1, 10))))
+    if (bad := np.flatnonzero(codes.isna().to_numpy())).size:
+        row = int(bad[0])
+        raise TraceError(
+            f"{path.name}:kind",
+            f"row {row}: {str(column.iloc[row])!r} is not an object kind (a name such as "
+            "tool_schema, or a code 1-9)",
+        )
+    codes = codes.to_numpy(np.int64)
+    first = pd.Series(codes).groupby(objects).transform("first").to_numpy()
+    if (apart := np.flatnonzero(first != codes)).size:
+        row = int(apart[0])
+        raise TraceError(
+            f"{path.name}:kind", f"row {row}: object {objects[row]!r} has another kind above"
+        )
+    return codes

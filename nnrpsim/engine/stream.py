@@ -16,7 +16,9 @@ class ReferenceStream:
     first event to one past the last). ``operation`` groups references into the requests that
     made them: consecutive references with the same value are one operation (one FRAME_SUBMIT
     on the model) and share a time; without it every reference is its own. The replay itself
-    looks at references one by one.
+    looks at references one by one. ``object_kind`` gives each object id its kind code (1-9),
+    for what a server negotiates and for metrics by kind; without it every object is a prompt
+    segment.
     """
 
     time_ms: np.ndarray
@@ -27,6 +29,7 @@ class ReferenceStream:
     start_ms: int | None = None
     end_ms: int | None = None
     operation: np.ndarray | None = None
+    object_kind: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -68,6 +71,11 @@ class ReferenceStream:
             object.__setattr__(self, "end_ms", int(times.max()) + 1 if len(times) else 1)
         if self.end_ms <= self.start_ms:
             raise ValueError("end_ms must be after start_ms")
+        if self.object_kind is not None:
+            kinds = np.asarray(self.object_kind, dtype=np.int64)
+            if len(kinds) < self.n_objects or (len(kinds) and (kinds.min() < 1 or kinds.max() > 9)):
+                raise ValueError("object_kind must give every object id a kind code in 1..9")
+            object.__setattr__(self, "object_kind", kinds.astype(np.uint8))
 
     def __len__(self) -> int:
         return len(self.time_ms)
@@ -86,6 +94,7 @@ class ReferenceStream:
             self.start_ms,
             max(end_ms, self.start_ms + 1),
             None if self.operation is None else self.operation[keep],
+            self.object_kind,
         )
 
     @property

@@ -227,9 +227,12 @@ def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
     expected to be reused (the policy decides the rest)."""
     n_objects = stream.n_objects
     ids = np.arange(n_objects, dtype=np.uint64)
-    catalog = ObjectCatalog.from_arrays(
-        np.ones(n_objects), ids, ids, np.full(n_objects, CacheObjectKind.PROMPT_SEGMENT)
+    kinds = (
+        np.full(n_objects, CacheObjectKind.PROMPT_SEGMENT)
+        if stream.object_kind is None
+        else stream.object_kind[:n_objects]
     )
+    catalog = ObjectCatalog.from_arrays(np.ones(n_objects), ids, ids, kinds)
     sizes = np.zeros(n_objects, dtype=np.int64)
     sizes[stream.object_id] = stream.size
     times, objects, bounds = (

@@ -240,6 +240,17 @@ BAD_TRACES = [
         b"time_ms,object,size_bytes,operation\n1,a,10,r1\n1,b,10,r2\n2,c,10,r1\n",
         "t.csv:operation: row 2: an operation's rows must share time_ms",
     ),
+    (
+        "t.csv",
+        b"time_ms,object,size_bytes,kind\n1,a,10,tool_schema\n2,b,10,kv_block\n",
+        "t.csv:kind: row 1: 'kv_block' is not an object kind (a name such as tool_schema",
+    ),
+    ("t.csv", b"time_ms,object,size_bytes,kind\n1,a,10,10\n", "t.csv:kind: row 0: '10' is not"),
+    (
+        "t.csv",
+        b"time_ms,object,size_bytes,kind\n1,a,10,8\n2,b,10,7\n3,a,10,7\n",
+        "t.csv:kind: row 2: object 'a' has another kind above",
+    ),
 ]
 
 

@@ -328,6 +328,29 @@ def test_generic_reference_logs(tmp_path):
         ]
 
 
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_a_reference_logs_kind_column_gives_its_objects_kinds(tmp_path, engine):
+    # Tool schemas by name, tensor section tables by code; the server negotiates only the
+    # tables, so the schemas go inline and the tables hit once installed.
+    rows = [(20 * i, *(("schema", 4096) if i % 2 else ("table", 65_536))) for i in range(40)]
+    log = pd.DataFrame(rows, columns=["time_ms", "object", "size_bytes"])
+    log["kind"] = np.where(log["object"] == "schema", "tool_schema", "3")
+    log.to_csv(tmp_path / "log.csv", index=False)
+    raw = {
+        "study": {"name": "kinds", "duration": "1s", "replications": 1},
+        "engine": engine,
+        "topology": {"object_kinds": ["tensor_section_table"]},
+        "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
+        "host_policy": {"ttl_hint": "10s"},
+    }
+    nnrpsim.run(parse_scenario(raw), out=tmp_path / "out", jobs=1, progress=False)
+    kinds = pd.read_csv(tmp_path / "out/kinds.csv").set_index("kind")
+    assert sorted(kinds.index) == ["tensor_section_table", "tool_schema"]
+    assert kinds.loc["tool_schema", "inline_rate_policy"] == 1.0
+    assert kinds.loc["tensor_section_table", "hit_rate"] == pytest.approx(19 / 20)
+    assert kinds["reference_share"].tolist() == [0.5, 0.5]
+
+
 def test_swept_values_are_recorded_resolved_in_base_units(tmp_path):
     raw = {
         "study": {"name": "units", "replications": 1, "duration": "20s"},
