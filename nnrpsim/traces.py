@@ -47,6 +47,7 @@ def check_traces(scenario: Scenario) -> list[str]:
             f"trace {Path(spec.path).name} (time_scale {spec.time_scale:g}): "
             f"{len(stream):,} references in {len(stream.operation_bounds()) - 1:,} operations "
             f"to {stream.n_objects:,} objects over {stream.duration_ms / 1000:,.1f} s"
+            + _kind_counts(stream)
         )
     for spec in sorted({workload.sessions.arrivals for workload in workloads} - {None}, key=str):
         times = load_arrivals(spec)
@@ -89,6 +90,15 @@ def sessions_per_s(scenario: Scenario) -> float:
         return sessions.rate_per_s * scenario.topology.hosts
     times = load_arrivals(sessions.arrivals)
     return int((times < duration_ms).sum()) / (duration_ms / 1000)
+
+
+def _kind_counts(stream: ReferenceStream) -> str:
+    """The trace's objects by kind, when it names kinds."""
+    if stream.object_kind is None:
+        return ""
+    codes, counts = np.unique(stream.object_kind, return_counts=True)
+    named = [f"{n:,} {CacheObjectKind(c).name.lower()}" for c, n in zip(codes, counts, strict=True)]
+    return f" ({', '.join(named)})"
 
 
 def load_arrivals(spec: Arrivals) -> np.ndarray:

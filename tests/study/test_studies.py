@@ -343,6 +343,10 @@ def test_a_reference_logs_kind_column_gives_its_objects_kinds(tmp_path, engine):
         "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
         "host_policy": {"ttl_hint": "10s"},
     }
+    from nnrpsim.traces import check_traces
+
+    (described,) = check_traces(parse_scenario(raw))
+    assert described.endswith("to 2 objects over 0.8 s (1 tensor_section_table, 1 tool_schema)")
     nnrpsim.run(parse_scenario(raw), out=tmp_path / "out", jobs=1, progress=False)
     kinds = pd.read_csv(tmp_path / "out/kinds.csv").set_index("kind")
     assert sorted(kinds.index) == ["tensor_section_table", "tool_schema"]
