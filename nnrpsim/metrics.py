@@ -145,12 +145,12 @@ policy-inline rates, the inline bytes its hits kept off the wire, and the GPU me
 bytes, averaged over the run). Weighted by the shares, the rates make the run's; the memory
 adds up to its ``mean_gpu_bytes``."""
 
-KIND_CODES = len(CacheObjectKind) + 1
+KIND_SLOTS = len(CacheObjectKind) + 1
 """Room for every kind code (1-9) in a bincount."""
 
 
 def _per_kind(kinds: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(kinds.astype(np.int64), weights=weights, minlength=KIND_CODES)
+    return np.bincount(kinds.astype(np.int64), weights=weights, minlength=KIND_SLOTS)
 
 
 def _kind_columns(
@@ -196,7 +196,7 @@ def des_kind_metrics(result: ModelResult, warmup_ms: float) -> dict[str, list]:
         _per_kind(kind[hits], inline[hits].astype(np.float64)),
         _per_kind(held_kinds, held["held_bytes"][late].astype(np.float64)) / samples
         if samples
-        else np.full(KIND_CODES, np.nan),
+        else np.full(KIND_SLOTS, np.nan),
         _per_kind(held_kinds) > 0,
     )
 
@@ -213,14 +213,14 @@ def vector_kind_metrics(
     size of every object id, the objects of all the references, and which the policy inlined."""
     n = sweep.object_hits.shape[1]
     kinds, hits = object_kinds[:n], sweep.object_hits[index].astype(np.float64)
-    live = sweep.object_live_bytes[index]
+    live = _per_kind(kinds, sweep.object_live_bytes[index])
     return _kind_columns(
         _per_kind(object_kinds[referenced]),
         _per_kind(kinds, hits),
         _per_kind(object_kinds[referenced[inlined]]),
         _per_kind(kinds, hits * inline_object_bytes(object_sizes[:n])),
-        _per_kind(kinds, live),
-        _per_kind(kinds, live) > 0,
+        live,
+        live > 0,
     )
 
 

@@ -226,7 +226,7 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> 
         objects = _per_object(
             stream,
             [clean_objects[clean_gaps < ttl] for ttl in grid.tolist()],
-            b.obj,
+            [b.obj] * len(grid),
             [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
         )
     return ReplayResult(
@@ -248,15 +248,15 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> 
 
 
 def _per_object(
-    stream: ReferenceStream, hit_objects: list[np.ndarray], live_objects, live_ms_bytes: list
+    stream: ReferenceStream,
+    hit_objects: list[np.ndarray],
+    live_objects: list[np.ndarray],
+    live_ms_bytes: list[np.ndarray],
 ) -> dict[str, np.ndarray]:
     """Per TTL, each object's hits (from the objects of the references that hit) and mean live
-    bytes (from the byte-milliseconds ``live_ms_bytes`` of the leases of ``live_objects``, one
-    array or one per TTL)."""
+    bytes (from the byte-milliseconds ``live_ms_bytes`` of leases of ``live_objects``)."""
     n = stream.n_objects
     hits = [np.bincount(objects, minlength=n) for objects in hit_objects]
-    if isinstance(live_objects, np.ndarray):
-        live_objects = [live_objects] * len(live_ms_bytes)
     live = [
         np.bincount(objects, weights=weights.astype(np.float64), minlength=n)
         for objects, weights in zip(live_objects, live_ms_bytes, strict=True)
