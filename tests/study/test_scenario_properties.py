@@ -40,6 +40,7 @@ KIND_MIX = {"prompt_segment": 1, "tool_schema": 2, "codec_table": 0.5}
 @st.composite
 def scenarios(draw) -> dict:
     engine = draw(st.sampled_from(["des", "vector"]))
+    shared = draw(st.sampled_from([0, 3, 40]))
     return {
         "study": {"name": "drawn", "replications": 1, "duration": "30s", "warmup": "5s"},
         "engine": engine,
@@ -57,6 +58,7 @@ def scenarios(draw) -> dict:
             "link": {"latency": draw(st.sampled_from(["0ms", "1ms"])), "loss": 0.0},
             "server_workers": draw(st.sampled_from([None, 1, 4])),
             "per_put_byte_cost": draw(st.sampled_from(["0ns", "1ns", "1us"])),
+            "dependency_cascade": draw(st.booleans()),
         },
         "workload": {
             "sessions": {
@@ -74,7 +76,8 @@ def scenarios(draw) -> dict:
             },
             "objects": {
                 "namespaces": draw(st.integers(1, 3)),
-                "shared_per_namespace": draw(st.sampled_from([0, 3, 40])),
+                "shared_per_namespace": shared,
+                "private_dependency_share": draw(st.sampled_from([0, 0.5, 1])) if shared else 0,
                 "private_per_session": draw(st.integers(0, 3)),
                 "size": {"median": draw(st.sampled_from(["256", "16KiB"])), "sigma": 1.0},
                 "shared_kinds": draw(st.sampled_from([{"tool_schema": 1}, KIND_MIX])),
