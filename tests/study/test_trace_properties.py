@@ -12,6 +12,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nnrpsim.protocol import CacheObjectKind
 from nnrpsim.scenario.schema import Trace
 from nnrpsim.traces import load_trace
 
@@ -103,3 +104,24 @@ def test_mooncake_blocks_are_objects_by_position_and_hash(requests):
     order = sorted((when, line) for line, (when, _, blocks) in enumerate(requests) if blocks)
     blocks_per_request = [len(requests[line][2]) for _, line in order]
     assert np.diff(stream.operation_bounds()).tolist() == blocks_per_request
+
+
+@settings(max_examples=40, deadline=None)
+@given(rows=ROWS, by_name=st.booleans(), seed=st.integers(0, 2**32 - 1))
+def test_a_reference_logs_kinds_follow_their_objects(rows, by_name, seed):
+    """Each object keeps the kind its rows give it, by name or code, from CSV and Parquet."""
+    log = pd.DataFrame(rows, columns=["time_ms", "object", "size_bytes"])
+    names = sorted(set(log["object"]))
+    kind_of = dict(zip(names, np.random.default_rng(seed).integers(1, 10, len(names)), strict=True))
+    codes = log["object"].map(kind_of)
+    log["kind"] = codes.map(lambda c: CacheObjectKind(c).name.lower()) if by_name else codes
+    with tempfile.TemporaryDirectory() as folder:
+        csv, parquet = Path(folder) / "log.csv", Path(folder) / "log.parquet"
+        log.to_csv(csv, index=False)
+        log.to_parquet(parquet)
+        streams = [load_trace(Trace(path=str(p))) for p in (csv, parquet)]
+    order = np.argsort(log["time_ms"].to_numpy(), kind="stable")
+    for stream in streams:
+        expected = log["object"].to_numpy()[order]
+        got = stream.object_kind[stream.object_id]
+        assert got.tolist() == [kind_of[name] for name in expected]
