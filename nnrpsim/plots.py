@@ -127,7 +127,10 @@ def _metric_vs(summary, key, metric, swept, folder, name):
             part[f"{metric}_ci95"] / factor,
             label or None,
         )
-    if _spans_decades(_numeric(summary, key).dropna()):
+    if pd.api.types.is_bool_dtype(summary[key]):  # a switch: two places, named
+        ax.set_xticks([0, 1], ["false", "true"])
+        ax.set_xlim(-0.5, 1.5)
+    elif _spans_decades(_numeric(summary, key).dropna()):
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")

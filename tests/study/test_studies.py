@@ -10,6 +10,7 @@ import sys
 import time
 
 import matplotlib.image
+import matplotlib.pyplot
 import numpy as np
 import pandas as pd
 import pytest
@@ -497,6 +498,25 @@ def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
         "gpu_memory = 2 GiB",
         "gpu_memory = unlimited",
     ]
+
+
+def test_a_swept_switch_is_drawn_at_two_named_places(monkeypatch):
+    from nnrpsim import plots
+
+    summary = pd.DataFrame(
+        {
+            "topology.dependency_cascade": [False, True],
+            **{m: [0.5, 0.4] for m in ("hit_rate", "wire_bytes_saved")},
+            **{f"{m}_ci95": [0.01, 0.01] for m in ("hit_rate", "wire_bytes_saved")},
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._metric_vs(summary, "topology.dependency_cascade", "hit_rate", [], None, "x")
+    (ax,) = drawn[0].axes
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["false", "true"]
+    assert ax.get_xlim() == (-0.5, 1.5)
+    matplotlib.pyplot.close(drawn[0])
 
 
 def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path):
