@@ -78,6 +78,8 @@ def _value_text(key: str, value) -> str:
     """A swept value as a legend shows it: in the axis unit, and what a missing value means."""
     if pd.isna(value):
         return "unlimited" if key == "topology.gpu_memory" else "none"
+    if isinstance(value, bool | np.bool_):  # as YAML writes it
+        return str(bool(value)).lower()
     if key in BYTE_KEYS:
         factor, unit = _bytes_axis(np.array([value]))
         return f"{value / factor:g} {unit}"

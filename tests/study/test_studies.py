@@ -493,6 +493,11 @@ def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
         "bandwidth = 1 Mbit/s",
         "bandwidth = 10 Gbit/s",
     ]
+    switch = pd.DataFrame({"ttl": [1, 1], "topology.dependency_cascade": [True, False]})
+    assert [label for label, _ in lines_of(switch, "ttl", list(switch.columns))] == [
+        "dependency_cascade = false",
+        "dependency_cascade = true",
+    ]
     budgets = pd.DataFrame({"ttl": [1000, 1000], "topology.gpu_memory": [2**31, None]})
     assert [label for label, _ in lines_of(budgets, "ttl", ["ttl", "topology.gpu_memory"])] == [
         "gpu_memory = 2 GiB",
