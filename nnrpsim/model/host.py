@@ -328,8 +328,9 @@ class Host:
         """A reference to an object made from another resolves only while the server holds
         that source at the version it was made from (spec section 11). So a source the host
         holds no usable lease of is installed along, even if the operation does not use it; one
-        the operation inlines stays for :meth:`_drop_late_references` to find. Returns the
-        earliest end of a lease the frame relies on, sources included."""
+        the operation inlines cannot be relied on, so the last look before the frame leaves
+        (:meth:`_drop_late_references`) must run and inline the dependent. Returns the earliest
+        end of a lease the frame relies on, sources included (-inf: one already gone)."""
         depends_on, leases, versions = (
             self.sim.depends_on,
             self.leases[server],
@@ -337,7 +338,10 @@ class Host:
         )
         for obj in (*references, *installs):
             source = depends_on.get(obj)
-            if source is None or source in references or source in installs or source in inline:
+            if source is None or source in references or source in installs:
+                continue
+            if source in inline:
+                earliest = -math.inf
                 continue
             lease = leases.get(source)
             if self._holds(lease, versions[source], leaves):

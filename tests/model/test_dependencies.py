@@ -164,3 +164,39 @@ def test_the_vector_engine_invalidates_what_was_made_from_a_changed_object():
     assert stream.invalidation_time_ms.tolist() == [1_500, 1_500]
     assert stream.invalidation_object_id.tolist() == [SOURCE, MADE]
     assert _plan_stream(_plan()).invalidation_object_id.tolist() == []
+
+
+def test_a_segment_whose_source_goes_inline_goes_inline_too():
+    # The budget holds the system prompt and the segment. The segment's second use makes the
+    # prompt the least recent, so another object's install evicts it (CACHE_INVALIDATE). The
+    # next operation inlines the prompt once (spec section 14); the segment, whose lease still
+    # holds, cannot be resolved without it, so it goes inline too rather than draw
+    # dependency_invalid and a fallback.
+    other = 2
+    catalog = ObjectCatalog.from_arrays(
+        np.array([1, 1 << 20, 1 << 20]),
+        np.array([0, 1, 1], np.uint64),
+        np.array([0, 0, 1], np.uint64),
+        [CacheObjectKind.PROMPT_SEGMENT] * 3,
+    )
+    operations = [(10.0, [MADE]), (1_000.0, [MADE]), (2_000.0, [other]), (3_000.0, [SOURCE, MADE])]
+    session = SessionPlan(1, 0, 0.0, 5_000.0, 5_000.0, operations, {MADE: 5.0, other: 5.0})
+    plan = WorkloadPlan(
+        catalog,
+        np.array([8_192, 4_096, 8_192]),
+        [session],
+        np.zeros(0),
+        np.zeros(0, np.int64),
+        np.ones(3),
+        depends_on={MADE: SOURCE},
+    )
+    config = ModelConfig(
+        duration_ms=5_000.0,
+        server=ServerConfig(limits=CacheLimits(capacity_bytes=8_192 + 4_096)),
+        policy=PolicyConfig(name="always", ttl_hint_ms=60_000),
+    )
+    result = simulate(config, 1, plan)
+    assert result.invalidations["evicted"] == 1
+    after = RefOutcome.INLINED_AFTER_INVALIDATE
+    assert result.references["outcome"].tolist()[-2:] == [after, after]
+    assert result.audit["fallbacks"] == 0 and result.violations == 0
