@@ -312,7 +312,9 @@ class Host:
             outcome[obj] = RefOutcome.INSTALLED
             cause[obj] = self._install_cause(lease, versions[obj], leaves)
         if self.sim.depends_on:
-            earliest = self._sources(server, references, installs, inline, cause, leaves, earliest)
+            earliest = self._sources(
+                server, references, installs, renewals, inline, outcome, cause, leaves, earliest
+            )
         return references, installs, renewals, inline, outcome, cause, earliest
 
     def _sources(
@@ -320,17 +322,19 @@ class Host:
         server: int,
         references: list[int],
         installs: list[int],
+        renewals: list[int],
         inline: list[int],
+        outcome: dict[int, RefOutcome],
         cause: dict[int, InstallCause],
         leaves: float,
         earliest: float,
     ) -> float:
         """A reference to an object made from another resolves only while the server holds
         that source at the version it was made from (spec section 11). So a source the host
-        holds no usable lease of is installed along, even if the operation does not use it; one
-        the operation inlines cannot be relied on, so the last look before the frame leaves
-        (:meth:`_drop_late_references`) must run and inline the dependent. Returns the earliest
-        end of a lease the frame relies on, sources included (-inf: one already gone)."""
+        holds no usable lease of is installed along, even if the operation does not use it;
+        while the operation inlines the source (once, after an invalidation), what was made
+        from it goes inline too, neither referenced nor installed in vain. Returns the earliest
+        end of a lease the frame relies on, sources included."""
         depends_on, leases, versions = (
             self.sim.depends_on,
             self.leases[server],
@@ -341,7 +345,15 @@ class Host:
             if source is None or source in references or source in installs:
                 continue
             if source in inline:
-                earliest = -math.inf
+                if obj in references:
+                    references.remove(obj)
+                    if obj in renewals:
+                        renewals.remove(obj)
+                else:
+                    installs.remove(obj)
+                inline.append(obj)
+                outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
+                cause[obj] = cause.get(source, InstallCause.INVALIDATED)
                 continue
             lease = leases.get(source)
             if self._holds(lease, versions[source], leaves):

@@ -200,3 +200,25 @@ def test_a_segment_whose_source_goes_inline_goes_inline_too():
     after = RefOutcome.INLINED_AFTER_INVALIDATE
     assert result.references["outcome"].tolist()[-2:] == [after, after]
     assert result.audit["fallbacks"] == 0 and result.violations == 0
+
+
+def test_after_a_change_both_go_inline_once_and_the_segment_is_not_installed_in_vain():
+    # Without the cascade the host learns of the prompt's change by its CACHE_INVALIDATE and
+    # inlines it once; the segment changed with it, and it goes inline with it: installing it
+    # then would send its body twice.
+    plan = _plan(change_at=1_500.0)
+    for session in plan.sessions:
+        session.operations = [(at, [SOURCE, MADE]) for at, _ in session.operations]
+    result = simulate(_config(cascade=False), 1, plan)
+    by_object = {
+        obj: result.references["outcome"][result.references["object"] == obj].tolist()
+        for obj in (SOURCE, MADE)
+    }
+    inline, installed, hit = (
+        RefOutcome.INLINED_AFTER_INVALIDATE,
+        RefOutcome.INSTALLED,
+        RefOutcome.HIT,
+    )
+    assert by_object[SOURCE] == by_object[MADE] == [installed, hit, inline, installed, hit]
+    assert result.counters["installs"] == 4
+    assert result.violations == 0 and result.audit["fallbacks"] == 0
