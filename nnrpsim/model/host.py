@@ -292,7 +292,7 @@ class Host:
                 outcome[obj] = RefOutcome.INLINED_BY_POLICY
                 continue
             lease = leases.get(obj)
-            if (
+            if (  # self._holds(lease, versions[obj], leaves), spelled out: the hot path
                 lease is not None
                 and lease.valid
                 and lease.version == versions[obj]
