@@ -415,6 +415,10 @@ class LeaseTable:
         if done is not None:
             detail, lease_id, accepted = done
             return InstallAck(CacheAckStatus.ACCEPTED, detail, accepted, lease_id, [], [], [])
+        if SMALL_BATCH >= 1 and self.scalars.slot_of[obj] < 0 and self._admissible(obj, size):
+            return self._grant_making_room(
+                obj, now_ms, accepted, size, version, pinned, tenant, owner
+            )
         result = self.install(
             np.array([obj]),
             now_ms,
@@ -494,13 +498,36 @@ class LeaseTable:
     def _fits_fresh(self, obj: int, size: int) -> bool:
         """A new grant (the object holds no lease) that needs no admission refusal and no room
         made."""
-        limits = self.limits
-        if size > limits.max_object_bytes:
-            return False
-        if not (limits.object_kind_bitmap >> (self.catalog.kind.item(obj) - 1)) & 1:
+        if not self._admissible(obj, size):
             return False
         short_bytes, short_entries = self._shortfall(size, 1)
         return short_bytes <= 0 and short_entries <= 0
+
+    def _admissible(self, obj: int, size: int) -> bool:
+        """The cache ceiling allows the object: its size and its kind."""
+        limits = self.limits
+        return (
+            size <= limits.max_object_bytes
+            and (limits.object_kind_bitmap >> (self.catalog.kind.item(obj) - 1)) & 1 == 1
+        )
+
+    def _grant_making_room(
+        self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
+    ) -> InstallAck:
+        """A new grant of an admissible object that holds no lease, when room must be made
+        first: the general path's rules for it (reclaim expired leases, then evict; refuse if
+        even that cannot make room) without its per-call arrays. Under memory pressure nearly
+        every PUT comes this way."""
+        made, expired, evicted = self._make_room(now_ms, *self._shortfall(size, 1))
+        if not made:
+            detail = self._refusal_detail(1)
+            return InstallAck(
+                CacheAckStatus.REJECTED, detail, accepted_ttl, 0, expired, evicted, []
+            )
+        lease_id = self._grant_one(obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner)
+        return InstallAck(
+            CacheAckStatus.ACCEPTED, DetailCode.NONE, accepted_ttl, lease_id, expired, evicted, []
+        )
 
     def _install_batch(
         self,
@@ -557,13 +584,14 @@ class LeaseTable:
         result.detail[rows[renew]] = DetailCode.RENEWED
         result.lease_id[rows[renew]] = self.lease_id[renew_slots]
 
-        needs_room = short_bytes > 0 or short_entries > 0
-        if needs_room and not self._make_room(now_ms, short_bytes, short_entries, result):
-            over_entries = self._shortfall(0, need_entries)[1] > 0
+        made = True
+        if short_bytes > 0 or short_entries > 0:
+            made, expired, evicted = self._make_room(now_ms, short_bytes, short_entries)
+            result.expired += expired
+            result.evicted += evicted
+        if not made:
             result.status[rows[fresh]] = CacheAckStatus.REJECTED
-            result.detail[rows[fresh]] = (
-                DetailCode.ENTRY_LIMIT_REACHED if over_entries else DetailCode.INSUFFICIENT_MEMORY
-            )
+            result.detail[rows[fresh]] = self._refusal_detail(need_entries)
             return True
         self._grant(rows[fresh], objects[fresh], now_ms, args, owner, result, seqs[fresh])
         result.status[rows[replace]] = CacheAckStatus.REPLACED
@@ -579,19 +607,28 @@ class LeaseTable:
             short_entries = self.held_objects + need_entries - limits.max_cache_entries
         return short_bytes, short_entries
 
-    def _make_room(self, now_ms: int, short_bytes: int, short_entries: int, result) -> bool:
-        """Reclaim expired leases, then evict by policy; False if even that cannot make room."""
+    def _refusal_detail(self, need_entries: int) -> DetailCode:
+        """Why room could not be made for ``need_entries`` new leases: the entry limit, or
+        memory."""
+        if self._shortfall(0, need_entries)[1] > 0:
+            return DetailCode.ENTRY_LIMIT_REACHED
+        return DetailCode.INSUFFICIENT_MEMORY
+
+    def _make_room(
+        self, now_ms: int, short_bytes: int, short_entries: int
+    ) -> tuple[bool, list[int], list[int]]:
+        """Reclaim expired leases, then evict by policy: whether that made room, and the
+        objects expired and evicted (expired leases are reclaimed even when it did not)."""
         before_bytes, before_objects = self.held_bytes, self.held_objects
-        result.expired += self.expire(now_ms)
+        expired = self.expire(now_ms)
         short_bytes -= before_bytes - self.held_bytes
         short_entries -= before_objects - self.held_objects
         if short_bytes <= 0 and short_entries <= 0:
-            return True
+            return True, expired, []
         evicted = self.evict(max(short_bytes, 0), entries_needed=max(short_entries, 0))
         if evicted is None:
-            return False
-        result.evicted += evicted
-        return True
+            return False, expired, []
+        return True, expired, evicted
 
     def _grant(self, rows, objects, now_ms, args, owner, result, seqs: np.ndarray) -> None:
         k = len(rows)
@@ -667,8 +704,11 @@ class LeaseTable:
         ``entries_needed`` entries; None (and nothing evicted) when that is impossible."""
         if bytes_needed <= 0 and entries_needed <= 0:
             return []
+        policy = policy or self.limits.eviction
+        if policy_key(policy) is None:  # a policy that never evicts (nor scans the table)
+            return None
         candidates = np.flatnonzero(self.occupied & ~self.pinned)
-        order = victim_order(self, candidates, policy or self.limits.eviction)
+        order = victim_order(self, candidates, policy)
         freed = np.cumsum(self.size[order], dtype=np.int64)
         enough = (freed >= bytes_needed) & (np.arange(1, len(order) + 1) >= entries_needed)
         if not enough.any():

@@ -115,17 +115,59 @@ def test_admission_checks_and_ttl_clamp():
     assert result.accepted_ttl_ms.tolist() == [1000, 1000, 5000, 2000, 2000]
 
 
-def test_memory_limit_reclaims_expired_before_evicting():
+def _put(table: LeaseTable, scalar: bool, obj: int, now: int, ttl: int, size: int, **kw):
+    """One CACHE_PUT through the scalar call (the model's) or the batch one:
+    (status, detail, expired, evicted)."""
+    if scalar:
+        ack = table.install_one(obj, now, ttl, size, **kw)
+        return ack.status, ack.detail, ack.expired, ack.evicted
+    result = table.install([obj], now, ttl, size, **kw)
+    return result.status[0], result.detail[0], result.expired, result.evicted
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_memory_limit_reclaims_expired_before_evicting(scalar):
     table = _table(capacity_bytes=300, eviction="lru")
     table.install([0, 1, 2], 0, [100, 1000, 1000], 100)
-    result = table.install([3], 500, 1000, 100)  # object 0 expired at 100: reclaimed, not evicted
-    assert result.expired == [0] and result.evicted == []
-    result = table.install([4], 600, 1000, 100)
-    assert result.evicted == [1]
-    result = table.install([5], 700, 1000, 400)
-    assert result.status[0] == CacheAckStatus.REJECTED
-    assert result.detail[0] == DetailCode.INSUFFICIENT_MEMORY
+    # object 0 expired at 100: reclaimed, not evicted
+    assert _put(table, scalar, 3, 500, 1000, 100) == (CacheAckStatus.ACCEPTED, 0, [0], [])
+    assert _put(table, scalar, 4, 600, 1000, 100) == (CacheAckStatus.ACCEPTED, 0, [], [1])
+    status, detail, _, evicted = _put(table, scalar, 5, 700, 1000, 400)
+    assert (status, detail, evicted) == (
+        CacheAckStatus.REJECTED,
+        DetailCode.INSUFFICIENT_MEMORY,
+        [],
+    )
     assert table.held_bytes == 300
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_a_refused_put_still_reclaims_what_expired(scalar):
+    """Nothing may be evicted (pinned), so the PUT is refused; the expired lease the server
+    looked at on the way is freed all the same, and the ACK reports it."""
+    table = _table(capacity_bytes=300, eviction="lru")
+    table.install([0, 1, 2], 0, [100, 1000, 1000], 100, pinned=True)
+    got = _put(table, scalar, 3, 500, 1000, 200)
+    assert got == (CacheAckStatus.REJECTED, DetailCode.INSUFFICIENT_MEMORY, [0], [])
+    assert table.held_bytes == 200 and table.lease(0) is None
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_a_full_entry_table_refuses_with_its_own_detail(scalar):
+    table = _table(max_cache_entries=2, eviction="lru")
+    table.install([0, 1], 0, 1000, 10, pinned=True)
+    assert _put(table, scalar, 2, 10, 1000, 10) == (
+        CacheAckStatus.REJECTED,
+        DetailCode.ENTRY_LIMIT_REACHED,
+        [],
+        [],
+    )
+    assert _put(table, scalar, 2, 1000, 1000, 10) == (  # both expired: reclaimed
+        CacheAckStatus.ACCEPTED,
+        DetailCode.NONE,
+        [0, 1],
+        [],
+    )
 
 
 def test_pinned_objects_are_never_evicted():
