@@ -116,6 +116,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
             ttl_hint_ms=None if policy.ttl_hint is None else int(policy.ttl_hint),
             inline_after_invalidate=policy.inline_after_invalidate,
             connection_ttl_ms=None if policy.connection_ttl is None else int(policy.connection_ttl),
+            refused_backoff_ms=float(policy.refused_put_backoff),
         ),
         workload=WorkloadConfig(
             session_rate_per_s=workload.sessions.rate_per_s,

@@ -5,6 +5,7 @@ Times are milliseconds, sizes bytes, rates per millisecond unless a name says ot
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from nnrpsim.engine import CacheLimits
@@ -85,6 +86,9 @@ class PolicyConfig:
     # CACHE_PUT's ttl_ms for connection-owned (shared) objects, whose reuse then counts across
     # the connection's sessions over that TTL; None: the session's TTL and its reuse.
     connection_ttl_ms: int | None = None
+    # After a CACHE_ACK refuses room (memory or entry limit), inline the object without another
+    # CACHE_PUT for this long; 0: try again at its next use.
+    refused_backoff_ms: float = 0.0
 
     def __post_init__(self) -> None:
         if not 0 < self.ttl_fraction <= 10:
@@ -95,6 +99,10 @@ class PolicyConfig:
             value = getattr(self, name)
             if value is not None and not 0 < value <= U32_MAX:
                 raise ValueError(f"{name} must be in 1..{U32_MAX}, got {value}")
+        if not 0 <= self.refused_backoff_ms < math.inf:
+            raise ValueError(
+                f"refused_backoff_ms must be finite and >= 0, got {self.refused_backoff_ms}"
+            )
 
 
 @dataclass(frozen=True)

@@ -57,6 +57,9 @@ class Host:
         self.sim = sim
         self.index = index
         self.leases: dict[int, dict[int, LocalLease]] = {}  # server -> object -> lease
+        # server -> object -> no CACHE_PUT before this time (the policy's back-off after a
+        # CACHE_ACK refused room)
+        self.refused: dict[int, dict[int, float]] = {}
         self.limits: dict[int, CacheLimits] = {}  # server -> the negotiated cache ceiling
 
     def connection_id(self, server: int) -> int:
@@ -147,6 +150,7 @@ class Host:
         )
         caches: dict[int, bool] = {}  # the policy's decision per object, for this session
         self.leases.setdefault(server, {})
+        self.refused.setdefault(server, {})
         window = OperationWindow(
             sim.env,
             plan.operations,
@@ -203,7 +207,7 @@ class Host:
                 accepted = yield from self._install(
                     server, plan, ttl, installs, cause, window, holder
                 )
-                self._after_install(installs, accepted, references, inline, outcome)
+                self._after_install(server, installs, accepted, references, inline, outcome)
                 now = env.now
             sizes = self._frame_bytes(references, inline, renewals)
             # Look again if the install round trip took time or a lease may end before the frame
@@ -277,7 +281,11 @@ class Host:
         every object that will not simply be a hit, and when the first lease referenced runs
         out. A lease is judged as of when the frame could start to leave, after what the host
         has queued already."""
-        versions, leases = self.sim.content_version, self.leases[server]
+        versions, leases, refused = (
+            self.sim.content_version,
+            self.leases[server],
+            self.refused[server],
+        )
         leaves = self.sim.uplinks[self.index][server].free_at(now)
         outcome: dict[int, RefOutcome] = {}
         cause: dict[int, InstallCause] = {}
@@ -308,9 +316,13 @@ class Host:
                 inline.append(obj)
                 outcome[obj], cause[obj] = RefOutcome.INLINED_AFTER_INVALIDATE, lease.cause
                 continue
+            cause[obj] = self._install_cause(lease, versions[obj], leaves)
+            if refused and leaves < refused.get(obj, -math.inf):  # backing off: no PUT yet
+                inline.append(obj)
+                outcome[obj] = RefOutcome.INSTALL_REJECTED
+                continue
             installs.append(obj)
             outcome[obj] = RefOutcome.INSTALLED
-            cause[obj] = self._install_cause(lease, versions[obj], leaves)
         if self.sim.depends_on:
             earliest = self._sources(
                 server, references, installs, renewals, inline, outcome, cause, leaves, earliest
@@ -340,40 +352,63 @@ class Host:
             self.leases[server],
             self.sim.content_version,
         )
+        refused = self.refused[server]
         for obj in (*references, *installs):
             source = depends_on.get(obj)
             if source is None or source in references or source in installs:
                 continue
             if source in inline:
-                if obj in references:
-                    references.remove(obj)
-                    if obj in renewals:
-                        renewals.remove(obj)
-                else:
-                    installs.remove(obj)
-                inline.append(obj)
-                outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
+                self._goes_inline(obj, references, renewals, installs, inline)
+                # for its source's reason: an inline turn after an invalidation, or a back-off
+                outcome[obj] = outcome[source]
                 cause[obj] = cause.get(source, InstallCause.INVALIDATED)
                 continue
             lease = leases.get(source)
             if self._holds(lease, versions[source], leaves):
                 earliest = min(earliest, lease.expires_ms)
+                continue
+            source_cause = self._install_cause(lease, versions[source], leaves)
+            if leaves < refused.get(source, -math.inf):  # no PUT of the source yet
+                self._goes_inline(obj, references, renewals, installs, inline)
+                outcome[obj], cause[obj] = RefOutcome.INSTALL_REJECTED, source_cause
             else:
                 installs.append(source)
-                cause[source] = self._install_cause(lease, versions[source], leaves)
+                cause[source] = source_cause
         return earliest
+
+    @staticmethod
+    def _goes_inline(
+        obj: int,
+        references: list[int],
+        renewals: list[int],
+        installs: list[int],
+        inline: list[int],
+    ) -> None:
+        """``obj`` leaves the references (and renewals) or the installs for the inline bodies."""
+        if obj in references:
+            references.remove(obj)
+            if obj in renewals:
+                renewals.remove(obj)
+        else:
+            installs.remove(obj)
+        inline.append(obj)
 
     def _after_install(
         self,
+        server: int,
         installs: list[int],
         accepted: dict[int, int],
         references: list[int],
         inline: list[int],
         outcome: dict[int, RefOutcome],
     ) -> None:
-        """Accepted installs join the references, refused ones go inline; a source installed
-        along (it has no outcome: the operation does not use it) joins neither."""
+        """Accepted installs join the references, refused ones go inline (and, with the
+        policy's back-off, are not put again for a while); a source installed along (it has no
+        outcome: the operation does not use it) joins neither."""
+        backoff, refused = self.sim.policy.refused_backoff_ms, self.refused[server]
         for obj in installs:
+            if backoff and obj not in accepted:
+                refused[obj] = self.sim.env.now + backoff
             if obj not in outcome:
                 continue
             if obj in accepted:

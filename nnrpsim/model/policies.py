@@ -25,6 +25,7 @@ class CachePolicy:
     ttl_hint_fixed_ms: int | None = None
     inline_after_invalidate: bool = True
     connection_ttl_ms: int | None = None
+    refused_backoff_ms: float = 0.0
 
     def should_cache(self, size: int, expected_reuse: float) -> bool:
         """Cache objects larger than the size threshold expected to be reused often enough."""
@@ -67,6 +68,7 @@ def _from_config(config: PolicyConfig, **overrides) -> CachePolicy:
         "ttl_hint_fixed_ms": config.ttl_hint_ms,
         "inline_after_invalidate": config.inline_after_invalidate,
         "connection_ttl_ms": config.connection_ttl_ms,
+        "refused_backoff_ms": config.refused_backoff_ms,
     }
     return CachePolicy(**{**values, **overrides})
 

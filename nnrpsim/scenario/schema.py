@@ -252,6 +252,12 @@ class HostPolicy(Section):
         description="TTL asked for connection-owned (shared) objects, their reuse then counted "
         "across the connection; null: the session's (connection_scope: 10min).",
     )
+    refused_put_backoff: Duration = Field(
+        0.0,
+        ge=0,
+        description="After a CACHE_ACK refuses room, inline the object without another "
+        "CACHE_PUT for this long (0: try again at its next use).",
+    )
 
     @model_validator(mode="after")
     def _keys_the_policy_fixes(self) -> HostPolicy:
@@ -308,14 +314,20 @@ class Scenario(Section):
     sweep: Sweep | None = Field(None, description="Parameters to vary across runs.")
 
     @model_validator(mode="after")
-    def _one_ttl_on_vector(self) -> Scenario:
+    def _host_rules_on_vector(self) -> Scenario:
+        """Host behaviour the vector engine cannot replay is refused there, not ignored."""
         policy = self.host_policy
-        if self.engine == "vector" and (
-            policy.connection_ttl is not None or policy.name == "connection_scope"
-        ):
+        if self.engine != "vector":
+            return self
+        if policy.connection_ttl is not None or policy.name == "connection_scope":
             raise ValueError(
                 "host_policy.connection_ttl (and connection_scope) need engine des: the vector "
                 "engine has one TTL for every object"
+            )
+        if policy.refused_put_backoff:
+            raise ValueError(
+                "host_policy.refused_put_backoff needs engine des: the vector engine's hosts "
+                "put a refused object again at its next use"
             )
         return self
 

@@ -56,6 +56,7 @@ def configs(draw) -> ModelConfig:
         renew_margin=draw(st.sampled_from([0.0, 0.2, 0.9])),
         renewal_body=draw(st.booleans()),
         inline_after_invalidate=draw(st.booleans()),
+        refused_backoff_ms=draw(st.sampled_from([0.0, 300.0])),
     )
     shared = draw(st.sampled_from([0, 5, 30]))
     workload = WorkloadConfig(

@@ -111,6 +111,14 @@ CASES = [
         {"engine": "vector", "host_policy": {"name": "connection_scope"}},
         "error: scenario: host_policy.connection_ttl (and connection_scope) need engine des",
     ),
+    (
+        {"engine": "vector", "host_policy": {"refused_put_backoff": "2s"}},
+        "error: scenario: host_policy.refused_put_backoff needs engine des",
+    ),
+    (
+        {"host_policy": {"refused_put_backoff": -1}},
+        "error: host_policy.refused_put_backoff: must be at least 0",
+    ),
     ("study: {duration: .inf}\n", "error: study.duration: must be a finite duration"),
     ({"study": {"duration": "1e400s"}}, "error: study.duration: must be a finite duration"),
     (

@@ -93,6 +93,9 @@ def scenarios(draw) -> dict:
             "ttl_fraction": draw(st.sampled_from([0.1, 0.75])),
             "renew_margin": draw(st.sampled_from([0, 0.2])),
             "renewal_body": draw(st.booleans()),
+            "refused_put_backoff": "0s"
+            if engine == "vector"
+            else draw(st.sampled_from(["0s", "2s"])),
         },
     }
 

@@ -105,6 +105,25 @@ def test_server_load_study_shortened_shows_where_inlining_saturates_one_worker(t
     assert matplotlib.image.imread(plot).shape[0] > 100
 
 
+def test_refused_puts_study_shortened_a_back_off_saves_the_bodies_refused_puts_waste(tmp_path):
+    raw = yaml.safe_load((ROOT / "scenarios/refused_puts.yaml").read_text())
+    raw["study"].update(duration="2min", warmup="1min", replications=1)
+    raw["sweep"]["grid"] = {
+        "host_policy.refused_put_backoff": ["0s", "60s"],
+        "topology.eviction": ["none", "lru"],
+        "topology.gpu_memory": ["64MiB"],
+    }
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "rp", jobs=1, progress=False)
+    rows = result.summary.set_index(["topology.eviction", "host_policy.refused_put_backoff"])
+    plain, patient = rows.loc[("none", 0.0)], rows.loc[("none", 60_000.0)]
+    # A server that never evicts refuses most PUTs: a plain host sends each body twice.
+    assert patient["wire_bytes"] < 0.8 * plain["wire_bytes"]
+    assert patient["hit_rate"] == pytest.approx(plain["hit_rate"], abs=0.05)
+    # A server that evicts never refuses for room: the back-off changes nothing.
+    for metric in ("wire_bytes", "hit_rate", "installs"):
+        assert rows.loc[("lru", 0.0), metric] == rows.loc[("lru", 60_000.0), metric]
+
+
 def test_object_kinds_study_shortened_ranks_kinds_by_bytes_not_hit_rate(tmp_path):
     raw = yaml.safe_load((ROOT / "scenarios/object_kinds.yaml").read_text())
     raw["study"].update(duration="3min", replications=1)

@@ -1,0 +1,87 @@
+"""A host that backs off after a CACHE_ACK refuses room (``refused_backoff_ms``) inlines the
+object without another CACHE_PUT for that long; without it, every use puts the body again."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnrpsim.engine import CacheLimits
+from nnrpsim.model import LinkConfig, ModelConfig, PolicyConfig, RefOutcome, ServerConfig, simulate
+from nnrpsim.protocol import inline_object_bytes
+
+from .plans import one_session
+from .test_dependencies import MADE
+from .test_dependencies import _plan as source_plan
+
+A, B = 0, 1
+SIZE = 4096
+INSTALLED, HIT, REFUSED = RefOutcome.INSTALLED, RefOutcome.HIT, RefOutcome.INSTALL_REJECTED
+INLINED = RefOutcome.INLINED_AFTER_INVALIDATE
+
+
+def _config(
+    backoff_ms: float, capacity: int = SIZE, duration_ms: float = 1_500.0, ttl_ms: int = 1_000
+) -> ModelConfig:
+    link = LinkConfig(latency_ms=0.0)
+    return ModelConfig(
+        duration_ms=duration_ms,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(limits=CacheLimits(capacity_bytes=capacity, eviction="none")),
+        policy=PolicyConfig(
+            name="threshold",
+            min_object_bytes=0,
+            min_expected_reuse=0,
+            ttl_hint_ms=ttl_ms,
+            renew_margin=0.0,
+            refused_backoff_ms=backoff_ms,
+        ),
+    )
+
+
+@pytest.mark.parametrize(
+    ("backoff_ms", "b_outcomes", "b_puts"),
+    [
+        # Every use of B puts it, refused until A's lease ends at 1000 and frees the room.
+        (0.0, [REFUSED] * 9 + [INSTALLED] + [HIT] * 4, 10),
+        # PUTs at 100, 500 and 900 (refused), then none until 1250: the uses in between go
+        # inline with no PUT, and B is installed at 1300. Six bodies fewer, three hits fewer.
+        (350.0, [REFUSED] * 12 + [INSTALLED, HIT], 4),
+    ],
+)
+def test_a_refused_object_is_inlined_without_a_put_while_the_host_backs_off(
+    backoff_ms, b_outcomes, b_puts
+):
+    # A fills the cache (no eviction) until its lease ends at 1000; B is used every 100 ms.
+    plan = one_session(
+        [(0.0, [A])] + [(100.0 * k, [B]) for k in range(1, 15)], [SIZE, SIZE], [10.0, 10.0], 1_500
+    )
+    result = simulate(_config(backoff_ms), 1, plan)
+    refs = result.references
+    assert refs["outcome"][refs["object"] == B].tolist() == b_outcomes
+    assert result.wire["put_body"] == (1 + b_puts) * SIZE  # A's one install, and B's
+    assert result.wire["inline"] == b_outcomes.count(REFUSED) * inline_object_bytes(SIZE)
+    assert result.violations == 0 and result.fallback_success_rate == 1.0
+
+
+@pytest.mark.parametrize(
+    ("backoff_ms", "outcomes", "source_puts"),
+    [
+        (0.0, [INLINED] * 5, 5),
+        # The source's PUT is refused at 10 and 2000 (the back-off ends at 1510 and 3500):
+        # meanwhile the segment goes inline for its source's refusal, and nothing is put.
+        (1_500.0, [INLINED, REFUSED, INLINED, REFUSED, INLINED], 3),
+    ],
+)
+def test_what_is_made_from_a_refused_source_goes_inline_while_the_host_backs_off(
+    backoff_ms, outcomes, source_puts
+):
+    # The segment (4 KiB) fits and keeps its lease; its source (8 KiB) never fits. A segment
+    # whose source holds no lease cannot be referenced, so it goes inline every time.
+    config = _config(backoff_ms, capacity=6_000, duration_ms=5_000.0, ttl_ms=60_000)
+    result = simulate(config, 1, source_plan())
+    refs = result.references
+    assert refs["object"].tolist() == [MADE] * 5
+    assert refs["outcome"].tolist() == outcomes
+    assert result.wire["put_body"] == 4_096 + source_puts * 8_192
+    assert result.violations == 0 and result.audit["fallbacks"] == 0
