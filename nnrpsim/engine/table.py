@@ -131,6 +131,9 @@ class LeaseTable:
         self._next_lease_id = 1
         self.held_bytes = 0
         self.held_objects = 0
+        # No lease expires before this (a lower bound, kept by every grant and renewal): an
+        # expire() before it has nothing to scan for. Under memory pressure every install asks.
+        self._no_expiry_before = U64_MAX
         self._grow(initial_capacity)
         self._ensure_objects()
 
@@ -484,6 +487,7 @@ class LeaseTable:
                 accepted_ttl = max(accepted_ttl, expires - now_ms)
             c.granted_at[slot] = now_ms
             c.ttl[slot] = accepted_ttl
+            self._no_expiry_before = min(self._no_expiry_before, now_ms + accepted_ttl)
             c.pinned[slot] = pinned
             c.last_access_seq[slot] = self._seq
             self._seq += 1
@@ -579,6 +583,7 @@ class LeaseTable:
             )
         self.granted_at[renew_slots] = now_ms
         self.ttl[renew_slots] = result.accepted_ttl_ms[rows[renew]]
+        self._lower_expiry_floor(now_ms, self.ttl[renew_slots])
         self.pinned[renew_slots] = args["pinned"][rows[renew]]
         self.last_access_seq[renew_slots] = seqs[renew]
         result.detail[rows[renew]] = DetailCode.RENEWED
@@ -648,6 +653,7 @@ class LeaseTable:
         self.owner_scope[slots], self.owner_id[slots] = owner
         self.granted_at[slots] = now_ms
         self.ttl[slots] = result.accepted_ttl_ms[rows]
+        self._lower_expiry_floor(now_ms, self.ttl[slots])
         self.size[slots] = args["size"][rows]
         self.pinned[slots] = args["pinned"][rows]
         self.occupied[slots] = True
@@ -679,6 +685,7 @@ class LeaseTable:
         c.owner_scope[slot], c.owner_id[slot] = owner
         c.granted_at[slot] = now_ms
         c.ttl[slot] = accepted_ttl
+        self._no_expiry_before = min(self._no_expiry_before, now_ms + accepted_ttl)
         c.size[slot] = size
         c.pinned[slot] = pinned
         c.occupied[slot] = True
@@ -694,8 +701,17 @@ class LeaseTable:
     # ---------------------------------------------------------------- removal
     def expire(self, now_ms: int) -> list[int]:
         """Free every lease expired at ``now_ms`` in one pass; returns the freed object ids."""
-        expired = np.flatnonzero(self.occupied & ~(self.expires_at() > np.uint64(now_ms)))
+        if now_ms < self._no_expiry_before:
+            return []
+        expires = self.expires_at()
+        live = self.occupied & (expires > np.uint64(now_ms))
+        expired = np.flatnonzero(self.occupied ^ live)
+        self._no_expiry_before = int(np.where(live, expires, np.uint64(U64_MAX)).min())
         return self._release_slots(expired, EndReason.EXPIRED)
+
+    def _lower_expiry_floor(self, now_ms: int, ttls: np.ndarray) -> None:
+        if len(ttls):
+            self._no_expiry_before = min(self._no_expiry_before, now_ms + int(ttls.min()))
 
     def evict(
         self, bytes_needed: int, policy: str | None = None, entries_needed: int = 0

@@ -24,8 +24,11 @@ def saturating_add_u64(a: int, b: int) -> int:
 def saturating_add_u64_array(a: np.ndarray, b: np.ndarray | int) -> np.ndarray:
     """Element-wise saturating u64 add: wrap-around is detected and replaced by the maximum."""
     a = np.asarray(a, dtype=np.uint64)
-    total = a + np.asarray(b, dtype=np.uint64)
-    return np.where(total < a, np.uint64(U64_MAX), total)
+    total = np.add(a, b, dtype=np.uint64)  # (no u64 copy of a u32 operand)
+    wrapped = total < a
+    if wrapped.any():  # rare: patch in place rather than build a third array
+        total[wrapped] = U64_MAX
+    return total
 
 
 def expires_at_ms(granted_at_ms: int, ttl_ms: int) -> int:

@@ -45,6 +45,21 @@ def test_a_shorter_renewal_shortens_the_lease_only_under_touch(renewal, expires,
     assert table.lease(0).expires_at_ms == 2350
 
 
+@pytest.mark.parametrize("vectorised", [False, True])
+def test_the_sweep_finds_a_lease_that_a_renewal_shortened(vectorised, monkeypatch):
+    """expire() skips its scan while no lease can have run out: a renewal that shortens a
+    lease (touch) must move that bound, on the scalar path and the vectorised one."""
+    if vectorised:
+        monkeypatch.setattr("nnrpsim.engine.table.SMALL_BATCH", -1)
+    table = _table()
+    table.install([0, 1], 0, 1000, 64)
+    assert table.expire(999) == []
+    table.install([0], 100, 50, 64)  # renewed at 100 for 50 ms: ends at 150
+    assert table.expire(149) == [] and table.expire(150) == [0]
+    assert table.expire(999) == [] and table.expire(1000) == [1]
+    assert table.expire(10**12) == [] and table.held_objects == 0
+
+
 def test_the_ceiling_allows_negotiated_kinds_up_to_the_object_size_limit():
     limits = CacheLimits(object_kind_bitmap=cache_object_bitmap(7, 8), max_object_bytes=100)
     assert limits.allows(7, 100) and not limits.allows(7, 101) and not limits.allows(9, 1)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -184,6 +185,13 @@ def test_saturating_expiry_matches_arbitrary_precision(granted, ttl, now):
     assert expires_at_ms(granted, ttl) == min(exact, U64_MAX)
     assert is_live(now, granted, ttl) == (now < min(exact, U64_MAX))
     assert int(saturating_add_u64_array([granted], ttl)[0]) == saturating_add_u64(granted, ttl)
+
+
+@given(pairs=st.lists(st.tuples(st.integers(0, U64_MAX), st.integers(0, U32_MAX)), min_size=1))
+def test_array_expiry_saturates_only_the_items_that_wrap(pairs):
+    granted, ttl = zip(*pairs, strict=True)
+    got = saturating_add_u64_array(np.array(granted, np.uint64), np.array(ttl, np.uint32))
+    assert got.tolist() == [saturating_add_u64(g, t) for g, t in pairs]
 
 
 def test_lease_outcomes_and_renewal_keep_lease_id():
