@@ -67,9 +67,12 @@ class Host:
 
     # ------------------------------------------------------------------ messages from servers
     def on_invalidate(self, server: int, objects: list[int] | None, reason: ReasonCode) -> None:
-        """Mark the references invalid at once; the next submit inlines or reinstalls them."""
+        """Mark the references invalid at once; the next submit inlines or reinstalls them. A
+        restart (every object at once) empties the cache: a back-off after a refusal ends."""
         cause = CAUSE_OF_REASON.get(reason, InstallCause.OTHER)
         leases = self.leases.get(server, {})
+        if objects is None:
+            self.refused.get(server, {}).clear()
         for lease in leases.values() if objects is None else map(leases.get, objects):
             if lease is not None and lease.valid:
                 lease.valid, lease.cause = False, cause

@@ -3,10 +3,20 @@ object without another CACHE_PUT for that long; without it, every use puts the b
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from nnrpsim.engine import CacheLimits
-from nnrpsim.model import LinkConfig, ModelConfig, PolicyConfig, RefOutcome, ServerConfig, simulate
+from nnrpsim.model import (
+    FaultConfig,
+    LinkConfig,
+    ModelConfig,
+    PolicyConfig,
+    RefOutcome,
+    ServerConfig,
+    simulate,
+)
 from nnrpsim.protocol import inline_object_bytes
 
 from .plans import one_session
@@ -85,3 +95,26 @@ def test_what_is_made_from_a_refused_source_goes_inline_while_the_host_backs_off
     assert refs["outcome"].tolist() == outcomes
     assert result.wire["put_body"] == 4_096 + source_puts * 8_192
     assert result.violations == 0 and result.audit["fallbacks"] == 0
+
+
+@pytest.mark.parametrize(
+    ("announce", "b_outcomes"),
+    [
+        # Told of the restart, the host puts B at its next use, into the emptied cache.
+        (True, [REFUSED, REFUSED, INSTALLED] + [HIT] * 11),
+        # Not told, it backs off all the same, until 1000 ms after the refusal reached it
+        # (just after 1100): B is put at 1200.
+        (False, [REFUSED] * 11 + [INSTALLED] + [HIT] * 2),
+    ],
+)
+def test_a_restart_the_host_is_told_of_ends_its_back_off(announce, b_outcomes):
+    plan = one_session(
+        [(0.0, [A])] + [(100.0 * k, [B]) for k in range(1, 15)], [SIZE, SIZE], [10.0, 10.0], 1_500
+    )
+    config = replace(
+        _config(1_000.0, ttl_ms=60_000),
+        faults=FaultConfig(restart_at_ms=250.0, announce_restart=announce),
+    )
+    result = simulate(config, 1, plan)
+    refs = result.references
+    assert refs["outcome"][refs["object"] == B].tolist() == b_outcomes
