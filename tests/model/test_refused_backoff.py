@@ -49,6 +49,13 @@ def _config(
     )
 
 
+def _a_then_b():
+    """A at 0, which fills the cache (no eviction) while its lease lasts; B every 100 ms."""
+    return one_session(
+        [(0.0, [A])] + [(100.0 * k, [B]) for k in range(1, 15)], [SIZE, SIZE], [10.0, 10.0], 1_500
+    )
+
+
 @pytest.mark.parametrize(
     ("backoff_ms", "b_outcomes", "b_puts"),
     [
@@ -62,11 +69,7 @@ def _config(
 def test_a_refused_object_is_inlined_without_a_put_while_the_host_backs_off(
     backoff_ms, b_outcomes, b_puts
 ):
-    # A fills the cache (no eviction) until its lease ends at 1000; B is used every 100 ms.
-    plan = one_session(
-        [(0.0, [A])] + [(100.0 * k, [B]) for k in range(1, 15)], [SIZE, SIZE], [10.0, 10.0], 1_500
-    )
-    result = simulate(_config(backoff_ms), 1, plan)
+    result = simulate(_config(backoff_ms), 1, _a_then_b())
     refs = result.references
     assert refs["outcome"][refs["object"] == B].tolist() == b_outcomes
     assert result.wire["put_body"] == (1 + b_puts) * SIZE  # A's one install, and B's
@@ -108,13 +111,10 @@ def test_what_is_made_from_a_refused_source_goes_inline_while_the_host_backs_off
     ],
 )
 def test_a_restart_the_host_is_told_of_ends_its_back_off(announce, b_outcomes):
-    plan = one_session(
-        [(0.0, [A])] + [(100.0 * k, [B]) for k in range(1, 15)], [SIZE, SIZE], [10.0, 10.0], 1_500
-    )
     config = replace(
         _config(1_000.0, ttl_ms=60_000),
         faults=FaultConfig(restart_at_ms=250.0, announce_restart=announce),
     )
-    result = simulate(config, 1, plan)
+    result = simulate(config, 1, _a_then_b())
     refs = result.references
     assert refs["outcome"][refs["object"] == B].tolist() == b_outcomes
