@@ -23,6 +23,7 @@ METRICS = (
     "wire_bytes_saved",
     "installs",
     "renewals",
+    "refused_puts",
     "invalidations",
     "p50_latency_ms",
     "p99_latency_ms",
@@ -111,7 +112,7 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     metrics["wire_bytes"] = float(result.wire_bytes_total - base.get("wire_bytes_total", 0))
     cache_cost = wire["inline"] + wire["put_body"] + wire["reference"] + wire["cache_control"]
     metrics["wire_bytes_saved"] = float(refs["inline_bytes"][keep].sum() - cache_cost)
-    for name in ("installs", "renewals"):
+    for name in ("installs", "renewals", "refused_puts"):
         metrics[name] = float(result.counters[name] - base.get(name, 0))
     metrics["invalidations"] = float(
         sum(result.invalidations.values()) - base.get("invalidations", 0)
@@ -236,23 +237,24 @@ def vector_metrics(
     sweep: ReplayResult,
     index: int,
     sizes: np.ndarray,
+    object_sizes: np.ndarray,
     inlined: np.ndarray,
     renewal_body: bool,
-    capacity_bytes: int | None,
 ) -> dict[str, float]:
-    """Metrics of one TTL of a replay over references of ``sizes``.
+    """Metrics of one TTL of a ``per_object`` replay over references of ``sizes`` (objects of
+    ``object_sizes``).
 
     Each reference is its own operation. References the policy inlines (``inlined``) never reach
-    the cache; the rest were replayed. A reference larger than the whole capacity is rejected and
-    sent inline. There is no network timing (latency is NaN) and no fallback: the replayed host
-    always knows its leases.
+    the cache; the rest were replayed. A reference whose install the server refuses (no room,
+    or larger than the whole capacity) sends the body twice, as the DES hosts do: in the
+    CACHE_PUT, then inline. There is no network timing (latency is NaN) and no fallback: the
+    replayed host always knows its leases.
     """
     n = max(len(sizes), 1)
     hits = float(sweep.hits[index])
-    cached_sizes = sizes[~inlined]
-    rejected_sizes = (
-        cached_sizes[cached_sizes > capacity_bytes] if capacity_bytes is not None else sizes[:0]
-    )
+    refused = sweep.object_rejected[index]
+    refused_sizes = object_sizes[: len(refused)]
+    refused_cost = float(refused @ (PUT_ACK + refused_sizes + inline_object_bytes(refused_sizes)))
     renew_bytes = float(sweep.hit_bytes[index]) if renewal_body and sweep.renewals[index] else 0.0
     cache_cost = (
         hits * 24
@@ -260,8 +262,7 @@ def vector_metrics(
         + float(sweep.install_bytes[index])
         + float(sweep.renewals[index]) * PUT_ACK
         + renew_bytes
-        + float(sweep.rejected[index]) * PUT_ACK
-        + _inline_cost(rejected_sizes)
+        + refused_cost
     )
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
@@ -279,6 +280,7 @@ def vector_metrics(
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(sweep.installs[index]),
         "renewals": float(sweep.renewals[index]),
+        "refused_puts": float(sweep.rejected[index]),
         "invalidations": float(sweep.invalidated_misses[index]),
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),

@@ -241,9 +241,7 @@ def _vector_run(
     ttl = int(min(max(hint, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
     mode = "reset" if policy.renew_margin > 0 else "non_reset"
     result = replay(cached, [ttl], mode, limits.capacity_bytes, limits.eviction, per_object=True)
-    metrics = vector_metrics(
-        result, 0, stream.size, inlined, policy.renewal_body, limits.capacity_bytes
-    )
+    metrics = vector_metrics(result, 0, stream.size, plan.sizes, inlined, policy.renewal_body)
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, stream.object_id, inlined)
     return metrics, kinds
 

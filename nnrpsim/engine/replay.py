@@ -67,6 +67,8 @@ class ReplayResult:
     object_live_bytes: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``
     (NaN where that is NaN)."""
+    object_rejected: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the references whose install was refused."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -125,7 +127,7 @@ def _stack(
     if per_object:
         objects = {
             name: np.array([run[name] for run in runs]).reshape(len(runs), -1)
-            for name in ("object_hits", "object_live_bytes")
+            for name in ("object_hits", "object_live_bytes", "object_rejected")
         }
     return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
 
@@ -264,6 +266,7 @@ def _per_object(
     return {
         "object_hits": np.array(hits, dtype=np.int64).reshape(len(hits), n),
         "object_live_bytes": np.array(live).reshape(len(live), n) / stream.duration_ms,
+        "object_rejected": np.zeros((len(hits), n), dtype=np.int64),  # no capacity to refuse
     }
 
 
@@ -352,11 +355,13 @@ def _tally(
     mean_live_bytes: float,
     object_hits: np.ndarray,
     object_live_bytes: np.ndarray,
+    object_rejected: np.ndarray,
 ) -> dict[str, float]:
     """One capacity run's counts; misses are indexed by the EndReason that preceded them."""
     return {
         "object_hits": object_hits,
         "object_live_bytes": object_live_bytes,
+        "object_rejected": object_rejected,
         "hits": hits,
         "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
         "expired_misses": misses[EndReason.EXPIRED],
@@ -475,7 +480,8 @@ def _ordered_capacity(
     references_of = (
         np.bincount(stream.object_id, minlength=n_objects) if per_object else np.zeros(0, int)
     )
-    object_hits = references_of - np.array(installs_of, dtype=np.int64) - rejected_of
+    object_rejected = np.array(rejected_of, dtype=np.int64)
+    object_hits = references_of - np.array(installs_of, dtype=np.int64) - object_rejected
     object_live = np.array(live_of, dtype=np.float64) / stream.duration_ms
     return _tally(
         hits,
@@ -488,6 +494,7 @@ def _ordered_capacity(
         live,
         object_hits,
         object_live,
+        object_rejected,
     )
 
 
@@ -502,6 +509,7 @@ def replay_on_table(
     misses = [0] * len(EndReason)
     hits = renewals = installs = rejected = hit_bytes = install_bytes = 0
     object_hits = np.zeros(n_objects, dtype=np.int64)
+    object_rejected = np.zeros(n_objects, dtype=np.int64)
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
     for t, obj, size in zip(
@@ -523,6 +531,7 @@ def replay_on_table(
         misses[EndReason.EXPIRED if table.slot_of[obj] >= 0 else reason] += 1
         if table.install(np.array([obj]), t, ttl, size).status[0] == CacheAckStatus.REJECTED:
             rejected += 1
+            object_rejected[obj] += 1
         else:
             installs += 1
             install_bytes += size
@@ -537,4 +546,5 @@ def replay_on_table(
         np.nan,
         object_hits,
         np.full(n_objects, np.nan),
+        object_rejected,
     )

@@ -153,6 +153,7 @@ class Recorder:
         self.invalidations = dict.fromkeys((int(r) for r in ReasonCode), 0)
         self.installs = 0
         self.renewals = 0
+        self.refused_puts = 0  # CACHE_ACKs that refused (installs, renewals, sources alike)
         self.reinstalls_after_expiry = 0
         self.hot_path_frames = 0
 

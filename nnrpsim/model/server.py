@@ -100,16 +100,18 @@ class Server:
             installing = set(objects)
             self.notify([obj for obj in expired if obj not in installing], ReasonCode.EXPIRED)
         self.notify([obj for ack in acks if ack.evicted for obj in ack.evicted], ReasonCode.EVICTED)
-        holders = self.holders
+        holders, recorder = self.holders, self.sim.recorder
         for obj, ack in zip(objects, acks, strict=True):
-            if ack.status != CacheAckStatus.REJECTED:
+            if ack.status == CacheAckStatus.REJECTED:
+                recorder.refused_puts += 1
+            else:
                 if obj in dependencies:
                     self.table.set_dependencies(obj, [dependencies[obj]])
                 if obj in holders:
                     holders[obj].add(host)
                 else:
                     holders[obj] = {host}
-        self.sim.recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
+        recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
         return acks
 
     def submit(self, now: int, objects: list[int], versions: list[int]) -> list[int]:

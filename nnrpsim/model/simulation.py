@@ -188,6 +188,7 @@ class Simulation:
             "wire_bytes_total": sum(link.bytes_sent for link in links),
             "installs": recorder.installs,
             "renewals": recorder.renewals,
+            "refused_puts": recorder.refused_puts,
             "invalidations": sum(recorder.invalidations.values()),
             "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
             **{f"server_busy_ms_{server.index}": server.busy_ms for server in self.servers},
@@ -292,6 +293,7 @@ class Simulation:
             counters={
                 "installs": recorder.installs,
                 "renewals": recorder.renewals,
+                "refused_puts": recorder.refused_puts,
                 "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
                 "hot_path_frames": recorder.hot_path_frames,
                 "retransmissions": sum(link.retransmissions for link in links),

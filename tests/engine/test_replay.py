@@ -52,7 +52,9 @@ def test_capacity_replay_equals_the_lease_table(mode, policy, capacity):
         )
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
+        assert result.object_rejected[i].tolist() == table["object_rejected"].tolist()
     np.testing.assert_array_equal(result.object_hits.sum(axis=1), result.hits)
+    np.testing.assert_array_equal(result.object_rejected.sum(axis=1), result.rejected)
     if policy in ("lru", "fifo"):  # (the table path does not integrate live bytes)
         np.testing.assert_allclose(result.object_live_bytes.sum(axis=1), result.mean_live_bytes)
 
@@ -116,11 +118,12 @@ def test_capacity_replay_without_expiry_or_invalidation_counts_causes_like_the_t
     sizes = np.where(base.object_id == 3, 700, base.size)  # one object never fits
     stream = ReferenceStream(base.time_ms, base.object_id, sizes)
     ttl = 2**32 - 1
-    result = replay(stream, [ttl], "non_reset", capacity_bytes=600, policy=policy)
+    result = replay(stream, [ttl], "non_reset", capacity_bytes=600, policy=policy, per_object=True)
     table = replay_on_table(
         stream, ttl, "non_reset", CacheLimits(capacity_bytes=600, eviction=policy)
     )
     assert result.evicted_misses[0] > 0 and result.rejected[0] > 1
+    assert np.flatnonzero(result.object_rejected[0]).tolist() == [3]  # every use of it
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
 
 
@@ -134,8 +137,8 @@ def test_an_empty_stream_replays_to_zeros(mode, capacity):
     for name in COUNTS:
         assert (getattr(result, name) == 0).all(), name
     assert (result.mean_live_bytes == 0).all()
-    assert result.object_hits.shape == result.object_live_bytes.shape == (len(GRID), 1)
-    assert not result.object_hits.any() and not result.object_live_bytes.any()
+    per_object = (result.object_hits, result.object_live_bytes, result.object_rejected)
+    assert all(column.shape == (len(GRID), 1) and not column.any() for column in per_object)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])

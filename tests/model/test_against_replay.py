@@ -11,6 +11,7 @@ import pytest
 from nnrpsim.engine import CacheLimits
 from nnrpsim.engine.replay import replay
 from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.metrics import des_metrics, vector_metrics
 from nnrpsim.model import (
     InstallCause,
     LinkConfig,
@@ -21,6 +22,7 @@ from nnrpsim.model import (
     simulate,
     stream_plan,
 )
+from nnrpsim.protocol import MessageType, packet_bytes
 from tests.engine.streams import poisson_stream
 
 T = 10_000
@@ -112,3 +114,26 @@ def test_with_a_capacity_the_model_still_equals_the_replay(mode, eviction):
     assert result.violations == 0
     assert int((result.references["outcome"] == RefOutcome.HIT).sum()) == int(sweep.hits[0])
     assert result.counters["installs"] == int(sweep.installs[0])
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("eviction", ["none", "lru"])
+def test_wire_bytes_equal_the_replays_but_for_the_cache_invalidate_frames(mode, eviction):
+    """Byte for byte, the replay's hosts pay what the model's pay: a PUT the server refuses
+    (``none``: no room, nothing evicted) sends its body, then the body goes inline. Only the
+    CACHE_INVALIDATE frames are the model's alone: the replay's hosts know their leases."""
+    stream = _stream(1 / MEAN_GAP)
+    capacity = int(stream.size.mean() * 40)
+    result = _model(stream, mode, CacheLimits(capacity_bytes=capacity, eviction=eviction))
+    sweep = replay(stream, [T], mode, capacity_bytes=capacity, policy=eviction, per_object=True)
+    object_sizes = np.zeros(stream.n_objects, np.int64)
+    object_sizes[stream.object_id] = stream.size
+    everything_cached = np.zeros(len(stream.size), dtype=bool)
+    vector = vector_metrics(sweep, 0, stream.size, object_sizes, everything_cached, True)
+    des = des_metrics(result, 0.0)
+    assert des["refused_puts"] == vector["refused_puts"]
+    assert (des["refused_puts"] > 1000) == (eviction == "none")
+    invalidate_frames = sum(result.invalidations.values()) * packet_bytes(
+        MessageType.CACHE_INVALIDATE
+    )
+    assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames

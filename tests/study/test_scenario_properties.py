@@ -18,7 +18,14 @@ from nnrpsim.scenario import parse_scenario
 
 POLICIES = ("best_practice", "always", "never", "threshold", "connection_scope")  # last: des only
 ARRIVALS = Path(tempfile.mkdtemp(prefix="nnrpsim-arrivals-"))  # drawn arrival logs, one per run
-NON_NEGATIVE = ("installs", "renewals", "invalidations", "mean_gpu_bytes", "peak_gpu_bytes")
+NON_NEGATIVE = (
+    "installs",
+    "renewals",
+    "refused_puts",
+    "invalidations",
+    "mean_gpu_bytes",
+    "peak_gpu_bytes",
+)
 
 
 def teardown_module() -> None:
