@@ -17,28 +17,26 @@ import pandas as pd
 
 from .metrics import METRICS, UNITS
 from .results import read_table
+from .scenario.schema import KEY_UNITS
 
-TTL_KEYS = {
-    "host_policy.ttl_fraction": "lease TTL hint (fraction of the expected session length)",
-    "host_policy.ttl_hint": "lease TTL hint (s)",
-}
+TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
 INVALIDATION_KEY = "workload.invalidations.rate_per_s"
 KNOWN_LABELS = {
+    "host_policy.ttl_fraction": "lease TTL hint (fraction of the expected session length)",
+    "host_policy.ttl_hint": "lease TTL hint",
     INVALIDATION_KEY: "invalidation rate (content changes per object per s)",
-    "topology.gpu_memory": "GPU memory budget (GiB)",
-    "workload.objects.size.median": "median object size (KiB)",
+    "topology.gpu_memory": "GPU memory budget",
+    "workload.objects.size.median": "median object size",
     "workload.sessions.rate_per_s": "session arrivals (per s per host)",
     "workload.operations.rate_per_s": "operations (per s per session)",
 }
-SCALE = {  # key: (factor from the base unit, the unit axes and legends show)
-    "host_policy.ttl_hint": (1e-3, "s"),
-    "topology.gpu_memory": (2**-30, "GiB"),
-    "workload.objects.size.median": (2**-10, "KiB"),
-}
-BYTE_KEYS = {"topology.gpu_memory", "workload.objects.size.median"}
+"""Axis labels of common keys; a key with units (``KEY_UNITS``) gets its unit appended."""
 LOAD_KEYS = {"workload.sessions.rate_per_s", "workload.operations.rate_per_s"}
 """Swept loads, against which the DES's operation latency is drawn too."""
 RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
+DURATION_UNITS = ((1e3, "s"), (1.0, "ms"), (1e-3, "us"), (1e-6, "ns"))
+"""Milliseconds per unit, largest first: a swept duration shows in the largest unit its
+largest value reaches."""
 
 
 def _bytes_axis(values: np.ndarray) -> tuple[float, str]:
@@ -58,12 +56,31 @@ def _save(fig, folder: Path, name: str) -> list[Path]:
     return paths
 
 
-def _label(key: str) -> str:
-    return TTL_KEYS.get(key) or KNOWN_LABELS.get(key) or key
+def _key_scale(key: str, values) -> tuple[float, str]:
+    """The factor from a swept key's stored values (ms, bytes, bytes per s) to the unit that
+    suits the largest of ``values``, and the unit's name ('' for a key without units)."""
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce").abs().dropna()
+    top = numbers.max() if len(numbers) else 0.0
+    kind = KEY_UNITS.get(key)
+    if kind == "size":
+        factor, unit = _bytes_axis(numbers.to_numpy())
+        return 1 / factor, unit
+    if kind == "duration":
+        per_unit, unit = next((f, u) for f, u in DURATION_UNITS if top >= f or u == "ns")
+        return 1 / per_unit, unit
+    if kind == "rate":  # bytes per second, shown as a link rate
+        per_unit, unit = next((f, u) for f, u in RATE_UNITS if top * 8 >= f or f == 1)
+        return 8 / per_unit, unit
+    return 1.0, ""
 
 
-def _numeric(summary: pd.DataFrame, key: str) -> pd.Series:
-    return pd.to_numeric(summary[key], errors="coerce") * SCALE.get(key, (1.0, ""))[0]
+def _label(key: str, unit: str) -> str:
+    text = KNOWN_LABELS.get(key, key)
+    return f"{text} ({unit})" if unit else text
+
+
+def _numeric(values: pd.Series, factor: float = 1.0) -> pd.Series:
+    return pd.to_numeric(values, errors="coerce") * factor
 
 
 def _describe(keys: list[str], values) -> str:
@@ -80,15 +97,8 @@ def _value_text(key: str, value) -> str:
         return "unlimited" if key == "topology.gpu_memory" else "none"
     if isinstance(value, bool | np.bool_):  # as YAML writes it
         return str(bool(value)).lower()
-    if key in BYTE_KEYS:
-        factor, unit = _bytes_axis(np.array([value]))
-        return f"{value / factor:g} {unit}"
-    if key == "topology.link.bandwidth":  # bytes per second, shown as a link rate
-        bits = value * 8
-        factor, unit = next((f, u) for f, u in RATE_UNITS if bits >= f or f == 1)
-        return f"{bits / factor:g} {unit}"
-    if key in SCALE:
-        factor, unit = SCALE[key]
+    factor, unit = _key_scale(key, [value])
+    if unit:
         return f"{value * factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)
 
@@ -121,10 +131,11 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     if unit == "bytes":
         factor, unit = _bytes_axis(summary[metric].abs().to_numpy())
     lines = lines_of(summary, key, swept)
+    x_factor, x_unit = _key_scale(key, summary[key])
     for label, part in lines:
         _line_with_band(
             ax,
-            _numeric(part, key),
+            _numeric(part[key], x_factor),
             part[metric] / factor,
             part[f"{metric}_ci95"] / factor,
             label or None,
@@ -132,9 +143,9 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     if pd.api.types.is_bool_dtype(summary[key]):  # a switch: two places, named
         ax.set_xticks([0, 1], ["false", "true"])
         ax.set_xlim(-0.5, 1.5)
-    elif _spans_decades(_numeric(summary, key).dropna()):
+    elif _spans_decades(_numeric(summary[key]).dropna()):
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
-    ax.set_xlabel(_label(key))
+    ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     if unit.startswith("fraction") or unit == "ms":  # never below zero, whatever the band says
         ax.set_ylim(bottom=0)

@@ -332,9 +332,8 @@ class Scenario(Section):
         return self
 
 
-def describe(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[str, str, str]]:
-    """Every scenario key as (dotted key, default, help text), sections expanded."""
-    rows = []
+def _leaves(model: type[BaseModel], prefix: str = ""):
+    """Every scenario key as (dotted key, field info), sections expanded."""
     for name, info in model.model_fields.items():
         key = f"{prefix}{name}"
         # a section, or a section or null; a mapping of sections (kind_sizes) is one key
@@ -347,10 +346,36 @@ def describe(model: type[BaseModel] = Scenario, prefix: str = "") -> list[tuple[
             (t for t in candidates if isinstance(t, type) and issubclass(t, Section)), None
         )
         if nested is not None:
-            rows.extend(describe(nested, f"{key}."))
-            continue
-        default = (
-            "required" if info.is_required() else repr(info.get_default(call_default_factory=True))
+            yield from _leaves(nested, f"{key}.")
+        else:
+            yield key, info
+
+
+def describe() -> list[tuple[str, str, str]]:
+    """Every scenario key as (dotted key, default, help text)."""
+    return [
+        (
+            key,
+            "required" if info.is_required() else repr(info.get_default(call_default_factory=True)),
+            info.description or "",
         )
-        rows.append((key, default, info.description or ""))
-    return rows
+        for key, info in _leaves(Scenario)
+    ]
+
+
+_PARSED_AS = {parse_duration_ms: "duration", parse_size: "size", parse_rate: "rate"}
+
+
+def _parsed_as(info) -> str | None:
+    """What a key's human units parse to, from its validator (directly or under ``| None``)."""
+    metadata = list(info.metadata)
+    for arg in get_args(info.annotation):
+        metadata += getattr(arg, "__metadata__", ())
+    return next(
+        (_PARSED_AS[m.func] for m in metadata if getattr(m, "func", None) in _PARSED_AS), None
+    )
+
+
+KEY_UNITS = {key: unit for key, info in _leaves(Scenario) if (unit := _parsed_as(info))}
+"""Dotted key -> ``duration`` (stored in ms), ``size`` (bytes) or ``rate`` (bytes per s): what
+plots need to label a swept key with its unit."""

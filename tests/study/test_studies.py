@@ -591,3 +591,34 @@ def test_kinds_break_a_runs_metrics_down_and_add_up_to_them(tmp_path, engine):
             assert weighted == pytest.approx(record[rate])
         assert run["mean_gpu_bytes"].sum() == pytest.approx(record["mean_gpu_bytes"])
     assert len(per_run) == 2 * 3 and set(per_run["replication"]) == {0, 1}
+
+
+def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
+    """Any duration, size or rate key (not only the common ones) gets an axis in the unit its
+    largest value reaches, and legends name each value in its own."""
+    from nnrpsim import plots
+
+    summary = pd.DataFrame(
+        {
+            "host_policy.refused_put_backoff": [0.0, 2_000.0, 60_000.0],  # ms, as stored
+            **{m: [0.5, 0.4, 0.3] for m in ("hit_rate", "wire_bytes_saved")},
+            **{f"{m}_ci95": [0.01] * 3 for m in ("hit_rate", "wire_bytes_saved")},
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._metric_vs(summary, "host_policy.refused_put_backoff", "hit_rate", [], None, "x")
+    (ax,) = drawn[0].axes
+    assert ax.get_xlabel() == "host_policy.refused_put_backoff (s)"
+    assert ax.lines[0].get_xdata().tolist() == [0, 2, 60]
+    matplotlib.pyplot.close(drawn[0])
+    costs = pd.DataFrame({"ttl": [1, 1], "topology.per_inline_byte_cost": [1e-6, 0.05]})
+    assert [label for label, _ in plots.lines_of(costs, "ttl", list(costs.columns))] == [
+        "per_inline_byte_cost = 1 ns",
+        "per_inline_byte_cost = 50 us",
+    ]
+    sizes = pd.DataFrame({"ttl": [1, 1], "host_policy.min_object_size": [512, 4096]})
+    assert [label for label, _ in plots.lines_of(sizes, "ttl", list(sizes.columns))] == [
+        "min_object_size = 512 bytes",
+        "min_object_size = 4 KiB",
+    ]
