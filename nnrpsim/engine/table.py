@@ -523,11 +523,9 @@ class LeaseTable:
         even that cannot make room) without its per-call arrays. Under memory pressure nearly
         every PUT comes this way."""
         made, expired, evicted = self._make_room(now_ms, *self._shortfall(size, 1))
-        if not made:
+        if not made:  # (nothing was evicted)
             detail = self._refusal_detail(1)
-            return InstallAck(
-                CacheAckStatus.REJECTED, detail, accepted_ttl, 0, expired, evicted, []
-            )
+            return InstallAck(CacheAckStatus.REJECTED, detail, accepted_ttl, 0, expired, [], [])
         lease_id = self._grant_one(obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner)
         return InstallAck(
             CacheAckStatus.ACCEPTED, DetailCode.NONE, accepted_ttl, lease_id, expired, evicted, []

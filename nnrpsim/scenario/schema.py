@@ -3,9 +3,11 @@ every field. Unknown keys are rejected; sizes and durations take human units."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Literal, get_args, get_origin
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic.fields import FieldInfo
 
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
 
@@ -332,7 +334,7 @@ class Scenario(Section):
         return self
 
 
-def _leaves(model: type[BaseModel], prefix: str = ""):
+def _leaves(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
     """Every scenario key as (dotted key, field info), sections expanded."""
     for name, info in model.model_fields.items():
         key = f"{prefix}{name}"
@@ -366,7 +368,7 @@ def describe() -> list[tuple[str, str, str]]:
 _PARSED_AS = {parse_duration_ms: "duration", parse_size: "size", parse_rate: "rate"}
 
 
-def _parsed_as(info) -> str | None:
+def _parsed_as(info: FieldInfo) -> str | None:
     """What a key's human units parse to, from its validator (directly or under ``| None``)."""
     metadata = list(info.metadata)
     for arg in get_args(info.annotation):
