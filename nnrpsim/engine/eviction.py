@@ -43,6 +43,11 @@ POLICIES: dict[str, PolicyKey | None] = {
 }
 
 
+UNIQUE_KEYS = frozenset({"lru", "fifo"})
+"""Policies whose keys (the table's operation counter) never tie: the least is the first victim
+without a sort."""
+
+
 def policy_key(name: str) -> PolicyKey | None:
     """The key function of a registered policy; raises ``ValueError`` on an unknown name."""
     try:

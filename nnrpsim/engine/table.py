@@ -26,7 +26,7 @@ from nnrpsim.protocol import (
 )
 
 from .catalog import ObjectCatalog
-from .eviction import policy_key, victim_order
+from .eviction import UNIQUE_KEYS, policy_key, victim_order
 from .limits import CacheLimits
 from .outcomes import EndReason, Outcome
 
@@ -722,6 +722,11 @@ class LeaseTable:
         if policy_key(policy) is None:  # a policy that never evicts (nor scans the table)
             return None
         candidates = np.flatnonzero(self.occupied & ~self.pinned)
+        if policy in UNIQUE_KEYS and entries_needed <= 1 and len(candidates):
+            # one victim usually does: the least key, no sort (these keys never tie)
+            first = candidates[policy_key(policy)(self, candidates).argmin()]
+            if self.size[first] >= bytes_needed:
+                return self._release_slots(first[None], EndReason.EVICTED)
         order = victim_order(self, candidates, policy)
         freed = np.cumsum(self.size[order], dtype=np.int64)
         enough = (freed >= bytes_needed) & (np.arange(1, len(order) + 1) >= entries_needed)
