@@ -518,18 +518,18 @@ def replay_on_table(
         while k < len(inv_t) and inv_t[k] <= t:
             table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
             k += 1
-        reason = int(table.end_reason[obj])
-        (outcome,) = table.lookup(np.array([obj]), t)
-        if outcome == Outcome.HIT:
+        # one reference at a time: the scalar calls, which keep the batch calls' rules
+        reason = table.end_reason.item(obj)
+        if table.resolve(obj, t) == Outcome.HIT:
             hits += 1
             hit_bytes += size
             object_hits[obj] += 1
             if mode == "reset":
-                table.install(np.array([obj]), t, ttl, size)
+                table.install_one(obj, t, ttl, size)
                 renewals += 1
             continue
-        misses[EndReason.EXPIRED if table.slot_of[obj] >= 0 else reason] += 1
-        if table.install(np.array([obj]), t, ttl, size).status[0] == CacheAckStatus.REJECTED:
+        misses[EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason] += 1
+        if table.install_one(obj, t, ttl, size).status == CacheAckStatus.REJECTED:
             rejected += 1
             object_rejected[obj] += 1
         else:
