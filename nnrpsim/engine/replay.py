@@ -44,9 +44,9 @@ class ReplayResult:
     """Per TTL value: hits and misses by cause, installs, renewals, time-average live bytes.
 
     ``cold_misses`` + ``invalidated_misses`` + ``evicted_misses`` are what a server reports as
-    cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` is NaN where the replay
-    ran on the lease table, which does not integrate over time. ``hit_bytes`` and
-    ``install_bytes`` sum the sizes of the references that hit and of those that installed.
+    cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` averages the bytes of
+    live leases over the stream's window. ``hit_bytes`` and ``install_bytes`` sum the sizes of
+    the references that hit and of those that installed.
     """
 
     ttl_ms: np.ndarray
@@ -65,8 +65,7 @@ class ReplayResult:
     object_hits: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references that hit."""
     object_live_bytes: np.ndarray | None = None
-    """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``
-    (NaN where that is NaN)."""
+    """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``."""
     object_rejected: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references whose install was refused."""
 
@@ -501,7 +500,10 @@ def _ordered_capacity(
 def replay_on_table(
     stream: ReferenceStream, ttl: int, mode: str, limits: CacheLimits
 ) -> dict[str, float]:
-    """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path."""
+    """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
+
+    Live bytes are integrated as the ordered path does: a lease is live from its install until
+    its expiry (moved by renewals) or its end, whichever comes first."""
     n_objects = stream.n_objects
     kinds = np.full(n_objects, 7, dtype=np.uint8)
     ids = np.arange(n_objects, dtype=np.uint64)
@@ -510,13 +512,24 @@ def replay_on_table(
     hits = renewals = installs = rejected = hit_bytes = install_bytes = 0
     object_hits = np.zeros(n_objects, dtype=np.int64)
     object_rejected = np.zeros(n_objects, dtype=np.int64)
+    object_live_ms_bytes = [0] * n_objects
+    leases: dict[int, tuple[int, int, int]] = {}  # obj -> (installed, expires, size)
+
+    def ended(objects: list[int], now: int) -> None:
+        for gone in objects:
+            start, expires, gone_size = leases.pop(gone)
+            object_live_ms_bytes[gone] += (min(expires, now) - start) * gone_size
+
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
     for t, obj, size in zip(
         stream.time_ms.tolist(), stream.object_id.tolist(), stream.size.tolist(), strict=True
     ):
         while k < len(inv_t) and inv_t[k] <= t:
-            table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
+            target = int(inv_o[k])
+            if table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
+                table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
+                ended([target], int(inv_t[k]))
             k += 1
         # one reference at a time: the scalar calls, which keep the batch calls' rules
         reason = table.end_reason.item(obj)
@@ -525,16 +538,22 @@ def replay_on_table(
             hit_bytes += size
             object_hits[obj] += 1
             if mode == "reset":
-                table.install_one(obj, t, ttl, size)
+                renewal = table.install_one(obj, t, ttl, size)
+                leases[obj] = (leases[obj][0], t + renewal.accepted_ttl_ms, size)
                 renewals += 1
             continue
         misses[EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason] += 1
-        if table.install_one(obj, t, ttl, size).status == CacheAckStatus.REJECTED:
+        ack = table.install_one(obj, t, ttl, size)
+        ended(ack.expired + ack.evicted, t)
+        if ack.status == CacheAckStatus.REJECTED:
             rejected += 1
             object_rejected[obj] += 1
         else:
             installs += 1
             install_bytes += size
+            leases[obj] = (t, t + ack.accepted_ttl_ms, size)
+    ended(list(leases), stream.end_ms)
+    object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return _tally(
         hits,
         misses,
@@ -543,8 +562,8 @@ def replay_on_table(
         rejected,
         hit_bytes,
         install_bytes,
-        np.nan,
+        float(object_live.sum()),
         object_hits,
-        np.full(n_objects, np.nan),
+        object_live,
         object_rejected,
     )

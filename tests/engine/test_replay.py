@@ -34,6 +34,7 @@ def test_vectorised_ttl_grid_equals_the_lease_table(mode, invalidations):
         table = replay_on_table(stream, ttl, mode, CacheLimits())
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
     assert (result.hits[1:] >= result.hits[:-1]).all()  # a longer TTL never hits less
     assert replay(stream, GRID, mode).object_hits is None  # only when asked
 
@@ -53,10 +54,12 @@ def test_capacity_replay_equals_the_lease_table(mode, policy, capacity):
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
         assert result.object_rejected[i].tolist() == table["object_rejected"].tolist()
+        # live bytes too (for LRU and FIFO the ordered path integrates them on its own)
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+        assert result.mean_live_bytes[i] == pytest.approx(table["mean_live_bytes"])
     np.testing.assert_array_equal(result.object_hits.sum(axis=1), result.hits)
     np.testing.assert_array_equal(result.object_rejected.sum(axis=1), result.rejected)
-    if policy in ("lru", "fifo"):  # (the table path does not integrate live bytes)
-        np.testing.assert_allclose(result.object_live_bytes.sum(axis=1), result.mean_live_bytes)
+    np.testing.assert_allclose(result.object_live_bytes.sum(axis=1), result.mean_live_bytes)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
