@@ -275,7 +275,7 @@ def vector_metrics(
         "miss_rate_dependency_invalid": 0.0,
         "inline_rate_policy": float(inlined.sum()) / n,
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
-        "peak_gpu_bytes": float("nan"),
+        "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
         "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(sweep.installs[index]),

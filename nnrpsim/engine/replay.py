@@ -68,6 +68,10 @@ class ReplayResult:
     """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``."""
     object_rejected: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references whose install was refused."""
+    peak_live_bytes: np.ndarray | None = None
+    """With ``per_object``: per TTL, the most bytes live at once. Reclaiming expired leases
+    before evicting, a capacity this large never evicts, so it gets the unlimited hit rate (a
+    smaller one may too, when nothing it evicts is used again)."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -128,6 +132,7 @@ def _stack(
             name: np.array([run[name] for run in runs]).reshape(len(runs), -1)
             for name in ("object_hits", "object_live_bytes", "object_rejected")
         }
+        objects["peak_live_bytes"] = np.array([run["peak_live_bytes"] for run in runs])
     return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
 
 
@@ -194,6 +199,22 @@ def _sum_min(values: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.nd
     return below[k] + grid * (weight_left[-1] - weight_left[k])
 
 
+def _peak_live(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray) -> int:
+    """The most bytes live at once over leases live on ``[start, end)``."""
+    times = np.concatenate([ends, starts])
+    deltas = np.concatenate([-sizes, sizes]).astype(np.int64)
+    order = np.lexsort((deltas, times))  # in one millisecond, leases end before others start
+    return int(np.cumsum(deltas[order]).max(initial=0))
+
+
+def _peak_of_spans(spans: list[tuple[int, int, int]]) -> int:
+    """:func:`_peak_live` of (start, end, size) spans booked one by one."""
+    if not spans:
+        return 0
+    starts, ends, sizes = np.array(spans, dtype=np.int64).T
+    return _peak_live(starts, ends, sizes)
+
+
 def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
     """Renew on use: reference k hits iff its gap is below T and no invalidation came between."""
     b = _by_object(stream)
@@ -229,6 +250,10 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> 
             [clean_objects[clean_gaps < ttl] for ttl in grid.tolist()],
             [b.obj] * len(grid),
             [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
+        )
+        # each reference's lease (renewed by the next) is live for min(live_for, T)
+        objects["peak_live_bytes"] = np.array(
+            [_peak_live(b.time, b.time + np.minimum(live_for, t), b.size) for t in grid.tolist()]
         )
     return ReplayResult(
         grid,
@@ -290,7 +315,7 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
     counts = {name: np.zeros(g, dtype=np.int64) for name in ("misses", "expired", "invalidated")}
     install_bytes = np.zeros(g, dtype=np.int64)
     live = np.zeros(g, dtype=np.float64)
-    hit_objects, missed_objects, missed_live = [], [], []  # per TTL, with per_object
+    hit_objects, missed_objects, missed_live, peaks = [], [], [], []  # per TTL, with per_object
     for i, ttl in enumerate(grid.tolist()):
         starts = np.flatnonzero(restart | (gap >= ttl))
         ends = _run_ends(starts, n)
@@ -322,6 +347,8 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
             hit_objects.append(b.obj[hit])
             missed_objects.append(b.obj[missed])
             missed_live.append(live_ms_bytes)
+            lease_ends = b.time[missed] + np.minimum(live_for[missed], ttl)
+            peaks.append(_peak_live(b.time[missed], lease_ends, b.size[missed]))
     zeros = np.zeros(g, dtype=np.int64)
     misses = counts["misses"]
     return ReplayResult(
@@ -338,7 +365,14 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
         renewals=zeros,
         rejected=zeros,
         mean_live_bytes=live / stream.duration_ms,
-        **(_per_object(stream, hit_objects, missed_objects, missed_live) if per_object else {}),
+        **(
+            {
+                **_per_object(stream, hit_objects, missed_objects, missed_live),
+                "peak_live_bytes": np.array(peaks, dtype=np.int64),
+            }
+            if per_object
+            else {}
+        ),
     )
 
 
@@ -355,12 +389,14 @@ def _tally(
     object_hits: np.ndarray,
     object_live_bytes: np.ndarray,
     object_rejected: np.ndarray,
+    peak_live_bytes: int,
 ) -> dict[str, float]:
     """One capacity run's counts; misses are indexed by the EndReason that preceded them."""
     return {
         "object_hits": object_hits,
         "object_live_bytes": object_live_bytes,
         "object_rejected": object_rejected,
+        "peak_live_bytes": peak_live_bytes,
         "hits": hits,
         "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
         "expired_misses": misses[EndReason.EXPIRED],
@@ -406,14 +442,17 @@ def _ordered_capacity(
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
 
+    spans: list[tuple[int, int, int]] = []  # with per_object: each lease's live span
+
     def drop(obj: int, now: int, reason: EndReason) -> None:
         nonlocal used, live_ms_bytes
         expires, start, size = entries.pop(obj)
         used -= size
-        span = (min(expires, now) - start) * size
-        live_ms_bytes += span
+        end = min(expires, now)
+        live_ms_bytes += (end - start) * size
         if per_object:
-            live_of[obj] += span
+            live_of[obj] += (end - start) * size
+            spans.append((start, end, size))
         ended[obj] = reason
 
     for t, obj, size in zip(
@@ -454,10 +493,11 @@ def _ordered_capacity(
             while used + size > capacity:
                 victim, (expires, start, victim_size) = evict_oldest(last=False)
                 used -= victim_size
-                span = (min(expires, t) - start) * victim_size
-                live_ms_bytes += span
-                if per_object:
-                    live_of[victim] += span
+                end = min(expires, t)
+                live_ms_bytes += (end - start) * victim_size
+                if per_object:  # (inline, as in drop: this loop is the replay's hot path)
+                    live_of[victim] += (end - start) * victim_size
+                    spans.append((start, end, victim_size))
                 if track:
                     ended[victim] = evicted
         entries[obj] = (t + ttl, t, size)
@@ -494,6 +534,7 @@ def _ordered_capacity(
         object_hits,
         object_live,
         object_rejected,
+        _peak_of_spans(spans),
     )
 
 
@@ -514,11 +555,14 @@ def replay_on_table(
     object_rejected = np.zeros(n_objects, dtype=np.int64)
     object_live_ms_bytes = [0] * n_objects
     leases: dict[int, tuple[int, int, int]] = {}  # obj -> (installed, expires, size)
+    spans: list[tuple[int, int, int]] = []  # each lease's live span: (start, end, size)
 
     def ended(objects: list[int], now: int) -> None:
         for gone in objects:
             start, expires, gone_size = leases.pop(gone)
-            object_live_ms_bytes[gone] += (min(expires, now) - start) * gone_size
+            end = min(expires, now)
+            object_live_ms_bytes[gone] += (end - start) * gone_size
+            spans.append((start, end, gone_size))
 
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
@@ -566,4 +610,5 @@ def replay_on_table(
         object_hits,
         object_live,
         object_rejected,
+        _peak_of_spans(spans),
     )

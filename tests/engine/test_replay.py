@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits
 from nnrpsim.engine.replay import COUNTS, replay, replay_on_table
@@ -160,3 +162,37 @@ def test_before_keeps_the_window_of_a_longer_stream():
     assert window.time_ms.tolist() == [0, 5, 9] and window.object_id.tolist() == [0, 1, 0]
     assert window.invalidation_time_ms.tolist() == [4] and window.end_ms == 10
     assert stream.before(100) is stream
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+def test_the_peak_of_live_bytes_is_the_budget_that_never_evicts(mode):
+    """Every path finds the same peak; with it as the capacity nothing is evicted and every
+    hit of unlimited memory stays, while a byte less evicts (on this stream, at every TTL)."""
+    stream = _stream(5, invalidations=True)
+    grid = [50, 1000, 100_000]
+    unlimited = replay(stream, grid, mode, per_object=True)
+    for i, ttl in enumerate(grid):
+        peak = int(unlimited.peak_live_bytes[i])
+        table = replay_on_table(stream, ttl, mode, CacheLimits())
+        ordered = replay(stream, [ttl], mode, capacity_bytes=10**12, policy="lru", per_object=True)
+        assert peak == table["peak_live_bytes"] == ordered.peak_live_bytes[0] > 0
+        enough = replay(stream, [ttl], mode, capacity_bytes=peak, per_object=True)
+        assert enough.hits[0] == unlimited.hits[i] and enough.evicted_misses[0] == 0
+        assert enough.peak_live_bytes[0] == peak
+        assert replay(stream, [ttl], mode, capacity_bytes=peak - 1).evicted_misses[0] > 0
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    spans=st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 20), st.integers(1, 9)), max_size=12
+    )
+)
+def test_the_peak_is_the_most_live_at_any_millisecond(spans):
+    from nnrpsim.engine.replay import _peak_live
+
+    starts = np.array([s for s, _, _ in spans], dtype=np.int64)
+    ends = starts + np.array([n for _, n, _ in spans], dtype=np.int64)
+    sizes = np.array([b for _, _, b in spans], dtype=np.int64)
+    at_each = [int(sizes[(starts <= t) & (t < ends)].sum()) for t in range(72)]
+    assert _peak_live(starts, ends, sizes) == max(at_each)
