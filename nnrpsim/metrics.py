@@ -247,7 +247,8 @@ def vector_metrics(
     Each reference is its own operation. References the policy inlines (``inlined``) never reach
     the cache; the rest were replayed. A reference whose install the server refuses (no room,
     or larger than the whole capacity) sends the body twice, as the DES hosts do: in the
-    CACHE_PUT, then inline. There is no network timing (latency is NaN) and no fallback: the
+    CACHE_PUT, then inline. A source installed along with what was made from it costs its
+    PUT and ACK and its body. There is no network timing (latency is NaN) and no fallback: the
     replayed host always knows its leases.
     """
     n = max(len(sizes), 1)
@@ -255,7 +256,7 @@ def vector_metrics(
     refused = sweep.object_rejected[index]
     refused_sizes = object_sizes[: len(refused)]
     refused_cost = float(refused @ (PUT_ACK + refused_sizes + inline_object_bytes(refused_sizes)))
-    renew_bytes = float(sweep.hit_bytes[index]) if renewal_body and sweep.renewals[index] else 0.0
+    renew_bytes = float(sweep.renewal_bytes[index]) if renewal_body else 0.0
     cache_cost = (
         hits * 24
         + float(sweep.installs[index]) * (PUT_ACK + 24)
@@ -263,6 +264,8 @@ def vector_metrics(
         + float(sweep.renewals[index]) * PUT_ACK
         + renew_bytes
         + refused_cost
+        + float(sweep.along_puts[index]) * PUT_ACK
+        + float(sweep.along_put_bytes[index])
     )
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
@@ -278,9 +281,11 @@ def vector_metrics(
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
         "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
-        "installs": float(sweep.installs[index]),
+        "installs": float(
+            sweep.installs[index] + sweep.along_puts[index] - sweep.along_rejected[index]
+        ),
         "renewals": float(sweep.renewals[index]),
-        "refused_puts": float(sweep.rejected[index]),
+        "refused_puts": float(sweep.rejected[index] + sweep.along_rejected[index]),
         "invalidations": float(sweep.invalidated_misses[index]),
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),

@@ -20,9 +20,8 @@ from typing import Any
 import numpy as np
 
 from .engine import CacheLimits
-from .engine.replay import replay
 from .engine.stream import ReferenceStream
-from .metrics import des_kind_metrics, des_metrics, vector_kind_metrics, vector_metrics
+from .metrics import des_kind_metrics, des_metrics
 from .model import (
     FaultConfig,
     LinkConfig,
@@ -30,7 +29,6 @@ from .model import (
     PolicyConfig,
     ServerConfig,
     WorkloadConfig,
-    make_policy,
     simulate,
     stream_plan,
     synthetic_plan,
@@ -39,6 +37,7 @@ from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind, cache_object_bitmap
 from .scenario import Point, Scenario, ScenarioError
 from .scenario.schema import Arrivals, Trace
+from .vector_run import vector_run
 
 EXECUTORS = ("local", "dask")
 SCHEDULER_TIMEOUT_S = 10
@@ -181,71 +180,6 @@ def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence)
     )
 
 
-def _plan_stream(plan: WorkloadPlan) -> ReferenceStream:
-    """Flatten a plan's operations into a time-ordered reference stream, whose invalidations
-    are the plan's content changes and, with each, a change of what was made from the object."""
-    times, objects = [], []
-    for session in plan.sessions:
-        for at, refs in session.operations:
-            times.extend([at] * len(refs))
-            objects.extend(refs)
-    times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
-    objects_arr = np.asarray(objects, dtype=np.int64)
-    order = np.argsort(times_ms, kind="stable")
-    change_times, change_objects = plan.change_times_ms.astype(np.int64), plan.change_objects
-    made_from = plan.dependents()
-    if made_from:
-        along = [made_from.get(obj, []) for obj in change_objects.tolist()]
-        counts = np.array([len(made) for made in along], dtype=np.int64)
-        change_times = np.concatenate([change_times, np.repeat(change_times, counts)])
-        change_objects = np.concatenate(
-            [change_objects, np.array([o for made in along for o in made], dtype=np.int64)]
-        )
-        by_time = np.argsort(change_times, kind="stable")
-        change_times, change_objects = change_times[by_time], change_objects[by_time]
-    return ReferenceStream(
-        times_ms[order],
-        objects_arr[order],
-        plan.sizes[objects_arr[order]],
-        change_times,
-        change_objects,
-    )
-
-
-def _vector_run(
-    scenario: Scenario, config: ModelConfig, plan: WorkloadPlan
-) -> tuple[dict[str, float], dict[str, list]]:
-    """The run's metrics and its metrics by object kind, on the engine's replay."""
-    stream = _plan_stream(plan)
-    policy = make_policy(config.policy)
-    limits = config.server.limits
-    # Inline what the policy would not cache, or the handshake's cache ceiling does not allow
-    # (the object's kind, or its size), as the DES hosts do.
-    inlined = ~limits.allows(plan.catalog.kind[stream.object_id], stream.size)
-    inlined |= ~np.array([policy.should_cache(int(s), np.inf) for s in stream.size], dtype=bool)
-    cached = ReferenceStream(
-        stream.time_ms[~inlined],
-        stream.object_id[~inlined],
-        stream.size[~inlined],
-        stream.invalidation_time_ms,
-        stream.invalidation_object_id,
-        stream.start_ms,
-        max(stream.end_ms, int(config.duration_ms)),
-    )
-    # The hint the DES hosts would ask for: a fraction of the sessions' expected length (for a
-    # trace, its one session spans the whole trace).
-    expected = [session.expected_ms for session in plan.sessions]
-    hint = policy.ttl_hint_ms(
-        np.mean(expected) if expected else config.workload.session_duration_ms
-    )
-    ttl = int(min(max(hint, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
-    mode = "reset" if policy.renew_margin > 0 else "non_reset"
-    result = replay(cached, [ttl], mode, limits.capacity_bytes, limits.eviction, per_object=True)
-    metrics = vector_metrics(result, 0, stream.size, plan.sizes, inlined, policy.renewal_body)
-    kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, stream.object_id, inlined)
-    return metrics, kinds
-
-
 LONG_TABLES = ("timeseries", "kinds")
 """What a run reports beside its record, as columns (empty when it has nothing to say): the
 DES's samples over time, and the run's metrics per object kind."""
@@ -267,7 +201,7 @@ def run_task(task: Task) -> dict[str, Any]:
         plan = _plan(task.scenario, config, plan_seed)
         tables: dict[str, dict] = {}
         if task.scenario.engine == "vector":
-            metrics, kinds = _vector_run(task.scenario, config, plan)
+            metrics, kinds = vector_run(config, plan)
             record.update(metrics)
             tables = {"kinds": kinds}
         else:

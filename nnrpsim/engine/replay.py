@@ -33,9 +33,13 @@ COUNTS = (
     "evicted_misses",
     "installs",
     "renewals",
+    "renewal_bytes",
     "rejected",
     "hit_bytes",
     "install_bytes",
+    "along_puts",
+    "along_put_bytes",
+    "along_rejected",
 )
 
 
@@ -45,8 +49,12 @@ class ReplayResult:
 
     ``cold_misses`` + ``invalidated_misses`` + ``evicted_misses`` are what a server reports as
     cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` averages the bytes of
-    live leases over the stream's window. ``hit_bytes`` and ``install_bytes`` sum the sizes of
-    the references that hit and of those that installed.
+    live leases over the stream's window. ``hit_bytes``, ``install_bytes`` and
+    ``renewal_bytes`` sum the sizes of the references that hit, that installed and that
+    renewed. References made ``along`` (see
+    :class:`ReferenceStream`) count in none of these but the live bytes: ``along_puts`` are
+    the CACHE_PUTs they sent (``along_put_bytes`` their bodies), ``along_rejected`` those
+    refused.
     """
 
     ttl_ms: np.ndarray
@@ -58,9 +66,13 @@ class ReplayResult:
     evicted_misses: np.ndarray
     installs: np.ndarray
     renewals: np.ndarray
+    renewal_bytes: np.ndarray
     rejected: np.ndarray
     hit_bytes: np.ndarray
     install_bytes: np.ndarray
+    along_puts: np.ndarray
+    along_put_bytes: np.ndarray
+    along_rejected: np.ndarray
     mean_live_bytes: np.ndarray
     object_hits: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references that hit."""
@@ -95,30 +107,47 @@ def replay(
     capacity_bytes: int | None = None,
     policy: str = "lru",
     per_object: bool = False,
+    renew_margin: float = 1.0,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
-    ``reset`` renews the lease on every hit (renew on use); ``non_reset`` only reinstalls after
-    expiry. Every miss installs. With ``capacity_bytes`` the eviction ``policy`` decides victims,
-    exactly as :class:`LeaseTable` would. ``per_object`` adds each object's hits and live bytes
-    (``len(ttl_grid) x stream.n_objects`` each), to break the totals down, by kind say.
+    ``reset`` renews the lease on a hit (renew on use): on every hit, or with ``renew_margin``
+    below 1 only on a hit within that share of the TTL before the lease runs out (the hosts'
+    proactive renewal); ``non_reset`` only reinstalls after expiry. Every miss installs. With
+    ``capacity_bytes`` the eviction ``policy`` decides victims, exactly as :class:`LeaseTable`
+    would. ``per_object`` adds each object's hits and live bytes (``len(ttl_grid) x
+    stream.n_objects`` each), to break the totals down, by kind say. A renewal margin below 1
+    and references made ``along`` need the sequential rules: without a capacity they are
+    replayed as under one no reference can fill.
     """
-    if mode not in MODES:
-        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
+    if capacity_bytes is None and (stream.along_mask.any() or 0 < margin < 1):
+        # the live leases are of distinct references: together never more than all of them
+        capacity_bytes, policy = int(stream.size.sum()), "lru"
     if capacity_bytes is None:
-        sweep = _reset_grid if mode == "reset" else _non_reset_grid
+        sweep = _reset_grid if margin else _non_reset_grid
         return sweep(stream, grid, per_object)
     if policy in ("lru", "fifo"):
         with cyclic_gc_paused():  # millions of short-lived tuples, no reference cycles
             runs = [
-                _ordered_capacity(stream, int(t), mode, capacity_bytes, policy, per_object)
+                _ordered_capacity(stream, int(t), margin, capacity_bytes, policy, per_object)
                 for t in grid
             ]
     else:
         limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
-        runs = [replay_on_table(stream, int(t), mode, limits) for t in grid]
-    return _stack(grid, len(stream), runs, per_object)
+        runs = [replay_on_table(stream, int(t), mode, limits, renew_margin) for t in grid]
+    return _stack(grid, stream.counted, runs, per_object)
+
+
+def renewal_margin(mode: str, renew_margin: float) -> float:
+    """The share of a lease's TTL, before it runs out, in which a hit renews it: ``renew_margin``
+    in ``reset`` mode (1: every hit renews), 0 in ``non_reset`` (none does)."""
+    if mode not in MODES:
+        raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
+    if not 0 < renew_margin <= 1:
+        raise ValueError(f"renew_margin must be in (0, 1], got {renew_margin}")
+    return renew_margin if mode == "reset" else 0.0
 
 
 def _stack(
@@ -267,7 +296,11 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> 
         evicted_misses=zeros,
         installs=n - hits,
         renewals=hits,
+        renewal_bytes=hit_bytes,
         rejected=zeros,
+        along_puts=zeros,
+        along_put_bytes=zeros,
+        along_rejected=zeros,
         mean_live_bytes=live,
         **objects,
     )
@@ -363,7 +396,11 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
         evicted_misses=zeros,
         installs=misses,
         renewals=zeros,
+        renewal_bytes=zeros,
         rejected=zeros,
+        along_puts=zeros,
+        along_put_bytes=zeros,
+        along_rejected=zeros,
         mean_live_bytes=live / stream.duration_ms,
         **(
             {
@@ -381,7 +418,7 @@ def _tally(
     hits: int,
     misses: list[int],
     installs: int,
-    renewals: int,
+    renewals: tuple[int, int],
     rejected: int,
     hit_bytes: int,
     install_bytes: int,
@@ -390,9 +427,13 @@ def _tally(
     object_live_bytes: np.ndarray,
     object_rejected: np.ndarray,
     peak_live_bytes: int,
+    along: tuple[int, int, int],
 ) -> dict[str, float]:
-    """One capacity run's counts; misses are indexed by the EndReason that preceded them."""
+    """One capacity run's counts; misses are indexed by the EndReason that preceded them;
+    ``renewals`` is (renewals, renewal_bytes), ``along`` (along_puts, along_put_bytes,
+    along_rejected)."""
     return {
+        **dict(zip(("along_puts", "along_put_bytes", "along_rejected"), along, strict=True)),
         "object_hits": object_hits,
         "object_live_bytes": object_live_bytes,
         "object_rejected": object_rejected,
@@ -403,7 +444,8 @@ def _tally(
         "invalidated_misses": misses[EndReason.INVALIDATED],
         "evicted_misses": misses[EndReason.EVICTED],
         "installs": installs,
-        "renewals": renewals,
+        "renewals": renewals[0],
+        "renewal_bytes": renewals[1],
         "rejected": rejected,
         "hit_bytes": hit_bytes,
         "install_bytes": install_bytes,
@@ -412,7 +454,7 @@ def _tally(
 
 
 def _ordered_capacity(
-    stream: ReferenceStream, ttl: int, mode: str, capacity: int, policy: str, per_object: bool
+    stream: ReferenceStream, ttl: int, margin: float, capacity: int, policy: str, per_object: bool
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest).
@@ -425,7 +467,7 @@ def _ordered_capacity(
     misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
     hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
-    rejected_bytes = 0
+    renewal_bytes = rejected_bytes = along_puts = along_put_bytes = along_rejected = 0
     # with per_object: per object, installs and rejections (its other references hit) and live
     # byte-milliseconds
     n_objects = stream.n_objects if per_object else 0
@@ -433,11 +475,12 @@ def _ordered_capacity(
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
     k, n_inv = 0, len(inv_t)
-    lru, reset = policy == "lru", mode == "reset"
+    lru, window = policy == "lru", margin * ttl  # a hit this close to the expiry renews
     can_expire = stream.start_ms + ttl < stream.end_ms  # else no lease ends by expiry in the window
     # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
-    # counted once at the end instead of per reference.
-    track = can_expire or n_inv > 0
+    # counted once at the end instead of per reference (unless a lease was installed along).
+    along = stream.along_mask
+    track = can_expire or n_inv > 0 or bool(along.any())
     never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
@@ -455,8 +498,12 @@ def _ordered_capacity(
             spans.append((start, end, size))
         ended[obj] = reason
 
-    for t, obj, size in zip(
-        stream.time_ms.tolist(), stream.object_id.tolist(), stream.size.tolist(), strict=True
+    for t, obj, size, only_along in zip(
+        stream.time_ms.tolist(),
+        stream.object_id.tolist(),
+        stream.size.tolist(),
+        along.tolist(),
+        strict=True,
     ):
         while k < n_inv and inv_t[k] <= t:
             victim = get(inv_o[k])
@@ -465,19 +512,25 @@ def _ordered_capacity(
                 drop(inv_o[k], inv_t[k], EndReason.INVALIDATED if live else EndReason.EXPIRED)
             k += 1
         entry = get(obj)
-        if entry is not None and t < entry[0]:
+        if only_along:
+            if entry is not None and t < entry[0]:
+                continue  # its lease is in place: not touched, not renewed
+            along_puts += 1
+            along_put_bytes += size
+        elif entry is not None and t < entry[0]:
             hits += 1
             if lru:
                 touch(obj)
-            if reset:
+            if margin and t >= entry[0] - window:
                 entries[obj] = (t + ttl, entry[1], entry[2])
                 renewals += 1
+                renewal_bytes += size
                 if can_expire:
                     push(expiries, (t + ttl, obj))
             continue
         if entry is not None:
             drop(obj, t, EndReason.EXPIRED)
-        if track:
+        if track and not only_along:
             misses[ended_get(obj, never)] += 1
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
@@ -485,6 +538,9 @@ def _ordered_capacity(
                 if victim in entries and entries[victim][0] == expires:
                     drop(victim, t, EndReason.EXPIRED)
             if size > capacity:
+                if only_along:
+                    along_rejected += 1
+                    continue
                 rejected += 1
                 rejected_bytes += size
                 if per_object:
@@ -504,6 +560,8 @@ def _ordered_capacity(
         if can_expire:
             push(expiries, (t + ttl, obj))
         used += size
+        if only_along:
+            continue
         installs += 1
         if per_object:
             installs_of[obj] += 1
@@ -511,13 +569,16 @@ def _ordered_capacity(
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     live = live_ms_bytes / stream.duration_ms
-    hit_bytes = int(stream.size.sum()) - install_bytes - rejected_bytes  # misses install or fail
+    counted_bytes = int(stream.size[~along].sum())
+    hit_bytes = counted_bytes - install_bytes - rejected_bytes  # misses install or fail
     if not track:  # an object that never fits misses cold every time; others once, then evicted
         too_big = stream.size > capacity
         misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
         misses[evicted] = installs + rejected - misses[never]
     references_of = (
-        np.bincount(stream.object_id, minlength=n_objects) if per_object else np.zeros(0, int)
+        np.bincount(stream.object_id[~along], minlength=n_objects)
+        if per_object
+        else np.zeros(0, int)
     )
     object_rejected = np.array(rejected_of, dtype=np.int64)
     object_hits = references_of - np.array(installs_of, dtype=np.int64) - object_rejected
@@ -526,7 +587,7 @@ def _ordered_capacity(
         hits,
         misses,
         installs,
-        renewals,
+        (renewals, renewal_bytes),
         rejected,
         hit_bytes,
         install_bytes,
@@ -535,11 +596,12 @@ def _ordered_capacity(
         object_live,
         object_rejected,
         _peak_of_spans(spans),
+        (along_puts, along_put_bytes, along_rejected),
     )
 
 
 def replay_on_table(
-    stream: ReferenceStream, ttl: int, mode: str, limits: CacheLimits
+    stream: ReferenceStream, ttl: int, mode: str, limits: CacheLimits, renew_margin: float = 1.0
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
 
@@ -549,25 +611,32 @@ def replay_on_table(
     kinds = np.full(n_objects, 7, dtype=np.uint8)
     ids = np.arange(n_objects, dtype=np.uint64)
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
+    margin = renewal_margin(mode, renew_margin)
     misses = [0] * len(EndReason)
-    hits = renewals = installs = rejected = hit_bytes = install_bytes = 0
+    hits = renewals = renewal_bytes = installs = rejected = hit_bytes = install_bytes = 0
+    along_puts = along_put_bytes = along_rejected = 0
     object_hits = np.zeros(n_objects, dtype=np.int64)
     object_rejected = np.zeros(n_objects, dtype=np.int64)
     object_live_ms_bytes = [0] * n_objects
-    leases: dict[int, tuple[int, int, int]] = {}  # obj -> (installed, expires, size)
+    # obj -> (installed, expires, size, the TTL last granted)
+    leases: dict[int, tuple[int, int, int, int]] = {}
     spans: list[tuple[int, int, int]] = []  # each lease's live span: (start, end, size)
 
     def ended(objects: list[int], now: int) -> None:
         for gone in objects:
-            start, expires, gone_size = leases.pop(gone)
+            start, expires, gone_size, _ = leases.pop(gone)
             end = min(expires, now)
             object_live_ms_bytes[gone] += (end - start) * gone_size
             spans.append((start, end, gone_size))
 
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
-    for t, obj, size in zip(
-        stream.time_ms.tolist(), stream.object_id.tolist(), stream.size.tolist(), strict=True
+    for t, obj, size, only_along in zip(
+        stream.time_ms.tolist(),
+        stream.object_id.tolist(),
+        stream.size.tolist(),
+        stream.along_mask.tolist(),
+        strict=True,
     ):
         while k < len(inv_t) and inv_t[k] <= t:
             target = int(inv_o[k])
@@ -576,15 +645,29 @@ def replay_on_table(
                 ended([target], int(inv_t[k]))
             k += 1
         # one reference at a time: the scalar calls, which keep the batch calls' rules
+        if only_along:
+            if not table.holds(obj, t):
+                along_puts += 1
+                along_put_bytes += size
+                ack = table.install_one(obj, t, ttl, size)
+                ended(ack.expired + ack.evicted, t)
+                if ack.status == CacheAckStatus.REJECTED:
+                    along_rejected += 1
+                else:
+                    leases[obj] = (t, t + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
+            continue
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
             hits += 1
             hit_bytes += size
             object_hits[obj] += 1
-            if mode == "reset":
+            installed, expires, _, granted = leases[obj]
+            if margin and t >= expires - margin * granted:
                 renewal = table.install_one(obj, t, ttl, size)
-                leases[obj] = (leases[obj][0], t + renewal.accepted_ttl_ms, size)
+                granted = renewal.accepted_ttl_ms
+                leases[obj] = (installed, t + granted, size, granted)
                 renewals += 1
+                renewal_bytes += size
             continue
         misses[EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason] += 1
         ack = table.install_one(obj, t, ttl, size)
@@ -595,14 +678,14 @@ def replay_on_table(
         else:
             installs += 1
             install_bytes += size
-            leases[obj] = (t, t + ack.accepted_ttl_ms, size)
+            leases[obj] = (t, t + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return _tally(
         hits,
         misses,
         installs,
-        renewals,
+        (renewals, renewal_bytes),
         rejected,
         hit_bytes,
         install_bytes,
@@ -611,4 +694,5 @@ def replay_on_table(
         object_live,
         object_rejected,
         _peak_of_spans(spans),
+        (along_puts, along_put_bytes, along_rejected),
     )

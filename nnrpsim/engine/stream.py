@@ -18,7 +18,11 @@ class ReferenceStream:
     on the model) and share a time; without it every reference is its own. The replay itself
     looks at references one by one. ``object_kind`` gives each object id its kind code (1-9),
     for what a server negotiates and for metrics by kind; without it every object is a prompt
-    segment.
+    segment. ``along`` marks the references a host makes only to have a lease in place: the
+    source of an object its operation references, installed along with it when no lease of
+    the source is live (spec section 11: a reference needs its sources valid). Such a
+    reference installs when it finds no live lease, and otherwise does nothing: it neither
+    renews nor counts as a reference, a hit or a miss.
     """
 
     time_ms: np.ndarray
@@ -30,6 +34,7 @@ class ReferenceStream:
     end_ms: int | None = None
     operation: np.ndarray | None = None
     object_kind: np.ndarray | None = None
+    along: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -50,6 +55,11 @@ class ReferenceStream:
             if (self.time_ms[1:][same] != self.time_ms[:-1][same]).any():
                 raise ValueError("the references of one operation must share a time")
             object.__setattr__(self, "operation", operation)
+        if self.along is not None:
+            along = np.asarray(self.along)
+            if along.dtype != np.bool_ or along.shape != self.time_ms.shape:
+                raise ValueError("along must be one boolean per reference")
+            object.__setattr__(self, "along", along)
         inv_t, inv_o = self.invalidation_time_ms, self.invalidation_object_id
         if (inv_t is None) != (inv_o is None):
             raise ValueError(
@@ -95,6 +105,7 @@ class ReferenceStream:
             max(end_ms, self.start_ms + 1),
             None if self.operation is None else self.operation[keep],
             self.object_kind,
+            None if self.along is None else self.along[keep],
         )
 
     @property
@@ -111,6 +122,16 @@ class ReferenceStream:
             return np.arange(n + 1)
         starts = np.flatnonzero(self.operation[1:] != self.operation[:-1]) + 1
         return np.concatenate([[0] if n else [], starts, [n]]).astype(np.int64)
+
+    @property
+    def along_mask(self) -> np.ndarray:
+        """``along``, or no reference marked."""
+        return np.zeros(len(self), dtype=bool) if self.along is None else self.along
+
+    @property
+    def counted(self) -> int:
+        """The references that count: all but those made along."""
+        return len(self) - int(self.along_mask.sum())
 
     @property
     def duration_ms(self) -> int:

@@ -344,6 +344,14 @@ class LeaseTable:
         c.hits[slot] += 1
         return _HIT
 
+    def holds(self, obj: int, now_ms: int) -> bool:
+        """Whether ``obj`` has a lease live at ``now_ms``; unlike :meth:`resolve`, a look that
+        is no reference (recency and hits stay as they were)."""
+        self._ensure_objects()
+        c = self.scalars
+        slot = c.slot_of[obj]
+        return slot >= 0 and c.granted_at[slot] + c.ttl[slot] > now_ms and now_ms < U64_MAX
+
     # ---------------------------------------------------------------- install / renew
     def install(
         self,

@@ -14,17 +14,19 @@ from nnrpsim.engine.stream import ReferenceStream
 GRID = [0, 1, 7, 50, 200, 1000, 100_000]
 
 
-def _stream(seed: int, invalidations: bool) -> ReferenceStream:
+def _stream(seed: int, invalidations: bool, along: float = 0.0) -> ReferenceStream:
+    """``along``: the share of references made along (to the first few objects, as sources)."""
     rng = np.random.default_rng(seed)
     n, n_objects = 2500, 40
     times = np.cumsum(rng.integers(0, 20, n))
     objs = rng.integers(0, n_objects, n)
+    made_along = rng.random(n) < along
+    objs[made_along] %= 4
     sizes = rng.integers(1, 100, n_objects)[objs]
-    if not invalidations:
-        return ReferenceStream(times, objs, sizes)
-    inv_t = rng.integers(0, times[-1], 120)
-    inv_t[:10] = times[rng.integers(0, n, 10)]  # some land on a reference's millisecond
-    return ReferenceStream(times, objs, sizes, inv_t, rng.integers(0, n_objects, 120))
+    inv_t = rng.integers(0, times[-1], 120 if invalidations else 0)
+    inv_t[:10] = times[rng.integers(0, n, len(inv_t[:10]))]  # some on a reference's millisecond
+    inv_o = rng.integers(0, n_objects, len(inv_t))
+    return ReferenceStream(times, objs, sizes, inv_t, inv_o, along=made_along if along else None)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
@@ -105,6 +107,12 @@ def test_bad_arguments():
         ReferenceStream([1, 2], [0, 1], [1, 1], operation=[5, 5])
     with pytest.raises(ValueError, match="one value per reference"):
         ReferenceStream([1, 2], [0, 1], [1, 1], operation=[5])
+    with pytest.raises(ValueError, match="renew_margin"):
+        replay(stream, [1], renew_margin=0)
+    with pytest.raises(ValueError, match="renew_margin"):
+        replay(stream, [1], capacity_bytes=10, policy="ttl", renew_margin=1.5)
+    with pytest.raises(ValueError, match="along must be one boolean per reference"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], along=[1, 0])
 
 
 def test_operations_group_consecutive_references_and_survive_a_cut():
@@ -196,3 +204,139 @@ def test_the_peak_is_the_most_live_at_any_millisecond(spans):
     sizes = np.array([b for _, _, b in spans], dtype=np.int64)
     at_each = [int(sizes[(starts <= t) & (t < ends)].sum()) for t in range(72)]
     assert _peak_live(starts, ends, sizes) == max(at_each)
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(
+    ("capacity", "policy"), [(None, "lru"), (10**6, "lru"), (10**6, "fifo"), (10**6, "ttl")]
+)
+def test_a_reference_made_along_installs_a_missing_lease_and_does_nothing_else(
+    mode, capacity, policy
+):
+    """The source of a dependent, TTL 100: installed along at 0, hit at 50 (in reset mode
+    renewed to 150), in place at 60, installed along again at 200 (expired), in place at
+    250 (no renewal: it still ends at 300), then missed at 320 as expired."""
+    stream = ReferenceStream(
+        [0, 50, 60, 200, 250, 320],
+        [0] * 6,
+        [10] * 6,
+        end_ms=400,
+        along=np.array([True, False, True, True, True, False]),
+    )
+    result = replay(stream, [100], mode, capacity, policy, per_object=True)
+    reset = mode == "reset"
+    assert result.references == 2
+    assert result.counts() == {
+        "hits": [1],
+        "cold_misses": [0],
+        "expired_misses": [1],
+        "invalidated_misses": [0],
+        "evicted_misses": [0],
+        "installs": [1],
+        "renewals": [int(reset)],
+        "renewal_bytes": [10 * reset],
+        "rejected": [0],
+        "hit_bytes": [10],
+        "install_bytes": [10],
+        "along_puts": [2],
+        "along_put_bytes": [20],
+        "along_rejected": [0],
+    }
+    assert result.object_hits.tolist() == [[1]]
+    # live [0, 150) or [0, 100), [200, 300), [320, 400)
+    live_ms = (150 if reset else 100) + 100 + 80
+    assert result.mean_live_bytes.tolist() == [10 * live_ms / 400]
+    assert result.peak_live_bytes.tolist() == [10]
+
+
+def test_a_reference_made_along_that_cannot_fit_is_refused_and_not_counted():
+    stream = ReferenceStream([0, 5], [0, 1], [500, 10], end_ms=10, along=np.array([True, False]))
+    for policy in ("lru", "none"):
+        result = replay(stream, [100], "reset", 100, policy, per_object=True)
+        assert (result.along_puts[0], result.along_rejected[0], result.rejected[0]) == (1, 1, 0)
+        assert result.object_rejected.tolist() == [[0, 0]]
+        assert (result.references, result.cold_misses[0], result.installs[0]) == (1, 1, 1)
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (700, "lru"), (700, "fifo")])
+def test_references_made_along_replay_alike_on_every_path(mode, capacity, policy):
+    """The ordered path (which also replays along references without a capacity) against the
+    lease table, and neither counts an along reference."""
+    stream = _stream(7, invalidations=True, along=0.2)
+    grid = [0, 50, 1000, 100_000]
+    result = replay(stream, grid, mode, capacity, policy, per_object=True)
+    counted = ~stream.along
+    assert result.references == int(counted.sum())
+    assert (result.along_puts > 0).all()
+    if capacity:
+        assert (result.evicted_misses[2:] > 0).all()
+    for i, ttl in enumerate(grid):
+        limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+        table = replay_on_table(stream, ttl, mode, limits)
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert result.object_hits[i].tolist() == table["object_hits"].tolist()
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+        misses = sum(
+            int(getattr(result, k)[i])
+            for k in ("cold_misses", "expired_misses", "invalidated_misses", "evicted_misses")
+        )
+        assert int(result.hits[i]) + misses == result.references
+        assert int(result.hit_bytes[i] + result.install_bytes[i]) == int(stream.size[counted].sum())
+    # made along, the sources' leases are in place more often than their own references ask
+    plain = ReferenceStream(
+        stream.time_ms[counted],
+        stream.object_id[counted],
+        stream.size[counted],
+        stream.invalidation_time_ms,
+        stream.invalidation_object_id,
+        stream.start_ms,
+        stream.end_ms,
+    )
+    without = replay(plain, grid, mode, capacity, policy, per_object=True)
+    sources = slice(0, 4)
+    assert (
+        result.object_hits[:, sources].sum(axis=1) >= without.object_hits[:, sources].sum(axis=1)
+    ).all()
+    assert (result.object_hits[1:, sources] > without.object_hits[1:, sources]).any()
+
+
+@pytest.mark.parametrize(
+    ("capacity", "policy"), [(None, "lru"), (10**6, "lru"), (10**6, "fifo"), (10**6, "ttl")]
+)
+def test_with_a_renewal_margin_only_a_hit_near_the_expiry_renews(capacity, policy):
+    """TTL 100, margin 0.2: installed at 0; a hit at 50 is too early to renew, one at 85
+    renews to 185; a hit at 150 is again too early, and at 190 the lease has run out."""
+    stream = ReferenceStream([0, 50, 85, 150, 190], [0] * 5, [10] * 5, end_ms=300)
+    result = replay(stream, [100], "reset", capacity, policy, per_object=True, renew_margin=0.2)
+    counts = {k: v[0] for k, v in result.counts().items()}
+    assert (counts["hits"], counts["renewals"], counts["renewal_bytes"]) == (3, 1, 10)
+    assert (counts["cold_misses"], counts["expired_misses"], counts["installs"]) == (1, 1, 2)
+    assert result.mean_live_bytes.tolist() == [10 * (185 + 100) / 300]  # [0, 185), [190, 290)
+
+
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (700, "lru"), (700, "fifo")])
+def test_a_renewal_margin_replays_alike_on_every_path(capacity, policy):
+    stream = _stream(13, invalidations=True, along=0.1)
+    grid = [0, 50, 1000, 100_000]
+    result = replay(stream, grid, "reset", capacity, policy, per_object=True, renew_margin=0.3)
+    assert 0 < result.renewals[1] < result.hits[1] and (result.renewals <= result.hits).all()
+    for i, ttl in enumerate(grid):
+        limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+        table = replay_on_table(stream, ttl, "reset", limits, renew_margin=0.3)
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+
+
+@pytest.mark.parametrize("invalidations", [False, True])
+def test_a_wider_renewal_margin_never_hits_less(invalidations):
+    """A renewal only ever moves an expiry later, so renewing on more hits keeps every lease
+    at least as long: from non_reset (no renewal) through margins to reset (every hit)."""
+    stream = _stream(17, invalidations)
+    grid = [5, 50, 200, 1000]
+    hits = [replay(stream, grid, "non_reset").hits]
+    for margin in (0.05, 0.3, 0.7, 1.0):
+        hits.append(replay(stream, grid, "reset", renew_margin=margin).hits)
+    hits = np.array(hits)
+    assert (np.diff(hits, axis=0) >= 0).all()
+    assert (hits[-1, 1:] > hits[2, 1:]).all() and (hits[2, 1:] > hits[0, 1:]).all()

@@ -21,7 +21,7 @@ from nnrpsim.model import (
 from nnrpsim.model.host import Host
 from nnrpsim.model.workload import synthetic_plan
 from nnrpsim.protocol import CacheObjectKind
-from nnrpsim.runner import _plan_stream
+from nnrpsim.vector_run import cacheable_objects, plan_stream
 
 SOURCE, MADE = 0, 1  # a shared system prompt, and a session's segment made from it
 
@@ -159,11 +159,35 @@ def test_the_plan_marks_the_share_of_private_objects_made_from_the_top_shared_on
     }
 
 
+def _stream(plan: WorkloadPlan):
+    return plan_stream(plan, cacheable_objects(plan, _config()))
+
+
 def test_the_vector_engine_invalidates_what_was_made_from_a_changed_object():
-    stream = _plan_stream(_plan(change_at=1_500.0))
+    stream = _stream(_plan(change_at=1_500.0))
     assert stream.invalidation_time_ms.tolist() == [1_500, 1_500]
     assert stream.invalidation_object_id.tolist() == [SOURCE, MADE]
-    assert _plan_stream(_plan()).invalidation_object_id.tolist() == []
+    assert _stream(_plan()).invalidation_object_id.tolist() == []
+
+
+def test_the_vector_engine_makes_a_reference_to_the_source_along_before_each_use():
+    stream = _stream(_plan())
+    assert stream.object_id.tolist() == [SOURCE, MADE] * 5
+    assert stream.along.tolist() == [True, False] * 5
+    assert stream.time_ms.tolist() == [t for t in (10, 1_000, 2_000, 3_000, 4_000) for _ in "ab"]
+    assert stream.counted == 5
+    # Nothing is made along for a segment sent inline: one too small for the policy, or one
+    # whose source the server's ceiling does not allow (the DES hosts inline it with its source).
+    plan = _plan()
+    too_small = ModelConfig(policy=PolicyConfig(name="threshold", min_object_bytes=5_000))
+    source_too_big = ModelConfig(
+        server=ServerConfig(limits=CacheLimits(max_object_bytes=6_000)),
+        policy=PolicyConfig(name="always"),
+    )
+    assert cacheable_objects(plan, too_small).tolist() == [True, False]
+    assert cacheable_objects(plan, source_too_big).tolist() == [False, False]
+    for config in (too_small, source_too_big):
+        assert plan_stream(plan, cacheable_objects(plan, config)).along is None
 
 
 def test_a_segment_whose_source_goes_inline_goes_inline_too():
