@@ -9,49 +9,42 @@ from .engine.replay import replay
 from .engine.stream import ReferenceStream
 from .metrics import vector_kind_metrics, vector_metrics
 from .model import ModelConfig, make_policy
+from .model.decisions import CacheDecisions
 from .model.workload import WorkloadPlan
 
 
-def cacheable_objects(plan: WorkloadPlan, config: ModelConfig) -> np.ndarray:
-    """Per object id, whether a host caches it, as the DES hosts decide: the policy's size
-    threshold and the handshake's cache ceiling (negotiated kinds, ``max_object_bytes``),
-    and, for an object made from another, its source too (a reference needs its source)."""
-    policy, limits = make_policy(config.policy), config.server.limits
-    by_size = {s: policy.should_cache(s, np.inf) for s in np.unique(plan.sizes).tolist()}
-    cacheable = limits.allows(plan.catalog.kind, plan.sizes) & np.array(
-        [by_size[s] for s in plan.sizes.tolist()], dtype=bool
-    )
-    for obj, source in plan.depends_on.items():
-        while cacheable[obj] and source is not None:
-            cacheable[obj] = cacheable[source]
-            source = plan.depends_on.get(source)
-    return cacheable
-
-
-def plan_stream(plan: WorkloadPlan, cacheable: np.ndarray) -> ReferenceStream:
+def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStream, np.ndarray]:
     """Flatten a plan's operations into a time-ordered reference stream, whose invalidations
-    are the plan's content changes and, with each, a change of what was made from the object.
+    are the plan's content changes and, with each, a change of what was made from the object;
+    and, per reference, whether its host caches the object in that session (the DES hosts'
+    decision: :class:`CacheDecisions`).
 
-    Before an operation's references come, made ``along``, the sources of the ``cacheable``
-    objects it uses that it does not use itself: the DES hosts install those along when no
-    lease of them is live, before the frame that relies on them."""
-    depends_on = plan.depends_on
-    times, objects, along = [], [], []
+    Before an operation's references come, made ``along``, the sources of the cached objects
+    it uses that it does not use itself: the DES hosts install those along when no lease of
+    them is live, before the frame that relies on them."""
+    decisions = CacheDecisions(make_policy(config.policy), config.workload, plan)
+    limits, depends_on = config.server.limits, plan.depends_on
+    times, objects, along, cached = [], [], [], []
     for session in plan.sessions:
+        caches: dict[int, bool] = {}  # the decision per object, for this session
         for at, refs in session.operations:
-            sources = (
-                [
-                    s
-                    for s in dict.fromkeys(depends_on.get(obj) for obj in refs if cacheable[obj])
-                    if s is not None and s not in refs
-                ]
-                if depends_on
-                else []
-            )
+            decided = []
+            for obj in refs:
+                if obj not in caches:
+                    caches[obj] = decisions.caches(session, obj, limits)
+                decided.append(caches[obj])
+            sources = [
+                source
+                for source in dict.fromkeys(
+                    depends_on.get(obj) for obj, c in zip(refs, decided, strict=True) if c
+                )
+                if source is not None and source not in refs
+            ]
             times.extend([at] * (len(sources) + len(refs)))
             objects.extend(sources)
             objects.extend(refs)
             along.extend([True] * len(sources) + [False] * len(refs))
+            cached.extend([True] * len(sources) + decided)
     times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
     objects_arr = np.asarray(objects, dtype=np.int64)
     order = np.argsort(times_ms, kind="stable")
@@ -69,7 +62,7 @@ def plan_stream(plan: WorkloadPlan, cacheable: np.ndarray) -> ReferenceStream:
         )
         by_time = np.argsort(change_times, kind="stable")
         change_times, change_objects = change_times[by_time], change_objects[by_time]
-    return ReferenceStream(
+    stream = ReferenceStream(
         times_ms[order],
         objects_arr[order],
         plan.sizes[objects_arr[order]],
@@ -77,17 +70,16 @@ def plan_stream(plan: WorkloadPlan, cacheable: np.ndarray) -> ReferenceStream:
         change_objects,
         along=np.asarray(along, dtype=bool)[order] if any(along) else None,
     )
+    return stream, np.asarray(cached, dtype=bool)[order]
 
 
 def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float], dict[str, list]]:
     """The run's metrics and its metrics by object kind, on the engine's replay."""
-    cacheable = cacheable_objects(plan, config)
-    stream = plan_stream(plan, cacheable)
+    stream, replayed = plan_stream(plan, config)  # what the hosts cache, sources made along
     policy, limits = make_policy(config.policy), config.server.limits
     counted = ~stream.along_mask
     referenced, sizes = stream.object_id[counted], stream.size[counted]
-    inlined = ~cacheable[referenced]  # the references the hosts send inline
-    replayed = cacheable[stream.object_id]  # the rest, and the sources made along (cacheable)
+    inlined = ~replayed[counted]  # the references the hosts send inline
     cached = ReferenceStream(
         stream.time_ms[replayed],
         stream.object_id[replayed],

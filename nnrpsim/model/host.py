@@ -259,18 +259,6 @@ class Host:
                 start, done - start, fell_back, plan.session_id, server, objects, outcome, cause
             )
 
-    def _caches(self, plan: SessionPlan, server: int, obj: int) -> bool:
-        """The policy's decision for one object of a session (it never changes within one)."""
-        sim = self.sim
-        size = sim.sizes[obj]
-        reuse = plan.expected_reuse.get(obj)
-        if reuse is None:
-            reuse = sim.shared_reuse(obj, plan)
-        if not (sim.policy.should_cache(size, reuse) and self._negotiated(server, obj, size)):
-            return False
-        source = sim.depends_on.get(obj)  # a reference to it needs its source cached too
-        return source is None or self._caches(plan, server, source)
-
     def _decide(
         self,
         plan: SessionPlan,
@@ -297,7 +285,7 @@ class Host:
         for obj in objects:
             cached = caches.get(obj)
             if cached is None:
-                cached = caches[obj] = self._caches(plan, server, obj)
+                cached = caches[obj] = self.sim.decisions.caches(plan, obj, self.limits[server])
             if not cached:
                 inline.append(obj)
                 outcome[obj] = RefOutcome.INLINED_BY_POLICY
@@ -482,10 +470,6 @@ class Host:
         whole milliseconds), and a reference needs the one-way latency to get there. The host
         knows that arrival: its own queue, the PUT's last byte and resends, plus the latency."""
         return math.floor(arrived_at) + granted - self.sim.config.uplink.latency_ms
-
-    def _negotiated(self, server: int, obj: int, size: int) -> bool:
-        """Only kinds and sizes the handshake's cache ceiling allows are worth a CACHE_PUT."""
-        return self.limits[server].allows(self.sim.kinds[obj], size)
 
     def close_connections(self):
         """CLOSE every connection (header-only both ways: the spec gives CLOSE no metadata

@@ -14,6 +14,7 @@ from nnrpsim.protocol import ReasonCode, inline_object_bytes
 
 from .auditor import Auditor
 from .config import ModelConfig
+from .decisions import CacheDecisions
 from .host import Host
 from .link import Link
 from .policies import make_policy
@@ -75,11 +76,11 @@ class Simulation:
         self.recorder = Recorder()
         self.auditor = Auditor()
         self.policy = make_policy(config.policy)
+        self.decisions = CacheDecisions(self.policy, config.workload, self.plan)
         # Per-object values the hot path reads one at a time: plain lists, not numpy scalars.
         self.content_version: list[int] = [1] * len(self.plan.catalog)
         self.sizes: list[int] = self.plan.sizes.tolist()
         self.inline_bytes: list[int] = inline_object_bytes(self.plan.sizes).tolist()
-        self.kinds: list[int] = self.plan.catalog.kind.tolist()
         self.depends_on = self.plan.depends_on
         self._made_from = self.plan.dependents()
         self.servers = [
@@ -97,7 +98,6 @@ class Simulation:
         self._open_sessions = [0] * config.servers
         self.timeout = self.env.timeout  # every delay of the model is a SimPy timeout
         self.events = 0  # SimPy events the run processed: timeouts, process starts and ends, ...
-        self._ops_per_ms = config.workload.operation_rate_per_s / 1000.0
 
     # ------------------------------------------------------------------ wiring helpers
     def route(self, plan: SessionPlan) -> int:
@@ -111,17 +111,6 @@ class Simulation:
             server = min(range(n), key=lambda s: (self._open_sessions[s], s))
         self._open_sessions[server] += 1
         return server
-
-    def shared_reuse(self, obj: int, plan: SessionPlan) -> float:
-        """Expected references of a shared object within this session; with a connection TTL,
-        by all of the host's sessions of its namespace while one lease lasts."""
-        per_operation = float(self.plan.shared_reuse_per_operation[obj])
-        connection_ttl = self.policy.connection_ttl_ms
-        if connection_ttl is None:
-            return self._ops_per_ms * plan.expected_ms * per_operation
-        workload = self.config.workload
-        sessions = self.plan.sessions_per_ms * workload.session_duration_ms  # concurrent, a host
-        return self._ops_per_ms * sessions / workload.namespaces * connection_ttl * per_operation
 
     def deliver_invalidate(
         self, server: int, host: int, objects: list[int] | None, reason: ReasonCode

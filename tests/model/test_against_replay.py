@@ -20,11 +20,13 @@ from nnrpsim.model import (
     PolicyConfig,
     RefOutcome,
     ServerConfig,
+    WorkloadConfig,
     simulate,
     stream_plan,
+    synthetic_plan,
 )
 from nnrpsim.protocol import MessageType, packet_bytes
-from nnrpsim.vector_run import cacheable_objects, plan_stream, vector_run
+from nnrpsim.vector_run import plan_stream, vector_run
 from tests.engine.streams import poisson_stream
 
 T = 10_000
@@ -184,7 +186,7 @@ def test_with_dependencies_the_vector_run_equals_the_model(mode, capacity):
     result = simulate(config, 0, plan)
     des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
     assert result.violations == 0 and result.audit["fallbacks"] == 0
-    along = int(plan_stream(plan, cacheable_objects(plan, config)).along.sum())
+    along = int(plan_stream(plan, config)[0].along.sum())
     assert along > 1000  # sources made along: in place, or installed when they lapsed
     assert result.invalidations["dependency_invalidated"] > 100
     if capacity:
@@ -202,3 +204,20 @@ def test_with_dependencies_the_vector_run_equals_the_model(mode, capacity):
         # replay decides each reference after its sources' installs: a miss, reinstalled.
         assert des["hit_rate"] == pytest.approx(vector["hit_rate"], abs=2e-3)
         assert des["installs"] == pytest.approx(vector["installs"], rel=2e-3)
+
+
+def test_the_vector_run_caches_what_the_model_hosts_cache():
+    """best_practice caches an object only if its session expects to reuse it more than
+    twice: both engines take the same decision per session and object (short sessions and
+    rare shared objects go inline), so the same references are inlined by policy."""
+    config = replace(
+        _config("reset", renew_margin=0.2),
+        duration_ms=300_000.0,
+        policy=PolicyConfig(),
+        workload=WorkloadConfig(session_rate_per_s=0.5, operation_rate_per_s=0.1),
+    )
+    plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
+    des = des_metrics(simulate(config, 0, plan), 0.0)
+    vector, _ = vector_run(config, plan)
+    assert 0.05 < des["inline_rate_policy"] < 0.95
+    assert vector["inline_rate_policy"] == des["inline_rate_policy"]

@@ -21,7 +21,7 @@ from nnrpsim.model import (
 from nnrpsim.model.host import Host
 from nnrpsim.model.workload import synthetic_plan
 from nnrpsim.protocol import CacheObjectKind
-from nnrpsim.vector_run import cacheable_objects, plan_stream
+from nnrpsim.vector_run import plan_stream
 
 SOURCE, MADE = 0, 1  # a shared system prompt, and a session's segment made from it
 
@@ -160,7 +160,7 @@ def test_the_plan_marks_the_share_of_private_objects_made_from_the_top_shared_on
 
 
 def _stream(plan: WorkloadPlan):
-    return plan_stream(plan, cacheable_objects(plan, _config()))
+    return plan_stream(plan, _config())[0]
 
 
 def test_the_vector_engine_invalidates_what_was_made_from_a_changed_object():
@@ -184,10 +184,11 @@ def test_the_vector_engine_makes_a_reference_to_the_source_along_before_each_use
         server=ServerConfig(limits=CacheLimits(max_object_bytes=6_000)),
         policy=PolicyConfig(name="always"),
     )
-    assert cacheable_objects(plan, too_small).tolist() == [True, False]
-    assert cacheable_objects(plan, source_too_big).tolist() == [False, False]
-    for config in (too_small, source_too_big):
-        assert plan_stream(plan, cacheable_objects(plan, config)).along is None
+    few_uses = ModelConfig(policy=PolicyConfig(name="threshold", min_expected_reuse=5.0))
+    for config in (too_small, source_too_big, few_uses):  # (the session expects 5 uses)
+        stream, cached = plan_stream(plan, config)
+        assert stream.along is None and stream.object_id.tolist() == [MADE] * 5
+        assert not cached.any()
 
 
 def test_a_segment_whose_source_goes_inline_goes_inline_too():

@@ -62,7 +62,9 @@ def test_connection_scope_counts_the_concurrent_sessions_the_arrivals_make():
         synthetic_plan(config.workload, 1, 100_000.0, np.random.SeedSequence(1), arrivals),
     )
     session = traced.plan.sessions[0]
-    assert traced.shared_reuse(0, session) == pytest.approx(4 * poisson.shared_reuse(0, session))
+    assert traced.decisions.shared_reuse(0, session) == pytest.approx(
+        4 * poisson.decisions.shared_reuse(0, session)
+    )
 
 
 @pytest.mark.parametrize("engine", ["des", "vector"])
