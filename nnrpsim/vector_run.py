@@ -21,10 +21,13 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
 
     Before an operation's references come, made ``along``, the sources of the cached objects
     it uses that it does not use itself: the DES hosts install those along when no lease of
-    them is live, before the frame that relies on them."""
+    them is live, before the frame that relies on them. A session's end (before the run's)
+    ends the leases it owns, of the objects it cached of its own: that too is an end of
+    leases, in the stream's invalidations."""
     decisions = CacheDecisions(make_policy(config.policy), config.workload, plan)
     limits, depends_on = config.server.limits, plan.depends_on
     times, objects, along, cached = [], [], [], []
+    closes, released = [], []  # session ends, and the objects whose leases they end
     for session in plan.sessions:
         caches: dict[int, bool] = {}  # the decision per object, for this session
         for at, refs in session.operations:
@@ -45,6 +48,10 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
             objects.extend(refs)
             along.extend([True] * len(sources) + [False] * len(refs))
             cached.extend([True] * len(sources) + decided)
+        if session.end_ms < config.duration_ms:
+            owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
+            closes.extend([session.end_ms] * len(owned))
+            released.extend(owned)
     times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
     objects_arr = np.asarray(objects, dtype=np.int64)
     order = np.argsort(times_ms, kind="stable")
@@ -60,8 +67,8 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
                 np.array([o for made in changed_along for o in made], dtype=np.int64),
             ]
         )
-        by_time = np.argsort(change_times, kind="stable")
-        change_times, change_objects = change_times[by_time], change_objects[by_time]
+    change_times = np.concatenate([change_times, np.asarray(closes, np.float64).astype(np.int64)])
+    change_objects = np.concatenate([change_objects, np.asarray(released, dtype=np.int64)])
     stream = ReferenceStream(
         times_ms[order],
         objects_arr[order],
