@@ -8,6 +8,12 @@ from pathlib import Path
 
 import pytest
 import yaml
+from hypothesis import settings
+
+# CI draws the same examples every run (a red build is then the change's, not the dice's);
+# elsewhere each run explores new ones. `.ci/run` sets HYPOTHESIS_PROFILE=ci.
+settings.register_profile("ci", derandomize=True, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NNRPSIM_SHARED", ROOT.parent / "shared"))

@@ -97,8 +97,16 @@ def configs(draw) -> ModelConfig:
 @given(config=configs(), seed=st.integers(0, 2**32 - 1))
 def test_any_run_keeps_the_rules_and_its_books(config, seed):
     result = simulate(config, seed)
-    assert result.violations == 0, result.audit
-    assert result.fallback_success_rate == 1.0
+    audit, behind = result.audit, result.operations_behind
+    # Operations left undone at the end are violations, explained when their sessions are still
+    # waiting on a server or a link offered more than it can process (a draw may be
+    # overloaded): then none is lost, and every fallback not completed is among them.
+    assert result.violations == audit["operation_never_completed"] == behind, audit
+    assert audit["fallbacks"] - audit["fallbacks_completed"] <= behind
+    if behind:
+        workers = config.server.workers
+        busiest = max(result.server_busy_ms) / (config.duration_ms * workers) if workers else 0
+        assert busiest > 1 or result.link_utilisation > 1, (busiest, result.link_utilisation)
     limits = config.server.limits
     ttls = result.accepted_ttl_ms
     assert ((ttls >= limits.ttl_floor_ms) & (ttls <= limits.ttl_ceiling_ms)).all()
@@ -122,7 +130,8 @@ def test_any_run_keeps_the_rules_and_its_books(config, seed):
     latency = operations["latency_ms"]
     assert (latency >= config.uplink.latency_ms + config.downlink.latency_ms).all()
     assert most_in_flight(result) <= config.workload.max_in_flight_operations
-    if config.uplink.loss == 0:  # every byte on a link is in one class
+    if config.uplink.loss == 0 and not behind:  # every byte on a link is in one class (a
+        # transfer still waiting for the server at the end has its reply booked, not yet sent)
         assert sum(result.wire.values()) == result.wire_bytes_total
     if result.audit["operation_never_completed"] == 0:  # every frame and PUT was processed
         costs, wire = config.server, result.wire
@@ -143,3 +152,33 @@ def test_any_run_keeps_the_rules_and_its_books(config, seed):
     assert sum(kinds["mean_gpu_bytes"]) == pytest.approx(metrics["mean_gpu_bytes"])
     if config.policy.name == "never":
         assert metrics["hit_rate"] == 0 and result.counters["installs"] == 0
+
+
+def test_an_overloaded_server_leaves_operations_behind_not_lost():
+    """One worker offered more than it processes (every operation installs 16 KiB bodies at
+    0.4 us a byte): operations still queued when the run ends are violations, each explained
+    by its session still waiting; none is lost, and nothing breaks a rule."""
+    config = ModelConfig(
+        duration_ms=10_000.0,
+        uplink=LinkConfig(latency_ms=0.0),
+        downlink=LinkConfig(latency_ms=0.0),
+        server=ServerConfig(
+            limits=CacheLimits(max_cache_entries=4), workers=1, per_put_byte_ms=4e-4
+        ),
+        policy=PolicyConfig(renew_margin=0.0),
+        workload=WorkloadConfig(
+            session_rate_per_s=3.0,
+            session_duration_ms=10_000.0,
+            operation_rate_per_s=40.0,
+            shared_objects_per_namespace=0,
+            private_objects_per_session=1,
+            object_size_median=16_384,
+            max_in_flight_operations=1,
+        ),
+        operation_timeout_ms=5_000.0,
+    )
+    result = simulate(config, 0)
+    audit = result.audit
+    assert max(result.server_busy_ms) > config.duration_ms  # busy past the end, still behind
+    assert result.violations == audit["operation_never_completed"] == result.operations_behind
+    assert result.operations_behind > 1000
