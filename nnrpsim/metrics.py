@@ -248,14 +248,16 @@ def vector_metrics(
     the cache; the rest were replayed. A reference whose install the server refuses (no room,
     or larger than the whole capacity) sends the body twice, as the DES hosts do: in the
     CACHE_PUT, then inline. A source installed along with what was made from it costs its
-    PUT and ACK and its body. There is no network timing (latency is NaN) and no fallback: the
-    replayed host always knows its leases.
+    PUT and ACK and its body; a reference sent inline once after an invalidation, its body.
+    There is no network timing (latency is NaN) and no fallback: the replayed host always
+    knows its leases.
     """
     n = max(len(sizes), 1)
     hits = float(sweep.hits[index])
-    refused = sweep.object_rejected[index]
-    refused_sizes = object_sizes[: len(refused)]
-    refused_cost = float(refused @ (PUT_ACK + refused_sizes + inline_object_bytes(refused_sizes)))
+    refused, inlined_once = sweep.object_rejected[index], sweep.object_inlined[index]
+    replayed_sizes = object_sizes[: len(refused)]
+    inline_sizes = inline_object_bytes(replayed_sizes)
+    refused_cost = float(refused @ (PUT_ACK + replayed_sizes + inline_sizes))
     renew_bytes = float(sweep.renewal_bytes[index]) if renewal_body else 0.0
     cache_cost = (
         hits * 24
@@ -266,6 +268,7 @@ def vector_metrics(
         + refused_cost
         + float(sweep.along_puts[index]) * PUT_ACK
         + float(sweep.along_put_bytes[index])
+        + float(inlined_once @ inline_sizes)
     )
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]

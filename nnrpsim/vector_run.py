@@ -3,6 +3,8 @@ by the lease engine at the TTL the hosts would ask for, measured as the DES runs
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from .engine.replay import replay
@@ -10,7 +12,23 @@ from .engine.stream import ReferenceStream
 from .metrics import vector_kind_metrics, vector_metrics
 from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
+from .model.server import session_lease_ttl_ms
 from .model.workload import WorkloadPlan
+
+
+def session_ttl_ms(config: ModelConfig, expected_ms: float) -> int:
+    """The lease TTL a session of ``expected_ms`` gets, as on the DES: its host's hint (the
+    policy's fraction of that length, or its fixed hint), clamped by the server."""
+    return session_lease_ttl_ms(config.server, make_policy(config.policy).ttl_hint_ms(expected_ms))
+
+
+def base_ttl_ms(plan: WorkloadPlan, config: ModelConfig) -> int:
+    """The replay's TTL: a session's of the plan's mean expected length (for a trace, its one
+    session spans the whole trace). Each reference asks for its own session's, as a multiple
+    of this (``ReferenceStream.ttl_scale``)."""
+    expected = [session.expected_ms for session in plan.sessions]
+    mean = float(np.mean(expected)) if expected else config.workload.session_duration_ms
+    return session_ttl_ms(config, mean)
 
 
 def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStream, np.ndarray]:
@@ -19,35 +37,37 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     and, per reference, whether its host caches the object in that session (the DES hosts'
     decision: :class:`CacheDecisions`).
 
-    Before an operation's references come, made ``along``, the sources of the cached objects
-    it uses that it does not use itself: the DES hosts install those along when no lease of
-    them is live, before the frame that relies on them. A session's end (before the run's)
-    ends the leases it owns, of the objects it cached of its own: that too is an end of
-    leases, in the stream's invalidations."""
+    Just before the first cached object of an operation made from a source the operation
+    does not use itself comes a reference to that source made ``along``: the DES hosts
+    install the source along when no lease of it is live, before the frame that relies on
+    it. Each reference asks for its
+    session's TTL (``ttl_scale``, of :func:`base_ttl_ms`). A session's end (before the
+    run's) ends the leases it owns, of the objects it cached of its own: that too is an end
+    of leases, in the stream's invalidations."""
     decisions = CacheDecisions(make_policy(config.policy), config.workload, plan)
     limits, depends_on = config.server.limits, plan.depends_on
-    times, objects, along, cached = [], [], [], []
+    base = base_ttl_ms(plan, config)
+    times, objects, along, cached, scales = [], [], [], [], []
     closes, released = [], []  # session ends, and the objects whose leases they end
     for session in plan.sessions:
         caches: dict[int, bool] = {}  # the decision per object, for this session
+        scale = session_ttl_ms(config, session.expected_ms) / base if base > 0 else 1.0
         for at, refs in session.operations:
-            decided = []
+            placed = set()  # the sources made along in this operation
             for obj in refs:
                 if obj not in caches:
                     caches[obj] = decisions.caches(session, obj, limits)
-                decided.append(caches[obj])
-            sources = [
-                source
-                for source in dict.fromkeys(
-                    depends_on.get(obj) for obj, c in zip(refs, decided, strict=True) if c
-                )
-                if source is not None and source not in refs
-            ]
-            times.extend([at] * (len(sources) + len(refs)))
-            objects.extend(sources)
-            objects.extend(refs)
-            along.extend([True] * len(sources) + [False] * len(refs))
-            cached.extend([True] * len(sources) + decided)
+                source = depends_on.get(obj) if caches[obj] else None
+                if source is not None and source not in refs and source not in placed:
+                    placed.add(source)
+                    objects.append(source)
+                    along.append(True)
+                    cached.append(True)
+                objects.append(obj)
+                along.append(False)
+                cached.append(caches[obj])
+            times.extend([at] * (len(refs) + len(placed)))
+            scales.extend([scale] * (len(refs) + len(placed)))
         if session.end_ms < config.duration_ms:
             owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
             closes.extend([session.end_ms] * len(owned))
@@ -76,6 +96,7 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
         change_times,
         change_objects,
         along=np.asarray(along, dtype=bool)[order] if any(along) else None,
+        ttl_scale=np.asarray(scales)[order] if any(x != 1.0 for x in scales) else None,
     )
     return stream, np.asarray(cached, dtype=bool)[order]
 
@@ -87,23 +108,11 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
     counted = ~stream.along_mask
     referenced, sizes = stream.object_id[counted], stream.size[counted]
     inlined = ~replayed[counted]  # the references the hosts send inline
-    cached = ReferenceStream(
-        stream.time_ms[replayed],
-        stream.object_id[replayed],
-        stream.size[replayed],
-        stream.invalidation_time_ms,
-        stream.invalidation_object_id,
-        stream.start_ms,
-        max(stream.end_ms, int(config.duration_ms)),
-        along=None if stream.along is None else stream.along[replayed],
+    # the window runs to the run's end, beyond the last reference
+    cached = replace(
+        stream.references(replayed), end_ms=max(stream.end_ms, int(config.duration_ms))
     )
-    # The hint the DES hosts would ask for: a fraction of the sessions' expected length (for a
-    # trace, its one session spans the whole trace).
-    expected = [session.expected_ms for session in plan.sessions]
-    hint = policy.ttl_hint_ms(
-        np.mean(expected) if expected else config.workload.session_duration_ms
-    )
-    ttl = int(min(max(hint, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
+    ttl = base_ttl_ms(plan, config)
     # The hosts renew proactively: on a use within the last renew_margin of the lease.
     margin = policy.renew_margin
     result = replay(
@@ -114,6 +123,7 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
         limits.eviction,
         per_object=True,
         renew_margin=margin or 1.0,
+        inline_after_invalidate=policy.inline_after_invalidate,
     )
     metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body)
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)

@@ -10,8 +10,10 @@ reference at a time (LRU and FIFO with an ordered map, other policies on the tab
 from __future__ import annotations
 
 import heapq
+import math
 from collections import OrderedDict
 from dataclasses import dataclass
+from itertools import repeat
 
 import numpy as np
 
@@ -40,6 +42,8 @@ COUNTS = (
     "along_puts",
     "along_put_bytes",
     "along_rejected",
+    "inlined_after_invalidate",
+    "inlined_bytes",
 )
 
 
@@ -51,10 +55,11 @@ class ReplayResult:
     cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` averages the bytes of
     live leases over the stream's window. ``hit_bytes``, ``install_bytes`` and
     ``renewal_bytes`` sum the sizes of the references that hit, that installed and that
-    renewed. References made ``along`` (see
-    :class:`ReferenceStream`) count in none of these but the live bytes: ``along_puts`` are
-    the CACHE_PUTs they sent (``along_put_bytes`` their bodies), ``along_rejected`` those
-    refused.
+    renewed. References made ``along`` (see :class:`ReferenceStream`) count in none of these
+    but the live bytes: ``along_puts`` are the CACHE_PUTs they sent (``along_put_bytes`` their
+    bodies), ``along_rejected`` those refused. ``inlined_after_invalidate`` are the misses
+    (``inlined_bytes`` their sizes) whose host sent the body inline instead of installing it,
+    once after the server ended the lease under it (``inline_after_invalidate``).
     """
 
     ttl_ms: np.ndarray
@@ -73,6 +78,8 @@ class ReplayResult:
     along_puts: np.ndarray
     along_put_bytes: np.ndarray
     along_rejected: np.ndarray
+    inlined_after_invalidate: np.ndarray
+    inlined_bytes: np.ndarray
     mean_live_bytes: np.ndarray
     object_hits: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references that hit."""
@@ -80,6 +87,8 @@ class ReplayResult:
     """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``."""
     object_rejected: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references whose install was refused."""
+    object_inlined: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the ``inlined_after_invalidate``."""
     peak_live_bytes: np.ndarray | None = None
     """With ``per_object``: per TTL, the most bytes live at once. Reclaiming expired leases
     before evicting, a capacity this large never evicts, so it gets the unlimited hit rate (a
@@ -108,6 +117,7 @@ def replay(
     policy: str = "lru",
     per_object: bool = False,
     renew_margin: float = 1.0,
+    inline_after_invalidate: bool = False,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
@@ -116,13 +126,20 @@ def replay(
     proactive renewal); ``non_reset`` only reinstalls after expiry. Every miss installs. With
     ``capacity_bytes`` the eviction ``policy`` decides victims, exactly as :class:`LeaseTable`
     would. ``per_object`` adds each object's hits and live bytes (``len(ttl_grid) x
-    stream.n_objects`` each), to break the totals down, by kind say. A renewal margin below 1
-    and references made ``along`` need the sequential rules: without a capacity they are
-    replayed as under one no reference can fill.
+    stream.n_objects`` each), to break the totals down, by kind say. With
+    ``inline_after_invalidate`` the host of a lease the server ended under it (invalidated
+    or evicted, not expired) sends the next reference's body inline, and installs at the one
+    after (spec section 14). A renewal margin below 1, references made ``along``, references
+    with TTLs of their own (``ttl_scale``) and inlining after invalidations need the
+    sequential rules: without a capacity they are replayed as under one no reference can fill.
     """
     margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
-    if capacity_bytes is None and (stream.along_mask.any() or 0 < margin < 1):
+    inline_once = inline_after_invalidate and len(stream.invalidation_time_ms) > 0
+    sequential = (
+        stream.along_mask.any() or 0 < margin < 1 or stream.ttl_scale is not None or inline_once
+    )
+    if capacity_bytes is None and sequential:
         # the live leases are of distinct references: together never more than all of them
         capacity_bytes, policy = int(stream.size.sum()), "lru"
     if capacity_bytes is None:
@@ -131,12 +148,23 @@ def replay(
     if policy in ("lru", "fifo"):
         with cyclic_gc_paused():  # millions of short-lived tuples, no reference cycles
             runs = [
-                _ordered_capacity(stream, int(t), margin, capacity_bytes, policy, per_object)
+                _ordered_capacity(
+                    stream,
+                    int(t),
+                    margin,
+                    capacity_bytes,
+                    policy,
+                    per_object,
+                    inline_after_invalidate,
+                )
                 for t in grid
             ]
     else:
         limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
-        runs = [replay_on_table(stream, int(t), mode, limits, renew_margin) for t in grid]
+        runs = [
+            replay_on_table(stream, int(t), mode, limits, renew_margin, inline_after_invalidate)
+            for t in grid
+        ]
     return _stack(grid, stream.counted, runs, per_object)
 
 
@@ -159,7 +187,7 @@ def _stack(
     if per_object:
         objects = {
             name: np.array([run[name] for run in runs]).reshape(len(runs), -1)
-            for name in ("object_hits", "object_live_bytes", "object_rejected")
+            for name in ("object_hits", "object_live_bytes", "object_rejected", "object_inlined")
         }
         objects["peak_live_bytes"] = np.array([run["peak_live_bytes"] for run in runs])
     return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
@@ -301,6 +329,8 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> 
         along_puts=zeros,
         along_put_bytes=zeros,
         along_rejected=zeros,
+        inlined_after_invalidate=zeros,
+        inlined_bytes=zeros,
         mean_live_bytes=live,
         **objects,
     )
@@ -323,7 +353,9 @@ def _per_object(
     return {
         "object_hits": np.array(hits, dtype=np.int64).reshape(len(hits), n),
         "object_live_bytes": np.array(live).reshape(len(live), n) / stream.duration_ms,
-        "object_rejected": np.zeros((len(hits), n), dtype=np.int64),  # no capacity to refuse
+        # no capacity to refuse, no host told of an end
+        "object_rejected": np.zeros((len(hits), n), dtype=np.int64),
+        "object_inlined": np.zeros((len(hits), n), dtype=np.int64),
     }
 
 
@@ -401,6 +433,8 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
         along_puts=zeros,
         along_put_bytes=zeros,
         along_rejected=zeros,
+        inlined_after_invalidate=zeros,
+        inlined_bytes=zeros,
         mean_live_bytes=live / stream.duration_ms,
         **(
             {
@@ -414,73 +448,59 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
 
 
 # ---------------------------------------------------------------------- with a byte capacity
-def _tally(
-    hits: int,
-    misses: list[int],
-    installs: int,
-    renewals: tuple[int, int],
-    rejected: int,
-    hit_bytes: int,
-    install_bytes: int,
-    mean_live_bytes: float,
-    object_hits: np.ndarray,
-    object_live_bytes: np.ndarray,
-    object_rejected: np.ndarray,
-    peak_live_bytes: int,
-    along: tuple[int, int, int],
-) -> dict[str, float]:
-    """One capacity run's counts; misses are indexed by the EndReason that preceded them;
-    ``renewals`` is (renewals, renewal_bytes), ``along`` (along_puts, along_put_bytes,
-    along_rejected)."""
+def _tally(misses: list[int], **counts) -> dict[str, float]:
+    """One sequential run's counts, per-object arrays and live bytes; ``misses`` are indexed by
+    the EndReason that preceded them."""
     return {
-        **dict(zip(("along_puts", "along_put_bytes", "along_rejected"), along, strict=True)),
-        "object_hits": object_hits,
-        "object_live_bytes": object_live_bytes,
-        "object_rejected": object_rejected,
-        "peak_live_bytes": peak_live_bytes,
-        "hits": hits,
         "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
         "expired_misses": misses[EndReason.EXPIRED],
         "invalidated_misses": misses[EndReason.INVALIDATED],
         "evicted_misses": misses[EndReason.EVICTED],
-        "installs": installs,
-        "renewals": renewals[0],
-        "renewal_bytes": renewals[1],
-        "rejected": rejected,
-        "hit_bytes": hit_bytes,
-        "install_bytes": install_bytes,
-        "mean_live_bytes": mean_live_bytes,
+        **counts,
     }
 
 
 def _ordered_capacity(
-    stream: ReferenceStream, ttl: int, margin: float, capacity: int, policy: str, per_object: bool
+    stream: ReferenceStream,
+    ttl: int,
+    margin: float,
+    capacity: int,
+    policy: str,
+    per_object: bool,
+    inline_once: bool,
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest).
 
     A lease is live from its install until its expiry (pushed on by renewals) or its end,
     whichever comes first: that span is booked, per object, when the lease ends."""
-    # obj -> (expires, installed, size)
-    entries: OrderedDict[int, tuple[int, int, int]] = OrderedDict()
+    # obj -> (expires, installed, size, from when a hit renews it)
+    entries: OrderedDict[int, tuple[int, int, int, float]] = OrderedDict()
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
     misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
     hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
     renewal_bytes = rejected_bytes = along_puts = along_put_bytes = along_rejected = 0
-    # with per_object: per object, installs and rejections (its other references hit) and live
-    # byte-milliseconds
+    inlined = inlined_bytes = 0
+    told: set[int] = set()  # with inline_once: leases the server ended under their host
+    # with per_object: per object, installs, rejections and inline turns (its other references
+    # hit) and live byte-milliseconds
     n_objects = stream.n_objects if per_object else 0
     installs_of, rejected_of, live_of = [0] * n_objects, [0] * n_objects, [0] * n_objects
+    inlined_of = [0] * n_objects
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
     k, n_inv = 0, len(inv_t)
-    lru, window = policy == "lru", margin * ttl  # a hit this close to the expiry renews
-    can_expire = stream.start_ms + ttl < stream.end_ms  # else no lease ends by expiry in the window
+    lru, ttls = policy == "lru", stream.ttls(ttl)
+    # else no lease ends by expiry in the window
+    can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
+    asks = repeat(ttl) if stream.ttl_scale is None else ttls.tolist()  # (repeat: the hot path)
+    made_for = stream.along_for().tolist()
     # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
-    # counted once at the end instead of per reference (unless a lease was installed along).
+    # counted once at the end instead of per reference (unless a lease was installed along, or
+    # an eviction may send the next reference inline).
     along = stream.along_mask
-    track = can_expire or n_inv > 0 or bool(along.any())
+    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once
     never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
@@ -489,7 +509,7 @@ def _ordered_capacity(
 
     def drop(obj: int, now: int, reason: EndReason) -> None:
         nonlocal used, live_ms_bytes
-        expires, start, size = entries.pop(obj)
+        expires, start, size, _ = entries.pop(obj)
         used -= size
         end = min(expires, now)
         live_ms_bytes += (end - start) * size
@@ -497,13 +517,17 @@ def _ordered_capacity(
             live_of[obj] += (end - start) * size
             spans.append((start, end, size))
         ended[obj] = reason
+        if inline_once and reason == EndReason.INVALIDATED:
+            told.add(obj)
 
-    for t, obj, size, only_along in zip(
+    for t, obj, size, only_along, asked, follower in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
         stream.size.tolist(),
         along.tolist(),
-        strict=True,
+        asks,
+        made_for,
+        strict=False,  # (asks may repeat without end)
     ):
         while k < n_inv and inv_t[k] <= t:
             victim = get(inv_o[k])
@@ -515,23 +539,34 @@ def _ordered_capacity(
         if only_along:
             if entry is not None and t < entry[0]:
                 continue  # its lease is in place: not touched, not renewed
+            if told and follower in told:
+                continue  # what it is made for goes inline: it needs no source
             along_puts += 1
             along_put_bytes += size
         elif entry is not None and t < entry[0]:
             hits += 1
             if lru:
                 touch(obj)
-            if margin and t >= entry[0] - window:
-                entries[obj] = (t + ttl, entry[1], entry[2])
+            if t >= entry[3]:  # near enough its expiry: renewed (the hosts' proactive renewal)
+                expires = t + asked
+                entries[obj] = (expires, entry[1], entry[2], expires - margin * asked)
                 renewals += 1
                 renewal_bytes += size
                 if can_expire:
-                    push(expiries, (t + ttl, obj))
+                    push(expiries, (expires, obj))
             continue
         if entry is not None:
             drop(obj, t, EndReason.EXPIRED)
         if track and not only_along:
             misses[ended_get(obj, never)] += 1
+        if told and obj in told:
+            told.discard(obj)  # a fresh lease, or else the inline turn
+            if not only_along:
+                inlined += 1
+                inlined_bytes += size
+                if per_object:
+                    inlined_of[obj] += 1
+                continue
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
                 expires, victim = heapq.heappop(expiries)
@@ -547,7 +582,7 @@ def _ordered_capacity(
                     rejected_of[obj] += 1
                 continue
             while used + size > capacity:
-                victim, (expires, start, victim_size) = evict_oldest(last=False)
+                victim, (expires, start, victim_size, _) = evict_oldest(last=False)
                 used -= victim_size
                 end = min(expires, t)
                 live_ms_bytes += (end - start) * victim_size
@@ -556,9 +591,12 @@ def _ordered_capacity(
                     spans.append((start, end, victim_size))
                 if track:
                     ended[victim] = evicted
-        entries[obj] = (t + ttl, t, size)
+                if inline_once:
+                    told.add(victim)
+        expires = t + asked
+        entries[obj] = (expires, t, size, expires - margin * asked if margin else math.inf)
         if can_expire:
-            push(expiries, (t + ttl, obj))
+            push(expiries, (expires, obj))
         used += size
         if only_along:
             continue
@@ -570,7 +608,8 @@ def _ordered_capacity(
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     live = live_ms_bytes / stream.duration_ms
     counted_bytes = int(stream.size[~along].sum())
-    hit_bytes = counted_bytes - install_bytes - rejected_bytes  # misses install or fail
+    # misses install, fail or go inline
+    hit_bytes = counted_bytes - install_bytes - rejected_bytes - inlined_bytes
     if not track:  # an object that never fits misses cold every time; others once, then evicted
         too_big = stream.size > capacity
         misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
@@ -581,27 +620,38 @@ def _ordered_capacity(
         else np.zeros(0, int)
     )
     object_rejected = np.array(rejected_of, dtype=np.int64)
-    object_hits = references_of - np.array(installs_of, dtype=np.int64) - object_rejected
-    object_live = np.array(live_of, dtype=np.float64) / stream.duration_ms
+    object_inlined = np.array(inlined_of, dtype=np.int64)
+    installs_or_not = np.array(installs_of, dtype=np.int64) + object_rejected + object_inlined
     return _tally(
-        hits,
         misses,
-        installs,
-        (renewals, renewal_bytes),
-        rejected,
-        hit_bytes,
-        install_bytes,
-        live,
-        object_hits,
-        object_live,
-        object_rejected,
-        _peak_of_spans(spans),
-        (along_puts, along_put_bytes, along_rejected),
+        hits=hits,
+        installs=installs,
+        renewals=renewals,
+        renewal_bytes=renewal_bytes,
+        rejected=rejected,
+        hit_bytes=hit_bytes,
+        install_bytes=install_bytes,
+        along_puts=along_puts,
+        along_put_bytes=along_put_bytes,
+        along_rejected=along_rejected,
+        inlined_after_invalidate=inlined,
+        inlined_bytes=inlined_bytes,
+        mean_live_bytes=live,
+        object_hits=references_of - installs_or_not,
+        object_live_bytes=np.array(live_of, dtype=np.float64) / stream.duration_ms,
+        object_rejected=object_rejected,
+        object_inlined=object_inlined,
+        peak_live_bytes=_peak_of_spans(spans),
     )
 
 
 def replay_on_table(
-    stream: ReferenceStream, ttl: int, mode: str, limits: CacheLimits, renew_margin: float = 1.0
+    stream: ReferenceStream,
+    ttl: int,
+    mode: str,
+    limits: CacheLimits,
+    renew_margin: float = 1.0,
+    inline_after_invalidate: bool = False,
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
 
@@ -613,10 +663,12 @@ def replay_on_table(
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
     margin = renewal_margin(mode, renew_margin)
     misses = [0] * len(EndReason)
-    hits = renewals = renewal_bytes = installs = rejected = hit_bytes = install_bytes = 0
-    along_puts = along_put_bytes = along_rejected = 0
+    # COUNTS but the misses by cause (from ``misses``)
+    counts = dict.fromkeys((c for c in COUNTS if not c.endswith("_misses")), 0)
+    told: set[int] = set()  # with inline_after_invalidate: leases ended under their host
     object_hits = np.zeros(n_objects, dtype=np.int64)
     object_rejected = np.zeros(n_objects, dtype=np.int64)
+    object_inlined = np.zeros(n_objects, dtype=np.int64)
     object_live_ms_bytes = [0] * n_objects
     # obj -> (installed, expires, size, the TTL last granted)
     leases: dict[int, tuple[int, int, int, int]] = {}
@@ -631,68 +683,80 @@ def replay_on_table(
 
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     k = 0
-    for t, obj, size, only_along in zip(
+    for t, obj, size, only_along, asked, follower in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
         stream.size.tolist(),
         stream.along_mask.tolist(),
+        stream.ttls(ttl).tolist(),
+        stream.along_for().tolist(),
         strict=True,
     ):
         while k < len(inv_t) and inv_t[k] <= t:
             target = int(inv_o[k])
             if table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
+                if inline_after_invalidate and table.holds(target, int(inv_t[k])):
+                    told.add(target)
                 table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
                 ended([target], int(inv_t[k]))
             k += 1
         # one reference at a time: the scalar calls, which keep the batch calls' rules
         if only_along:
+            if follower in told:
+                continue  # what it is made for goes inline: it needs no source
             if not table.holds(obj, t):
-                along_puts += 1
-                along_put_bytes += size
-                ack = table.install_one(obj, t, ttl, size)
+                counts["along_puts"] += 1
+                counts["along_put_bytes"] += size
+                told.discard(obj)
+                ack = table.install_one(obj, t, asked, size)
                 ended(ack.expired + ack.evicted, t)
+                if inline_after_invalidate:
+                    told.update(ack.evicted)
                 if ack.status == CacheAckStatus.REJECTED:
-                    along_rejected += 1
+                    counts["along_rejected"] += 1
                 else:
                     leases[obj] = (t, t + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
             continue
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
-            hits += 1
-            hit_bytes += size
+            counts["hits"] += 1
+            counts["hit_bytes"] += size
             object_hits[obj] += 1
             installed, expires, _, granted = leases[obj]
             if margin and t >= expires - margin * granted:
-                renewal = table.install_one(obj, t, ttl, size)
+                renewal = table.install_one(obj, t, asked, size)
                 granted = renewal.accepted_ttl_ms
                 leases[obj] = (installed, t + granted, size, granted)
-                renewals += 1
-                renewal_bytes += size
+                counts["renewals"] += 1
+                counts["renewal_bytes"] += size
             continue
         misses[EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason] += 1
-        ack = table.install_one(obj, t, ttl, size)
+        if obj in told:  # the inline turn
+            told.discard(obj)
+            counts["inlined_after_invalidate"] += 1
+            counts["inlined_bytes"] += size
+            object_inlined[obj] += 1
+            continue
+        ack = table.install_one(obj, t, asked, size)
         ended(ack.expired + ack.evicted, t)
+        if inline_after_invalidate:
+            told.update(ack.evicted)
         if ack.status == CacheAckStatus.REJECTED:
-            rejected += 1
+            counts["rejected"] += 1
             object_rejected[obj] += 1
         else:
-            installs += 1
-            install_bytes += size
+            counts["installs"] += 1
+            counts["install_bytes"] += size
             leases[obj] = (t, t + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return _tally(
-        hits,
         misses,
-        installs,
-        (renewals, renewal_bytes),
-        rejected,
-        hit_bytes,
-        install_bytes,
-        float(object_live.sum()),
-        object_hits,
-        object_live,
-        object_rejected,
-        _peak_of_spans(spans),
-        (along_puts, along_put_bytes, along_rejected),
+        **counts,
+        mean_live_bytes=float(object_live.sum()),
+        object_hits=object_hits,
+        object_live_bytes=object_live,
+        object_rejected=object_rejected,
+        object_inlined=object_inlined,
+        peak_live_bytes=_peak_of_spans(spans),
     )

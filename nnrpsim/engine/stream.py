@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -22,7 +22,12 @@ class ReferenceStream:
     source of an object its operation references, installed along with it when no lease of
     the source is live (spec section 11: a reference needs its sources valid). Such a
     reference installs when it finds no live lease, and otherwise does nothing: it neither
-    renews nor counts as a reference, a hit or a miss.
+    renews nor counts as a reference, a hit or a miss. It is made for the reference right
+    after it (at the same millisecond), and skipped when that one's body goes inline (the
+    replay's ``inline_after_invalidate``). ``ttl_scale`` gives each reference the
+    TTL its CACHE_PUT asks for, as a multiple of the replay's (rounded to whole ms): its
+    session's own TTL, when sessions ask for different ones; without it every reference asks
+    for the replay's.
     """
 
     time_ms: np.ndarray
@@ -35,6 +40,7 @@ class ReferenceStream:
     operation: np.ndarray | None = None
     object_kind: np.ndarray | None = None
     along: np.ndarray | None = None
+    ttl_scale: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -60,6 +66,11 @@ class ReferenceStream:
             if along.dtype != np.bool_ or along.shape != self.time_ms.shape:
                 raise ValueError("along must be one boolean per reference")
             object.__setattr__(self, "along", along)
+        if self.ttl_scale is not None:
+            scale = np.asarray(self.ttl_scale, dtype=np.float64)
+            if scale.shape != self.time_ms.shape or not (np.isfinite(scale) & (scale > 0)).all():
+                raise ValueError("ttl_scale must be one finite factor > 0 per reference")
+            object.__setattr__(self, "ttl_scale", scale)
         inv_t, inv_o = self.invalidation_time_ms, self.invalidation_object_id
         if (inv_t is None) != (inv_o is None):
             raise ValueError(
@@ -94,18 +105,28 @@ class ReferenceStream:
         """The references and invalidations before ``end_ms``: a run's window of a longer trace."""
         if end_ms >= self.end_ms:
             return self
-        keep, kept = self.time_ms < end_ms, self.invalidation_time_ms < end_ms
+        kept = self.invalidation_time_ms < end_ms
+        return replace(
+            self.references(self.time_ms < end_ms),
+            invalidation_time_ms=self.invalidation_time_ms[kept],
+            invalidation_object_id=self.invalidation_object_id[kept],
+            end_ms=max(end_ms, self.start_ms + 1),
+        )
+
+    def references(self, keep: np.ndarray) -> ReferenceStream:
+        """The references ``keep`` marks, with every invalidation and the same window."""
         return ReferenceStream(
             self.time_ms[keep],
             self.object_id[keep],
             self.size[keep],
-            self.invalidation_time_ms[kept],
-            self.invalidation_object_id[kept],
+            self.invalidation_time_ms,
+            self.invalidation_object_id,
             self.start_ms,
-            max(end_ms, self.start_ms + 1),
+            self.end_ms,
             None if self.operation is None else self.operation[keep],
             self.object_kind,
             None if self.along is None else self.along[keep],
+            None if self.ttl_scale is None else self.ttl_scale[keep],
         )
 
     @property
@@ -127,6 +148,21 @@ class ReferenceStream:
     def along_mask(self) -> np.ndarray:
         """``along``, or no reference marked."""
         return np.zeros(len(self), dtype=bool) if self.along is None else self.along
+
+    def along_for(self) -> np.ndarray:
+        """Per reference made along, the object of the reference it is made for: the next,
+        at the same millisecond and not made along; -1 for the others."""
+        along = self.along_mask
+        follower = np.full(len(self), -1, dtype=np.int64)
+        made = np.flatnonzero(along[:-1] & ~along[1:] & (self.time_ms[1:] == self.time_ms[:-1]))
+        follower[made] = self.object_id[made + 1]
+        return follower
+
+    def ttls(self, ttl_ms: int) -> np.ndarray:
+        """The TTL each reference asks for when the replay's is ``ttl_ms``."""
+        if self.ttl_scale is None:
+            return np.full(len(self), ttl_ms, dtype=np.int64)
+        return np.rint(ttl_ms * self.ttl_scale).astype(np.int64)
 
     @property
     def counted(self) -> int:

@@ -20,6 +20,14 @@ if TYPE_CHECKING:
 INVALIDATE_BYTES = packet_bytes(MessageType.CACHE_INVALIDATE)
 
 
+def session_lease_ttl_ms(config: ServerConfig, hint_ms: int) -> int:
+    """SESSION_OPEN_ACK ``lease_ttl_ms``: the host's hint (or the server's default) clamped to
+    the TTL floor and ceiling."""
+    limits = config.limits
+    requested = hint_ms or config.default_lease_ttl_ms
+    return int(min(max(requested, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
+
+
 class Server:
     def __init__(self, sim: Simulation, index: int, config: ServerConfig, catalog: ObjectCatalog):
         self.sim = sim
@@ -43,9 +51,7 @@ class Server:
         """SESSION_OPEN_ACK ``lease_ttl_ms``: the hint (or the default) clamped to floor/ceiling."""
         self.table.register_session(session_id, connection_id)
         self.session_connection[session_id] = connection_id
-        limits = self.config.limits
-        requested = hint_ms or self.config.default_lease_ttl_ms
-        return int(min(max(requested, limits.ttl_floor_ms), limits.ttl_ceiling_ms))
+        return session_lease_ttl_ms(self.config, hint_ms)
 
     def close_connection(self, connection_id: int) -> None:
         """CLOSE: the connection's leases end, with its sessions' and their operations'."""

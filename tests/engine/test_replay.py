@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -113,6 +115,8 @@ def test_bad_arguments():
         replay(stream, [1], capacity_bytes=10, policy="ttl", renew_margin=1.5)
     with pytest.raises(ValueError, match="along must be one boolean per reference"):
         ReferenceStream([1, 2], [0, 1], [1, 1], along=[1, 0])
+    with pytest.raises(ValueError, match="ttl_scale must be one finite factor > 0"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], ttl_scale=[1.0, 0.0])
 
 
 def test_operations_group_consecutive_references_and_survive_a_cut():
@@ -241,6 +245,8 @@ def test_a_reference_made_along_installs_a_missing_lease_and_does_nothing_else(
         "along_puts": [2],
         "along_put_bytes": [20],
         "along_rejected": [0],
+        "inlined_after_invalidate": [0],
+        "inlined_bytes": [0],
     }
     assert result.object_hits.tolist() == [[1]]
     # live [0, 150) or [0, 100), [200, 300), [320, 400)
@@ -340,3 +346,85 @@ def test_a_wider_renewal_margin_never_hits_less(invalidations):
     hits = np.array(hits)
     assert (np.diff(hits, axis=0) >= 0).all()
     assert (hits[-1, 1:] > hits[2, 1:]).all() and (hits[2, 1:] > hits[0, 1:]).all()
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (10**6, "fifo"), (10**6, "ttl")])
+def test_each_reference_asks_for_its_own_ttl(mode, capacity, policy):
+    """TTL 100 scaled by 0.5 for the first reference: its lease ends at 50, so the reference
+    at 60 misses (it would hit at the replay's TTL), and reinstalls for 1.5 x 100 = 150."""
+    stream = ReferenceStream([0, 60, 200], [0] * 3, [10] * 3, end_ms=400, ttl_scale=[0.5, 1.5, 1])
+    result = replay(stream, [100], mode, capacity, policy, per_object=True)
+    assert (result.hits[0], result.expired_misses[0], result.installs[0]) == (1, 1, 2)
+    # [0, 50), then [60, 210) (in reset mode renewed at 200 for 100: to 300)
+    live_ms = 50 + (240 if mode == "reset" else 150)
+    assert result.mean_live_bytes.tolist() == [10 * live_ms / 400]
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (700, "lru"), (700, "fifo")])
+def test_ttls_of_their_own_replay_alike_on_every_path(mode, capacity, policy):
+    stream = _stream(19, invalidations=True, along=0.1)
+    scale = np.random.default_rng(3).choice([0.25, 1.0, 3.0], len(stream))
+    scaled = replace(stream, ttl_scale=scale)
+    grid = [50, 1000]
+    result = replay(scaled, grid, mode, capacity, policy, per_object=True, renew_margin=0.5)
+    plain = replay(stream, grid, mode, capacity, policy, per_object=True, renew_margin=0.5)
+    assert (result.hits != plain.hits).all()
+    for i, ttl in enumerate(grid):
+        limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+        table = replay_on_table(scaled, ttl, mode, limits, renew_margin=0.5)
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+    # a factor of 1 for every reference is the replay's own TTL, on the vectorised path too
+    ones = replay(replace(stream, along=None, ttl_scale=np.ones(len(stream))), grid, mode)
+    assert ones.counts() == replay(replace(stream, along=None), grid, mode).counts()
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(
+    ("capacity", "policy"), [(None, "lru"), (10**6, "lru"), (10**6, "fifo"), (10**6, "ttl")]
+)
+def test_after_an_invalidation_the_next_reference_goes_inline_once(mode, capacity, policy):
+    """TTL 100. Object 0: installed at 0, hit at 10, invalidated at 15; at 20 its body goes
+    inline (a miss, no install), at 30 it is installed again, at 40 it hits. Object 1 runs
+    out at 100 (expiry tells the host nothing): at 150 it is simply installed again."""
+    stream = ReferenceStream(
+        [0, 0, 10, 20, 30, 40, 150], [0, 1, 0, 0, 0, 0, 1], [10, 7, 10, 10, 10, 10, 7], [15], [0]
+    )
+    result = replay(stream, [100], mode, capacity, policy, True, inline_after_invalidate=True)
+    counts = {k: v[0] for k, v in result.counts().items()}
+    assert (counts["hits"], counts["installs"], counts["inlined_after_invalidate"]) == (2, 4, 1)
+    assert (counts["invalidated_misses"], counts["expired_misses"]) == (2, 1)
+    assert (counts["inlined_bytes"], counts["hit_bytes"]) == (10, 20)
+    assert result.object_inlined.tolist() == [[1, 0]]
+    assert result.object_hits.tolist() == [[2, 0]]
+    plain = replay(stream, [100], mode, capacity, policy, True)
+    assert (plain.hits[0], plain.installs[0], plain.inlined_after_invalidate[0]) == (3, 4, 0)
+
+
+@pytest.mark.parametrize("policy", ["lru", "ttl"])
+def test_after_an_eviction_the_next_reference_goes_inline_once(policy):
+    """Room for one of two 60-byte objects: each install evicts the other, whose next
+    reference then goes inline; the one after installs (and evicts) again."""
+    stream = ReferenceStream([0, 5, 10, 20, 25, 30], [0, 1, 0, 0, 1, 1], [60] * 6, end_ms=40)
+    result = replay(stream, [1000], "reset", 100, policy, True, inline_after_invalidate=True)
+    counts = {k: v[0] for k, v in result.counts().items()}
+    assert (counts["installs"], counts["inlined_after_invalidate"]) == (4, 2)
+    assert (counts["cold_misses"], counts["evicted_misses"], counts["hits"]) == (2, 4, 0)
+    assert result.object_inlined.tolist() == [[1, 1]]
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (700, "lru"), (700, "fifo")])
+def test_inlining_after_invalidations_replays_alike_on_every_path(mode, capacity, policy):
+    stream = _stream(23, invalidations=True, along=0.1)
+    grid = [50, 1000, 100_000]
+    result = replay(stream, grid, mode, capacity, policy, True, inline_after_invalidate=True)
+    assert (result.inlined_after_invalidate[1:] > 0).all()
+    for i, ttl in enumerate(grid):
+        limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+        table = replay_on_table(stream, ttl, mode, limits, inline_after_invalidate=True)
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert result.object_inlined[i].tolist() == table["object_inlined"].tolist()
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
