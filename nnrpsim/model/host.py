@@ -68,13 +68,16 @@ class Host:
     # ------------------------------------------------------------------ messages from servers
     def on_invalidate(self, server: int, objects: list[int] | None, reason: ReasonCode) -> None:
         """Mark the references invalid at once; the next submit inlines or reinstalls them. A
-        restart (every object at once) empties the cache: a back-off after a refusal ends."""
+        lease the host knows has run out is past that: it is put again at its next use, as any
+        expired one (whether the server's sweep had reached it before the notice is the
+        server's affair). A restart (every object at once) empties the cache: a back-off after
+        a refusal ends."""
         cause = CAUSE_OF_REASON.get(reason, InstallCause.OTHER)
-        leases = self.leases.get(server, {})
+        leases, now = self.leases.get(server, {}), self.sim.env.now
         if objects is None:
             self.refused.get(server, {}).clear()
         for lease in leases.values() if objects is None else map(leases.get, objects):
-            if lease is not None and lease.valid:
+            if lease is not None and lease.valid and now < lease.expires_ms:
                 lease.valid, lease.cause = False, cause
 
     # ------------------------------------------------------------------ round trips

@@ -113,3 +113,31 @@ def test_section_12_lifecycle():
     assert latency[0] == pytest.approx(
         hit + 2 * link.latency_ms + (put + ack) / per_ms + put_processing
     )
+
+
+def test_a_notice_for_a_lease_the_host_knows_has_run_out_changes_nothing():
+    """After the handshake (two round trips over 5 ms links) A's PUT reaches the server at
+    25 ms: its 100 ms lease runs to 125 there, and to 120 by the host's reckoning (it allows
+    for the latency of a reference). A's content changes at 122: the server announces it,
+    and the notice arrives at 127, when the host already counts the lease gone. So at its
+    next use the host puts A again at once, as any expired lease, instead of sending it
+    inline first."""
+    ids = np.arange(1, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(1), ids, ids, np.full(1, CacheObjectKind.PROMPT_SEGMENT)
+    )
+    session = SessionPlan(1, 0, 0.0, 400.0, 400.0, [(0.0, [A]), (200.0, [A])], {A: 10.0})
+    plan = WorkloadPlan(
+        catalog, np.full(1, SIZE), [session], np.array([122.0]), np.array([A]), np.zeros(1)
+    )
+    link = LinkConfig(latency_ms=5.0, bandwidth_bytes_per_ms=float("inf"))
+    config = ModelConfig(
+        duration_ms=400.0,
+        uplink=link,
+        downlink=link,
+        policy=PolicyConfig(name="always", ttl_hint_ms=100, renew_margin=0.0),
+    )
+    result = Simulation(config, 0, plan).run()
+    assert result.invalidations["content_changed"] == 1
+    assert result.references["outcome"].tolist() == [RefOutcome.INSTALLED] * 2
+    assert result.references["cause"].tolist() == [InstallCause.COLD, InstallCause.EXPIRED]
