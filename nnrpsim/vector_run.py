@@ -7,7 +7,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .engine.replay import replay
+from .engine.replay import replay_after
 from .engine.stream import ReferenceStream
 from .metrics import vector_kind_metrics, vector_metrics
 from .model import ModelConfig, make_policy
@@ -75,37 +75,60 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
     objects_arr = np.asarray(objects, dtype=np.int64)
     order = np.argsort(times_ms, kind="stable")
-    change_times, change_objects = plan.change_times_ms.astype(np.int64), plan.change_objects
-    made_from = plan.dependents()
-    if made_from:
-        changed_along = [made_from.get(obj, []) for obj in change_objects.tolist()]
-        counts = np.array([len(made) for made in changed_along], dtype=np.int64)
-        change_times = np.concatenate([change_times, np.repeat(change_times, counts)])
-        change_objects = np.concatenate(
-            [
-                change_objects,
-                np.array([o for made in changed_along for o in made], dtype=np.int64),
-            ]
-        )
-    change_times = np.concatenate([change_times, np.asarray(closes, np.float64).astype(np.int64)])
-    change_objects = np.concatenate([change_objects, np.asarray(released, dtype=np.int64)])
+    changes = _lease_ends(plan, config, closes, released)
     stream = ReferenceStream(
         times_ms[order],
         objects_arr[order],
         plan.sizes[objects_arr[order]],
-        change_times,
-        change_objects,
+        *changes[:2],
         along=np.asarray(along, dtype=bool)[order] if any(along) else None,
         ttl_scale=np.asarray(scales)[order] if any(x != 1.0 for x in scales) else None,
+        invalidation_kept=changes[2] if changes[2].any() else None,
+        invalidation_through=changes[3] if (changes[3] >= 0).any() else None,
     )
     return stream, np.asarray(cached, dtype=bool)[order]
 
 
+def _lease_ends(
+    plan: WorkloadPlan, config: ModelConfig, closes: list[float], released: list[int]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What ends leases, as the stream's invalidations (times, objects, kept, through): the
+    plan's content changes; with each, a change of what was made from the object (through
+    the server's cascade, or kept without it: the hosts see the change themselves); and the
+    session closes ``closes`` of the objects ``released``."""
+    times, objects = plan.change_times_ms.astype(np.int64), plan.change_objects
+    made_from = plan.dependents()
+    made = [made_from.get(obj, []) for obj in objects.tolist()]
+    counts = np.array([len(dependents) for dependents in made], dtype=np.int64)
+    n_made, n_released = int(counts.sum()), len(released)
+    cascade = config.server.cascade_dependencies
+    return (
+        np.concatenate(
+            [times, np.repeat(times, counts), np.asarray(closes, np.float64).astype(np.int64)]
+        ),
+        np.concatenate(
+            [
+                objects,
+                np.array([o for dependents in made for o in dependents], dtype=np.int64),
+                np.asarray(released, dtype=np.int64),
+            ]
+        ),
+        np.concatenate(
+            [np.zeros(len(objects), bool), np.full(n_made, not cascade), np.zeros(n_released, bool)]
+        ),
+        np.concatenate(
+            [np.full(len(objects), -1), np.repeat(objects, counts), np.full(n_released, -1)]
+        ).astype(np.int64),
+    )
+
+
 def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float], dict[str, list]]:
-    """The run's metrics and its metrics by object kind, on the engine's replay."""
+    """The run's metrics and its metrics by object kind, on the engine's replay, counted after
+    the warm-up as the DES's are (``peak_gpu_bytes`` is the whole run's)."""
     stream, replayed = plan_stream(plan, config)  # what the hosts cache, sources made along
     policy, limits = make_policy(config.policy), config.server.limits
-    counted = ~stream.along_mask
+    # the references counted: made by the operations (not along), after the warm-up
+    counted = ~stream.along_mask & (stream.time_ms >= config.warmup_ms)
     referenced, sizes = stream.object_id[counted], stream.size[counted]
     inlined = ~replayed[counted]  # the references the hosts send inline
     # the window runs to the run's end, beyond the last reference
@@ -115,8 +138,9 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
     ttl = base_ttl_ms(plan, config)
     # The hosts renew proactively: on a use within the last renew_margin of the lease.
     margin = policy.renew_margin
-    result = replay(
+    result = replay_after(
         cached,
+        int(config.warmup_ms),
         [ttl],
         "reset" if margin > 0 else "non_reset",
         limits.capacity_bytes,

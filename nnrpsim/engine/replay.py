@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from itertools import repeat
 
 import numpy as np
@@ -132,6 +132,8 @@ def replay(
     after (spec section 14). A renewal margin below 1, references made ``along``, references
     with TTLs of their own (``ttl_scale``) and inlining after invalidations need the
     sequential rules: without a capacity they are replayed as under one no reference can fill.
+    A change marked kept (``invalidation_kept``) leaves the lease in place, unannounced, and
+    its host replaces it at the next reference.
     """
     margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
@@ -166,6 +168,44 @@ def replay(
             for t in grid
         ]
     return _stack(grid, stream.counted, runs, per_object)
+
+
+def replay_after(stream: ReferenceStream, from_ms: int, ttl_grid, *args, **kwargs) -> ReplayResult:
+    """:func:`replay`, counting only the references from ``from_ms`` on (a warm-up cut), and
+    live bytes over ``[from_ms, end)``; ``peak_live_bytes`` stays the whole window's.
+
+    It replays the window before ``from_ms`` alone and takes that away. A replay is causal, a
+    reference faring alike whatever comes after it, so those references fared alike in both
+    runs, and the leases the earlier window left live at its end were live alike until then.
+    """
+    full = replay(stream, ttl_grid, *args, **kwargs)
+    if from_ms <= stream.start_ms:
+        return full
+    if from_ms >= stream.end_ms:
+        raise ValueError(f"from_ms must be before the stream's end ({stream.end_ms} ms)")
+    early = replay(stream.before(from_ms), ttl_grid, *args, **kwargs)
+    whole, before = stream.duration_ms, from_ms - stream.start_ms
+    counts = {name: getattr(full, name) - getattr(early, name) for name in COUNTS}
+    live = (full.mean_live_bytes * whole - early.mean_live_bytes * before) / (whole - before)
+    objects = {}
+    if full.object_hits is not None:
+        span = whole - before
+
+        def after(name: str, whole_weight: float = 1.0, early_weight: float = 1.0):
+            earlier = np.zeros(getattr(full, name).shape)  # it may name fewer objects
+            earlier[:, : getattr(early, name).shape[1]] = getattr(early, name)
+            return getattr(full, name) * whole_weight - earlier * early_weight
+
+        for name in ("object_hits", "object_rejected", "object_inlined"):
+            objects[name] = after(name).astype(np.int64)
+        objects["object_live_bytes"] = after("object_live_bytes", whole / span, before / span)
+    return replace(
+        full,
+        references=full.references - early.references,
+        **counts,
+        mean_live_bytes=live,
+        **objects,
+    )
 
 
 def renewal_margin(mode: str, renew_margin: float) -> float:
@@ -490,7 +530,10 @@ def _ordered_capacity(
     inlined_of = [0] * n_objects
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
+    kept, through = stream.kept_mask.tolist(), stream.through.tolist()
     k, n_inv = 0, len(inv_t)
+    stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
+    live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     lru, ttls = policy == "lru", stream.ttls(ttl)
     # else no lease ends by expiry in the window
     can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
@@ -517,8 +560,7 @@ def _ordered_capacity(
             live_of[obj] += (end - start) * size
             spans.append((start, end, size))
         ended[obj] = reason
-        if inline_once and reason == EndReason.INVALIDATED:
-            told.add(obj)
+        stale.discard(obj)
 
     for t, obj, size, only_along, asked, follower in zip(
         stream.time_ms.tolist(),
@@ -530,20 +572,33 @@ def _ordered_capacity(
         strict=False,  # (asks may repeat without end)
     ):
         while k < n_inv and inv_t[k] <= t:
-            victim = get(inv_o[k])
+            at, target, via = inv_t[k], inv_o[k], through[k]
+            victim = get(target)
             if victim is not None:
-                live = inv_t[k] < victim[0]
-                drop(inv_o[k], inv_t[k], EndReason.INVALIDATED if live else EndReason.EXPIRED)
+                live = at < victim[0]
+                if via >= 0:  # a cascade, through the source's lease (live now or until now)
+                    source = get(via)
+                    cascades = (source is not None and at < source[0]) or live_end.get(via) == at
+                if kept[k] or (via >= 0 and not cascades):
+                    if live:
+                        stale.add(target)
+                else:
+                    drop(target, at, EndReason.INVALIDATED if live else EndReason.EXPIRED)
+                    if live:
+                        live_end[target] = at
+                        if inline_once:
+                            told.add(target)
             k += 1
         entry = get(obj)
+        live = entry is not None and t < entry[0] and not (stale and obj in stale)
         if only_along:
-            if entry is not None and t < entry[0]:
+            if live:
                 continue  # its lease is in place: not touched, not renewed
             if told and follower in told:
                 continue  # what it is made for goes inline: it needs no source
             along_puts += 1
             along_put_bytes += size
-        elif entry is not None and t < entry[0]:
+        elif live:
             hits += 1
             if lru:
                 touch(obj)
@@ -555,8 +610,8 @@ def _ordered_capacity(
                 if can_expire:
                     push(expiries, (expires, obj))
             continue
-        if entry is not None:
-            drop(obj, t, EndReason.EXPIRED)
+        if entry is not None:  # run out, or stale: a new version replaces it
+            drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
         if track and not only_along:
             misses[ended_get(obj, never)] += 1
         if told and obj in told:
@@ -593,6 +648,8 @@ def _ordered_capacity(
                     ended[victim] = evicted
                 if inline_once:
                     told.add(victim)
+                if stale:
+                    stale.discard(victim)
         expires = t + asked
         entries[obj] = (expires, t, size, expires - margin * asked if margin else math.inf)
         if can_expire:
@@ -676,12 +733,16 @@ def replay_on_table(
 
     def ended(objects: list[int], now: int) -> None:
         for gone in objects:
+            stale.discard(gone)
             start, expires, gone_size, _ = leases.pop(gone)
             end = min(expires, now)
             object_live_ms_bytes[gone] += (end - start) * gone_size
             spans.append((start, end, gone_size))
 
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
+    kept, through = stream.kept_mask, stream.through
+    stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
+    live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     k = 0
     for t, obj, size, only_along, asked, follower in zip(
         stream.time_ms.tolist(),
@@ -693,14 +754,24 @@ def replay_on_table(
         strict=True,
     ):
         while k < len(inv_t) and inv_t[k] <= t:
-            target = int(inv_o[k])
-            if table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
-                if inline_after_invalidate and table.holds(target, int(inv_t[k])):
-                    told.add(target)
+            target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
+            # a cascade runs through the source's lease (live now, or until now)
+            cascades = via < 0 or table.holds(via, at) or live_end.get(via) == at
+            if kept[k] or not cascades:
+                if table.holds(target, at):
+                    stale.add(target)
+            elif table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
+                if table.holds(target, at):
+                    live_end[target] = at
+                    if inline_after_invalidate:
+                        told.add(target)
                 table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
                 ended([target], int(inv_t[k]))
             k += 1
         # one reference at a time: the scalar calls, which keep the batch calls' rules
+        if obj in stale and table.holds(obj, t):  # a new version replaces it
+            table.invalidate_objects(np.array([obj]), t)
+            ended([obj], t)
         if only_along:
             if follower in told:
                 continue  # what it is made for goes inline: it needs no source

@@ -27,7 +27,14 @@ class ReferenceStream:
     replay's ``inline_after_invalidate``). ``ttl_scale`` gives each reference the
     TTL its CACHE_PUT asks for, as a multiple of the replay's (rounded to whole ms): its
     session's own TTL, when sessions ask for different ones; without it every reference asks
-    for the replay's.
+    for the replay's. ``invalidation_kept`` marks the changes that leave the server's lease in
+    place, unannounced: an object made from a changed one, without the server's cascade. Its
+    host, which sees the change, puts a new version at the next reference, replacing the old
+    lease; until then that lease holds its bytes, and may still end (and be announced).
+    ``invalidation_through`` gives, for a change that follows another object's (the server's
+    cascade from the object it was made from), that object; -1 for the others. The server's
+    cascade runs through the source's lease: when the source's change at the same millisecond
+    finds no live lease of it, the change is kept instead.
     """
 
     time_ms: np.ndarray
@@ -41,6 +48,8 @@ class ReferenceStream:
     object_kind: np.ndarray | None = None
     along: np.ndarray | None = None
     ttl_scale: np.ndarray | None = None
+    invalidation_kept: np.ndarray | None = None
+    invalidation_through: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -85,6 +94,18 @@ class ReferenceStream:
         order = np.lexsort((inv_o, inv_t))
         object.__setattr__(self, "invalidation_time_ms", inv_t[order])
         object.__setattr__(self, "invalidation_object_id", inv_o[order])
+        if self.invalidation_kept is not None:
+            kept = np.asarray(self.invalidation_kept)
+            if kept.dtype != np.bool_ or kept.shape != inv_t.shape:
+                raise ValueError("invalidation_kept must be one boolean per invalidation")
+            object.__setattr__(self, "invalidation_kept", kept[order])
+        if self.invalidation_through is not None:
+            through = np.asarray(self.invalidation_through, dtype=np.int64)
+            if through.shape != inv_t.shape or (len(through) and through.min() < -1):
+                raise ValueError(
+                    "invalidation_through must be one object id (or -1) per invalidation"
+                )
+            object.__setattr__(self, "invalidation_through", through[order])
         times = np.concatenate([self.time_ms, inv_t])
         if self.start_ms is None:
             object.__setattr__(self, "start_ms", int(times.min()) if len(times) else 0)
@@ -105,11 +126,17 @@ class ReferenceStream:
         """The references and invalidations before ``end_ms``: a run's window of a longer trace."""
         if end_ms >= self.end_ms:
             return self
-        kept = self.invalidation_time_ms < end_ms
+        earlier = self.invalidation_time_ms < end_ms
         return replace(
             self.references(self.time_ms < end_ms),
-            invalidation_time_ms=self.invalidation_time_ms[kept],
-            invalidation_object_id=self.invalidation_object_id[kept],
+            invalidation_time_ms=self.invalidation_time_ms[earlier],
+            invalidation_object_id=self.invalidation_object_id[earlier],
+            invalidation_kept=None
+            if self.invalidation_kept is None
+            else self.invalidation_kept[earlier],
+            invalidation_through=None
+            if self.invalidation_through is None
+            else self.invalidation_through[earlier],
             end_ms=max(end_ms, self.start_ms + 1),
         )
 
@@ -127,6 +154,8 @@ class ReferenceStream:
             self.object_kind,
             None if self.along is None else self.along[keep],
             None if self.ttl_scale is None else self.ttl_scale[keep],
+            self.invalidation_kept,
+            self.invalidation_through,
         )
 
     @property
@@ -163,6 +192,20 @@ class ReferenceStream:
         if self.ttl_scale is None:
             return np.full(len(self), ttl_ms, dtype=np.int64)
         return np.rint(ttl_ms * self.ttl_scale).astype(np.int64)
+
+    @property
+    def kept_mask(self) -> np.ndarray:
+        """``invalidation_kept``, or none kept."""
+        if self.invalidation_kept is None:
+            return np.zeros(len(self.invalidation_time_ms), dtype=bool)
+        return self.invalidation_kept
+
+    @property
+    def through(self) -> np.ndarray:
+        """``invalidation_through``, or -1 for every invalidation."""
+        if self.invalidation_through is None:
+            return np.full(len(self.invalidation_time_ms), -1, dtype=np.int64)
+        return self.invalidation_through
 
     @property
     def counted(self) -> int:

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits
-from nnrpsim.engine.replay import COUNTS, replay, replay_on_table
+from nnrpsim.engine.replay import COUNTS, replay, replay_after, replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
 
 GRID = [0, 1, 7, 50, 200, 1000, 100_000]
@@ -428,3 +428,36 @@ def test_inlining_after_invalidations_replays_alike_on_every_path(mode, capacity
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
         assert result.object_inlined[i].tolist() == table["object_inlined"].tolist()
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+
+
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (700, "lru"), (700, "ttl")])
+def test_replay_after_counts_the_references_from_its_cut_on(capacity, policy):
+    """Cut at a reference's millisecond: the references counted are those from the cut on,
+    and the per-object figures add up to the totals."""
+    stream = _stream(29, invalidations=True, along=0.1)
+    cut = int(stream.time_ms[len(stream) // 2])
+    args = ([50, 1000], "reset", capacity, policy, True)
+    after = replay_after(stream, cut, *args, renew_margin=0.5, inline_after_invalidate=True)
+    whole = replay(stream, *args, renew_margin=0.5, inline_after_invalidate=True)
+    early = replay(stream.before(cut), *args, renew_margin=0.5, inline_after_invalidate=True)
+    late = (stream.time_ms >= cut) & ~stream.along
+    assert after.references == int(late.sum()) == whole.references - early.references
+    assert (after.hits == whole.hits - early.hits).all() and (after.hits > 0).all()
+    assert (after.object_hits.sum(axis=1) == after.hits).all()
+    np.testing.assert_allclose(after.object_live_bytes.sum(axis=1), after.mean_live_bytes)
+    window = stream.end_ms - stream.start_ms
+    np.testing.assert_allclose(
+        after.mean_live_bytes * (stream.end_ms - cut)
+        + early.mean_live_bytes * (cut - stream.start_ms),
+        whole.mean_live_bytes * window,
+    )
+    assert replay_after(stream, stream.start_ms, *args).counts() == replay(stream, *args).counts()
+    with pytest.raises(ValueError, match="before the stream's end"):
+        replay_after(stream, stream.end_ms, *args)
+
+
+def test_replay_after_counts_objects_first_named_after_its_cut():
+    stream = ReferenceStream([0, 5, 20, 25], [0, 0, 1, 1], [10, 10, 30, 30], end_ms=40)
+    after = replay_after(stream, 10, [100], per_object=True)
+    assert after.object_hits.tolist() == [[0, 1]] and after.references == 2
+    assert after.mean_live_bytes.tolist() == [(10 * 30 + 30 * 20) / 30]  # [10, 40), [20, 40)
