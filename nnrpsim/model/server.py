@@ -132,7 +132,9 @@ class Server:
                 columns = table.scalars  # (resolve may have reallocated them)
                 slot = columns.slot_of[obj]
                 expires = columns.granted_at[slot] + columns.ttl[slot]
-                auditor.check_hit(now, expires, columns.version[slot], expected, current[obj])
+                version = columns.version[slot]
+                if expires <= now or version != expected or version != current[obj]:
+                    auditor.check_hit(now, expires, version, expected, current[obj])
             outcomes.append(code)
         return outcomes
 
