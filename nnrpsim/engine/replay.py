@@ -129,17 +129,23 @@ def replay(
     stream.n_objects`` each), to break the totals down, by kind say. With
     ``inline_after_invalidate`` the host of a lease the server ended under it (invalidated
     or evicted, not expired) sends the next reference's body inline, and installs at the one
-    after (spec section 14). A renewal margin below 1, references made ``along``, references
-    with TTLs of their own (``ttl_scale``) and inlining after invalidations need the
-    sequential rules: without a capacity they are replayed as under one no reference can fill.
-    A change marked kept (``invalidation_kept``) leaves the lease in place, unannounced, and
-    its host replaces it at the next reference.
+    after (spec section 14). A change marked kept (``invalidation_kept``, or through a source
+    with no live lease: ``invalidation_through``) leaves the lease in place, unannounced, and
+    its host replaces it at the next reference. A renewal margin below 1, references made
+    ``along``, references with TTLs of their own (``ttl_scale``), kept or cascaded changes and
+    inlining after invalidations need the sequential rules: without a capacity they are
+    replayed as under one no reference can fill.
     """
     margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
     inline_once = inline_after_invalidate and len(stream.invalidation_time_ms) > 0
     sequential = (
-        stream.along_mask.any() or 0 < margin < 1 or stream.ttl_scale is not None or inline_once
+        stream.along_mask.any()
+        or 0 < margin < 1
+        or stream.ttl_scale is not None
+        or stream.kept_mask.any()
+        or (stream.through >= 0).any()
+        or inline_once
     )
     if capacity_bytes is None and sequential:
         # the live leases are of distinct references: together never more than all of them
@@ -739,6 +745,17 @@ def replay_on_table(
             object_live_ms_bytes[gone] += (end - start) * gone_size
             spans.append((start, end, gone_size))
 
+    def put(obj: int, now: int, asked: int, size: int) -> bool:
+        """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
+        ack = table.install_one(obj, now, asked, size)
+        ended(ack.expired + ack.evicted, now)
+        if inline_after_invalidate:
+            told.update(ack.evicted)
+        if ack.status == CacheAckStatus.REJECTED:
+            return False
+        leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
+        return True
+
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     kept, through = stream.kept_mask, stream.through
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
@@ -779,14 +796,7 @@ def replay_on_table(
                 counts["along_puts"] += 1
                 counts["along_put_bytes"] += size
                 told.discard(obj)
-                ack = table.install_one(obj, t, asked, size)
-                ended(ack.expired + ack.evicted, t)
-                if inline_after_invalidate:
-                    told.update(ack.evicted)
-                if ack.status == CacheAckStatus.REJECTED:
-                    counts["along_rejected"] += 1
-                else:
-                    leases[obj] = (t, t + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
+                counts["along_rejected"] += not put(obj, t, asked, size)
             continue
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
@@ -808,17 +818,12 @@ def replay_on_table(
             counts["inlined_bytes"] += size
             object_inlined[obj] += 1
             continue
-        ack = table.install_one(obj, t, asked, size)
-        ended(ack.expired + ack.evicted, t)
-        if inline_after_invalidate:
-            told.update(ack.evicted)
-        if ack.status == CacheAckStatus.REJECTED:
-            counts["rejected"] += 1
-            object_rejected[obj] += 1
-        else:
+        if put(obj, t, asked, size):
             counts["installs"] += 1
             counts["install_bytes"] += size
-            leases[obj] = (t, t + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
+        else:
+            counts["rejected"] += 1
+            object_rejected[obj] += 1
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return _tally(

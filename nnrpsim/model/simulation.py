@@ -79,7 +79,7 @@ class Simulation:
         self.decisions = CacheDecisions(self.policy, config.workload, self.plan)
         # Per-object values the hot path reads one at a time: plain lists, not numpy scalars.
         self.content_version: list[int] = [1] * len(self.plan.catalog)
-        self.sizes: list[int] = self.plan.sizes.tolist()
+        self.sizes = self.decisions.sizes
         self.inline_bytes: list[int] = inline_object_bytes(self.plan.sizes).tolist()
         self.depends_on = self.plan.depends_on
         self._made_from = self.plan.dependents()

@@ -461,3 +461,47 @@ def test_replay_after_counts_objects_first_named_after_its_cut():
     after = replay_after(stream, 10, [100], per_object=True)
     assert after.object_hits.tolist() == [[0, 1]] and after.references == 2
     assert after.mean_live_bytes.tolist() == [(10 * 30 + 30 * 20) / 30]  # [10, 40), [20, 40)
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (700, "lru"), (700, "fifo")])
+@pytest.mark.parametrize("inline_once", [True, False])
+def test_kept_and_cascaded_changes_replay_alike_on_every_path(mode, capacity, policy, inline_once):
+    """Objects 20-39 are made from objects 0-3: a change of a source comes with changes of
+    what was made from it, through the source's lease; half of those are kept instead (no
+    cascade). A kept change leaves a stale lease, which the next reference replaces."""
+    base = _stream(31, invalidations=True)
+    sources = base.invalidation_object_id < 4
+    made = np.flatnonzero(sources)
+    times = np.concatenate([base.invalidation_time_ms, base.invalidation_time_ms[made]])
+    objects = np.concatenate(
+        [base.invalidation_object_id, 20 + 5 * base.invalidation_object_id[made]]
+    )
+    through = np.concatenate(
+        [np.full(len(base.invalidation_time_ms), -1), base.invalidation_object_id[made]]
+    )
+    kept = np.concatenate(
+        [np.zeros(len(base.invalidation_time_ms), bool), np.arange(len(made)) % 2 == 0]
+    )
+    stream = replace(
+        base,
+        invalidation_time_ms=times,
+        invalidation_object_id=objects,
+        invalidation_kept=kept,
+        invalidation_through=through,
+    )
+    grid = [50, 1000, 100_000]
+    args = (grid, mode, capacity, policy, True)
+    result = replay(stream, *args, renew_margin=0.5, inline_after_invalidate=inline_once)
+    announced = replay(
+        replace(stream, invalidation_kept=None, invalidation_through=None),
+        *args,
+        renew_margin=0.5,
+        inline_after_invalidate=True,
+    )
+    assert (result.inlined_after_invalidate < announced.inlined_after_invalidate).any()
+    for i, ttl in enumerate(grid):
+        limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+        table = replay_on_table(stream, ttl, mode, limits, 0.5, inline_once)
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
