@@ -32,18 +32,15 @@ def base_ttl_ms(plan: WorkloadPlan, config: ModelConfig) -> int:
 
 
 def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStream, np.ndarray]:
-    """Flatten a plan's operations into a time-ordered reference stream, whose invalidations
-    are the plan's content changes and, with each, a change of what was made from the object;
-    and, per reference, whether its host caches the object in that session (the DES hosts'
-    decision: :class:`CacheDecisions`).
+    """Flatten a plan's operations into a time-ordered reference stream whose invalidations
+    are what ends leases (:func:`_lease_ends`); and, per reference, whether its host caches
+    the object in that session (the DES hosts' decision: :class:`CacheDecisions`).
 
     Just before the first cached object of an operation made from a source the operation
     does not use itself comes a reference to that source made ``along``: the DES hosts
     install the source along when no lease of it is live, before the frame that relies on
-    it. Each reference asks for its
-    session's TTL (``ttl_scale``, of :func:`base_ttl_ms`). A session's end (before the
-    run's) ends the leases it owns, of the objects it cached of its own: that too is an end
-    of leases, in the stream's invalidations."""
+    it. Each reference asks for its session's TTL (``ttl_scale``, of :func:`base_ttl_ms`). A
+    session's end (before the run's) ends the leases of the objects it cached of its own."""
     decisions = CacheDecisions(make_policy(config.policy), config.workload, plan)
     limits, depends_on = config.server.limits, plan.depends_on
     base = base_ttl_ms(plan, config)

@@ -318,6 +318,13 @@ def _peak_of_spans(spans: list[tuple[int, int, int]]) -> int:
     return _peak_live(starts, ends, sizes)
 
 
+def _sequential_only(zeros: np.ndarray) -> dict[str, np.ndarray]:
+    """The counts only the sequential rules make (refusals, references made along, inline
+    turns): none in the vectorised closed forms, which have no capacity and none of those."""
+    names = ("rejected", "along_puts", "along_put_bytes", "along_rejected")
+    return dict.fromkeys((*names, "inlined_after_invalidate", "inlined_bytes"), zeros)
+
+
 def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
     """Renew on use: reference k hits iff its gap is below T and no invalidation came between."""
     b = _by_object(stream)
@@ -371,12 +378,7 @@ def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> 
         installs=n - hits,
         renewals=hits,
         renewal_bytes=hit_bytes,
-        rejected=zeros,
-        along_puts=zeros,
-        along_put_bytes=zeros,
-        along_rejected=zeros,
-        inlined_after_invalidate=zeros,
-        inlined_bytes=zeros,
+        **_sequential_only(zeros),
         mean_live_bytes=live,
         **objects,
     )
@@ -475,12 +477,7 @@ def _non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool)
         installs=misses,
         renewals=zeros,
         renewal_bytes=zeros,
-        rejected=zeros,
-        along_puts=zeros,
-        along_put_bytes=zeros,
-        along_rejected=zeros,
-        inlined_after_invalidate=zeros,
-        inlined_bytes=zeros,
+        **_sequential_only(zeros),
         mean_live_bytes=live / stream.duration_ms,
         **(
             {
