@@ -39,16 +39,27 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     Just before the first cached object of an operation made from a source the operation
     does not use itself comes a reference to that source made ``along``: the DES hosts
     install the source along when no lease of it is live, before the frame that relies on
-    it. Each reference asks for its session's TTL (``ttl_scale``, of :func:`base_ttl_ms`). A
+    it. Each reference asks for its session's TTL (``ttl_scale``, of :func:`base_ttl_ms`), or
+    for an object its connection owns the policy's connection TTL when it sets one. A
     session's end (before the run's) ends the leases of the objects it cached of its own."""
-    decisions = CacheDecisions(make_policy(config.policy), config.workload, plan)
+    policy = make_policy(config.policy)
+    decisions = CacheDecisions(policy, config.workload, plan)
     limits, depends_on = config.server.limits, plan.depends_on
     base = base_ttl_ms(plan, config)
+    # the connection's objects (not the session's own) ask for the policy's connection TTL
+    connection_ttl = min(
+        max(policy.put_ttl_ms(base, True), limits.ttl_floor_ms), limits.ttl_ceiling_ms
+    )
     times, objects, along, cached, scales = [], [], [], [], []
     closes, released = [], []  # session ends, and the objects whose leases they end
     for session in plan.sessions:
         caches: dict[int, bool] = {}  # the decision per object, for this session
-        scale = session_ttl_ms(config, session.expected_ms) / base if base > 0 else 1.0
+        # the TTLs its PUTs ask for, against the replay's: of the objects the session owns,
+        # and of the others (the connection's)
+        session_ttl = session_ttl_ms(config, session.expected_ms)
+        own_scale = session_ttl / base if base > 0 else 1.0
+        shared_scale = own_scale if policy.connection_ttl_ms is None else connection_ttl / base
+        own = session.expected_reuse
         for at, refs in session.operations:
             placed = set()  # the sources made along in this operation
             for obj in refs:
@@ -60,11 +71,12 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
                     objects.append(source)
                     along.append(True)
                     cached.append(True)
+                    scales.append(own_scale if source in own else shared_scale)
                 objects.append(obj)
                 along.append(False)
                 cached.append(caches[obj])
+                scales.append(own_scale if obj in own else shared_scale)
             times.extend([at] * (len(refs) + len(placed)))
-            scales.extend([scale] * (len(refs) + len(placed)))
         if session.end_ms < config.duration_ms:
             owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
             closes.extend([session.end_ms] * len(owned))

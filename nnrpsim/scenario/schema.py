@@ -318,15 +318,9 @@ class Scenario(Section):
     @model_validator(mode="after")
     def _host_rules_on_vector(self) -> Scenario:
         """Host behaviour the vector engine cannot replay is refused there, not ignored."""
-        policy = self.host_policy
         if self.engine != "vector":
             return self
-        if policy.connection_ttl is not None or policy.name == "connection_scope":
-            raise ValueError(
-                "host_policy.connection_ttl (and connection_scope) need engine des: the vector "
-                "engine has one TTL for every object"
-            )
-        if policy.refused_put_backoff:
+        if self.host_policy.refused_put_backoff:
             raise ValueError(
                 "host_policy.refused_put_backoff needs engine des: the vector engine's hosts "
                 "put a refused object again at its next use"

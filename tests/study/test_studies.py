@@ -151,12 +151,16 @@ def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(in_memory))
 
 
-def test_the_vector_engine_agrees_with_the_des_on_a_study(small_yaml):
+@pytest.mark.parametrize(
+    "policy", [[], ["host_policy.name=connection_scope", "host_policy.connection_ttl=5s"]]
+)
+def test_the_vector_engine_agrees_with_the_des_on_a_study(small_yaml, policy):
     """A study (0.5 ms links, sessions of several operations, TTL fractions, content
     changes, a warm-up) on both engines: the vector run's hosts act as the DES's, so each
-    point agrees to the DES's timing (a lease near its end while a frame is in flight)."""
-    des = nnrpsim.sweep(small_yaml)
-    vector = nnrpsim.sweep(small_yaml, ["engine=vector"])
+    point agrees to the DES's timing (a lease near its end while a frame is in flight). With
+    a connection TTL, shared objects' leases ask for it and outlive the sessions."""
+    des = nnrpsim.sweep(small_yaml, policy)
+    vector = nnrpsim.sweep(small_yaml, ["engine=vector", *policy])
     assert vector["p99_latency_ms"].isna().all() and des["p99_latency_ms"].notna().all()
     np.testing.assert_allclose(vector["hit_rate"], des["hit_rate"], atol=1e-3)
     for metric in ("wire_bytes_saved", "installs", "renewals", "mean_gpu_bytes"):
