@@ -248,7 +248,8 @@ def vector_metrics(
     the cache; the rest were replayed. A reference whose install the server refuses (no room,
     or larger than the whole capacity) sends the body twice, as the DES hosts do: in the
     CACHE_PUT, then inline. A source installed along with what was made from it costs its
-    PUT and ACK and its body; a reference sent inline once after an invalidation, its body.
+    PUT and ACK and its body; a reference sent inline instead of installed (once after an
+    invalidation, or while its host backs off after a refusal), its body.
     There is no network timing (latency is NaN) and no fallback: the replayed host always
     knows its leases.
     """

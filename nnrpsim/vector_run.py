@@ -3,6 +3,7 @@ by the lease engine at the TTL the hosts would ask for, measured as the DES runs
 
 from __future__ import annotations
 
+import math
 from dataclasses import replace
 
 import numpy as np
@@ -157,6 +158,8 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
         per_object=True,
         renew_margin=margin or 1.0,
         inline_after_invalidate=policy.inline_after_invalidate,
+        # the DES host's float back-off, over the stream's whole milliseconds
+        refused_backoff_ms=math.ceil(policy.refused_backoff_ms),
     )
     metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body)
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)

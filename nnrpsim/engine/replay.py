@@ -44,6 +44,8 @@ COUNTS = (
     "along_rejected",
     "inlined_after_invalidate",
     "inlined_bytes",
+    "backed_off",
+    "backed_off_bytes",
 )
 
 
@@ -59,7 +61,11 @@ class ReplayResult:
     but the live bytes: ``along_puts`` are the CACHE_PUTs they sent (``along_put_bytes`` their
     bodies), ``along_rejected`` those refused. ``inlined_after_invalidate`` are the misses
     (``inlined_bytes`` their sizes) whose host sent the body inline instead of installing it,
-    once after the server ended the lease under it (``inline_after_invalidate``).
+    once after the server ended the lease under it (``inline_after_invalidate``), or because
+    the PUT of its source made along was refused.
+    ``backed_off`` are the misses (``backed_off_bytes`` their sizes) sent inline without a
+    CACHE_PUT while their host backed off after a refusal (``refused_backoff_ms``), with the
+    references made from a source it backed off from.
     """
 
     ttl_ms: np.ndarray
@@ -80,6 +86,8 @@ class ReplayResult:
     along_rejected: np.ndarray
     inlined_after_invalidate: np.ndarray
     inlined_bytes: np.ndarray
+    backed_off: np.ndarray
+    backed_off_bytes: np.ndarray
     mean_live_bytes: np.ndarray
     object_hits: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references that hit."""
@@ -88,7 +96,8 @@ class ReplayResult:
     object_rejected: np.ndarray | None = None
     """With ``per_object``: per TTL and object id, the references whose install was refused."""
     object_inlined: np.ndarray | None = None
-    """With ``per_object``: per TTL and object id, the ``inlined_after_invalidate``."""
+    """With ``per_object``: per TTL and object id, the references sent inline instead of
+    installed: ``inlined_after_invalidate`` and ``backed_off``."""
     peak_live_bytes: np.ndarray | None = None
     """With ``per_object``: per TTL, the most bytes live at once. Reclaiming expired leases
     before evicting, a capacity this large never evicts, so it gets the unlimited hit rate (a
@@ -118,6 +127,7 @@ def replay(
     per_object: bool = False,
     renew_margin: float = 1.0,
     inline_after_invalidate: bool = False,
+    refused_backoff_ms: int = 0,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
@@ -134,10 +144,15 @@ def replay(
     its host replaces it at the next reference. A renewal margin below 1, references made
     ``along``, references with TTLs of their own (``ttl_scale``), kept or cascaded changes and
     inlining after invalidations need the sequential rules: without a capacity they are
-    replayed as under one no reference can fill.
+    replayed as under one no reference can fill. With ``refused_backoff_ms`` a host whose
+    CACHE_PUT was refused sends that object inline, without a PUT, for that long after (and
+    what is made from it, when the PUT was of a source made ``along``); only a capacity
+    refuses PUTs.
     """
     margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
+    if refused_backoff_ms < 0:
+        raise ValueError(f"refused_backoff_ms must be >= 0, got {refused_backoff_ms}")
     inline_once = inline_after_invalidate and len(stream.invalidation_time_ms) > 0
     sequential = (
         stream.along_mask.any()
@@ -164,13 +179,22 @@ def replay(
                     policy,
                     per_object,
                     inline_after_invalidate,
+                    refused_backoff_ms,
                 )
                 for t in grid
             ]
     else:
         limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
         runs = [
-            replay_on_table(stream, int(t), mode, limits, renew_margin, inline_after_invalidate)
+            replay_on_table(
+                stream,
+                int(t),
+                mode,
+                limits,
+                renew_margin,
+                inline_after_invalidate,
+                refused_backoff_ms,
+            )
             for t in grid
         ]
     return _stack(grid, stream.counted, runs, per_object)
@@ -319,10 +343,13 @@ def _peak_of_spans(spans: list[tuple[int, int, int]]) -> int:
 
 
 def _sequential_only(zeros: np.ndarray) -> dict[str, np.ndarray]:
-    """The counts only the sequential rules make (refusals, references made along, inline
-    turns): none in the vectorised closed forms, which have no capacity and none of those."""
-    names = ("rejected", "along_puts", "along_put_bytes", "along_rejected")
-    return dict.fromkeys((*names, "inlined_after_invalidate", "inlined_bytes"), zeros)
+    """The counts only the sequential rules make (refusals and back-offs, references made
+    along, inline turns): none in the vectorised closed forms, which have no capacity and none
+    of those."""
+    names = ("rejected", "along_puts", "along_put_bytes", "along_rejected", "backed_off")
+    return dict.fromkeys(
+        (*names, "backed_off_bytes", "inlined_after_invalidate", "inlined_bytes"), zeros
+    )
 
 
 def _reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
@@ -511,9 +538,11 @@ def _ordered_capacity(
     policy: str,
     per_object: bool,
     inline_once: bool,
+    backoff: int,
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
-    a shortfall first reclaims expired leases, then evicts the least recent (or oldest).
+    a shortfall first reclaims expired leases, then evicts the least recent (or oldest); only
+    an object larger than the capacity is refused.
 
     A lease is live from its install until its expiry (pushed on by renewals) or its end,
     whichever comes first: that span is booked, per object, when the lease ends."""
@@ -524,8 +553,13 @@ def _ordered_capacity(
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
     hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
     renewal_bytes = rejected_bytes = along_puts = along_put_bytes = along_rejected = 0
-    inlined = inlined_bytes = 0
+    inlined = inlined_bytes = backed_off = backed_off_bytes = 0
     told: set[int] = set()  # with inline_once: leases the server ended under their host
+    # with a back-off: object -> no PUT of it before then
+    until: dict[int, int] = {}
+    # object -> its next reference goes inline, its source refused or backing off: the
+    # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
+    blocked: dict[int, tuple[int, bool]] = {}
     # with per_object: per object, installs, rejections and inline turns (its other references
     # hit) and live byte-milliseconds
     n_objects = stream.n_objects if per_object else 0
@@ -546,7 +580,7 @@ def _ordered_capacity(
     # counted once at the end instead of per reference (unless a lease was installed along, or
     # an eviction may send the next reference inline).
     along = stream.along_mask
-    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once
+    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0
     never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
@@ -599,8 +633,27 @@ def _ordered_capacity(
                 continue  # its lease is in place: not touched, not renewed
             if told and follower in told:
                 continue  # what it is made for goes inline: it needs no source
+            if until and t < until.get(obj, t):  # no PUT yet: what it is made for goes inline
+                if entry is None:
+                    blocked[follower] = (ended_get(obj, never), True)
+                else:
+                    lapsed = EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED
+                    blocked[follower] = (lapsed, True)
+                continue
             along_puts += 1
             along_put_bytes += size
+        elif blocked and obj in blocked:  # no source for it: inline, its lease untouched
+            reason, backing_off = blocked.pop(obj)
+            misses[reason] += 1
+            if backing_off:
+                backed_off += 1
+                backed_off_bytes += size
+            else:
+                inlined += 1
+                inlined_bytes += size
+            if per_object:
+                inlined_of[obj] += 1
+            continue
         elif live:
             hits += 1
             if lru:
@@ -625,14 +678,23 @@ def _ordered_capacity(
                 if per_object:
                     inlined_of[obj] += 1
                 continue
+        if until and t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
+            backed_off += 1
+            backed_off_bytes += size
+            if per_object:
+                inlined_of[obj] += 1
+            continue
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
                 expires, victim = heapq.heappop(expiries)
                 if victim in entries and entries[victim][0] == expires:
                     drop(victim, t, EndReason.EXPIRED)
             if size > capacity:
+                if backoff:
+                    until[obj] = t + backoff
                 if only_along:
                     along_rejected += 1
+                    blocked[follower] = (EndReason.INVALIDATED, False)
                     continue
                 rejected += 1
                 rejected_bytes += size
@@ -669,7 +731,7 @@ def _ordered_capacity(
     live = live_ms_bytes / stream.duration_ms
     counted_bytes = int(stream.size[~along].sum())
     # misses install, fail or go inline
-    hit_bytes = counted_bytes - install_bytes - rejected_bytes - inlined_bytes
+    hit_bytes = counted_bytes - install_bytes - rejected_bytes - inlined_bytes - backed_off_bytes
     if not track:  # an object that never fits misses cold every time; others once, then evicted
         too_big = stream.size > capacity
         misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
@@ -696,6 +758,8 @@ def _ordered_capacity(
         along_rejected=along_rejected,
         inlined_after_invalidate=inlined,
         inlined_bytes=inlined_bytes,
+        backed_off=backed_off,
+        backed_off_bytes=backed_off_bytes,
         mean_live_bytes=live,
         object_hits=references_of - installs_or_not,
         object_live_bytes=np.array(live_of, dtype=np.float64) / stream.duration_ms,
@@ -712,6 +776,7 @@ def replay_on_table(
     limits: CacheLimits,
     renew_margin: float = 1.0,
     inline_after_invalidate: bool = False,
+    refused_backoff_ms: int = 0,
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
 
@@ -726,6 +791,11 @@ def replay_on_table(
     # COUNTS but the misses by cause (from ``misses``)
     counts = dict.fromkeys((c for c in COUNTS if not c.endswith("_misses")), 0)
     told: set[int] = set()  # with inline_after_invalidate: leases ended under their host
+    # with a back-off: object -> no PUT of it before then
+    until: dict[int, int] = {}
+    # object -> its next reference goes inline, its source refused or backing off: the
+    # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
+    blocked: dict[int, tuple[int, bool]] = {}
     object_hits = np.zeros(n_objects, dtype=np.int64)
     object_rejected = np.zeros(n_objects, dtype=np.int64)
     object_inlined = np.zeros(n_objects, dtype=np.int64)
@@ -749,6 +819,8 @@ def replay_on_table(
         if inline_after_invalidate:
             told.update(ack.evicted)
         if ack.status == CacheAckStatus.REJECTED:
+            if refused_backoff_ms:
+                until[obj] = now + refused_backoff_ms
             return False
         leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
         return True
@@ -789,11 +861,30 @@ def replay_on_table(
         if only_along:
             if follower in told:
                 continue  # what it is made for goes inline: it needs no source
-            if not table.holds(obj, t):
-                counts["along_puts"] += 1
-                counts["along_put_bytes"] += size
-                told.discard(obj)
-                counts["along_rejected"] += not put(obj, t, asked, size)
+            if table.holds(obj, t):
+                continue
+            if t < until.get(obj, t):  # no PUT yet: what it is made for goes inline
+                held = table.scalars.slot_of[obj] >= 0  # (run out, not yet reclaimed)
+                lapsed = EndReason.EXPIRED if held else table.end_reason.item(obj)
+                blocked[follower] = (lapsed, True)
+                continue
+            counts["along_puts"] += 1
+            counts["along_put_bytes"] += size
+            told.discard(obj)
+            if not put(obj, t, asked, size):
+                counts["along_rejected"] += 1
+                blocked[follower] = (EndReason.INVALIDATED, False)
+            continue
+        if obj in blocked:  # no source for it: inline, its lease untouched
+            reason, backing_off = blocked.pop(obj)
+            misses[reason] += 1
+            if backing_off:
+                counts["backed_off"] += 1
+                counts["backed_off_bytes"] += size
+            else:
+                counts["inlined_after_invalidate"] += 1
+                counts["inlined_bytes"] += size
+            object_inlined[obj] += 1
             continue
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
@@ -813,6 +904,11 @@ def replay_on_table(
             told.discard(obj)
             counts["inlined_after_invalidate"] += 1
             counts["inlined_bytes"] += size
+            object_inlined[obj] += 1
+            continue
+        if t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
+            counts["backed_off"] += 1
+            counts["backed_off_bytes"] += size
             object_inlined[obj] += 1
             continue
         if put(obj, t, asked, size):

@@ -315,18 +315,6 @@ class Scenario(Section):
     faults: Faults = Field(default_factory=Faults, description="Faults to inject.")
     sweep: Sweep | None = Field(None, description="Parameters to vary across runs.")
 
-    @model_validator(mode="after")
-    def _host_rules_on_vector(self) -> Scenario:
-        """Host behaviour the vector engine cannot replay is refused there, not ignored."""
-        if self.engine != "vector":
-            return self
-        if self.host_policy.refused_put_backoff:
-            raise ValueError(
-                "host_policy.refused_put_backoff needs engine des: the vector engine's hosts "
-                "put a refused object again at its next use"
-            )
-        return self
-
 
 def _leaves(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
     """Every scenario key as (dotted key, field info), sections expanded."""

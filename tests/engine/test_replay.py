@@ -117,6 +117,8 @@ def test_bad_arguments():
         ReferenceStream([1, 2], [0, 1], [1, 1], along=[1, 0])
     with pytest.raises(ValueError, match="ttl_scale must be one finite factor > 0"):
         ReferenceStream([1, 2], [0, 1], [1, 1], ttl_scale=[1.0, 0.0])
+    with pytest.raises(ValueError, match="refused_backoff_ms must be >= 0"):
+        replay(stream, [1], capacity_bytes=10, refused_backoff_ms=-1)
 
 
 def test_operations_group_consecutive_references_and_survive_a_cut():
@@ -247,6 +249,8 @@ def test_a_reference_made_along_installs_a_missing_lease_and_does_nothing_else(
         "along_rejected": [0],
         "inlined_after_invalidate": [0],
         "inlined_bytes": [0],
+        "backed_off": [0],
+        "backed_off_bytes": [0],
     }
     assert result.object_hits.tolist() == [[1]]
     # live [0, 150) or [0, 100), [200, 300), [320, 400)
@@ -255,13 +259,53 @@ def test_a_reference_made_along_installs_a_missing_lease_and_does_nothing_else(
     assert result.peak_live_bytes.tolist() == [10]
 
 
-def test_a_reference_made_along_that_cannot_fit_is_refused_and_not_counted():
-    stream = ReferenceStream([0, 5], [0, 1], [500, 10], end_ms=10, along=np.array([True, False]))
-    for policy in ("lru", "none"):
-        result = replay(stream, [100], "reset", 100, policy, per_object=True)
-        assert (result.along_puts[0], result.along_rejected[0], result.rejected[0]) == (1, 1, 0)
-        assert result.object_rejected.tolist() == [[0, 0]]
-        assert (result.references, result.cold_misses[0], result.installs[0]) == (1, 1, 1)
+@pytest.mark.parametrize("policy", ["lru", "none"])
+def test_a_reference_made_along_that_cannot_fit_is_refused_and_not_counted(policy):
+    """Refused at 0, the source is not counted; what it is made for (at 0 too) cannot be
+    referenced without it and goes inline, as it would after an invalidation. At 5 the
+    source is made along for nothing (no reference follows at 5), and object 1 installs at 6."""
+    stream = ReferenceStream(
+        [0, 0, 5, 6], [0, 1, 0, 1], [500, 10, 500, 10], end_ms=10, along=[True, False] * 2
+    )
+    result = replay(stream, [100], "reset", 100, policy, per_object=True)
+    assert (result.along_puts[0], result.along_rejected[0], result.rejected[0]) == (2, 2, 0)
+    assert result.object_rejected.tolist() == [[0, 0]]
+    assert result.object_inlined.tolist() == [[0, 1]]
+    assert (result.inlined_after_invalidate[0], result.inlined_bytes[0]) == (1, 10)
+    assert (result.references, result.invalidated_misses[0], result.cold_misses[0]) == (2, 1, 1)
+    assert (result.installs[0], result.hits[0]) == (1, 0)
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("policy", ["lru", "fifo", "none", "ttl"])
+def test_a_refused_object_goes_inline_without_a_put_while_its_host_backs_off(mode, policy):
+    """Object 0 (500 bytes) never fits in 100. Refused at 0, its host backs off for 250 ms:
+    no PUT of it at 100 and 200, its body inline. Object 2 is made from it: installed at 10,
+    then at 30 and 130 its source, backing off, is not put along, so 2 goes inline too, its
+    lease untouched. At 260 the source is put along and refused (back-off until 510): 2
+    goes inline as after an invalidation; later uses back off again. Without the back-off
+    every use of 0 is a refused PUT, and every use of 2 follows a refused PUT of 0."""
+    objs = [0, 2, 0, 2, 0, 0, 2, 0, 0, 2, 0, 0, 2, 0]
+    stream = ReferenceStream(
+        [0, 10, 30, 30, 100, 130, 130, 200, 260, 260, 300, 330, 330, 400],
+        objs,
+        [500 if obj == 0 else 10 for obj in objs],
+        end_ms=500,
+        along=np.array([0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0], dtype=bool),
+    )
+    backing = replay(stream, [1000], mode, 100, policy, per_object=True, refused_backoff_ms=250)
+    plain = replay(stream, [1000], mode, 100, policy, per_object=True)
+    assert backing.references == plain.references == 10
+    assert (backing.rejected[0], backing.along_puts[0], backing.along_rejected[0]) == (1, 1, 1)
+    # 0 at 100, 200, 300 and 400; 2 at 30, 130 and 330
+    assert (backing.backed_off[0], backing.backed_off_bytes[0]) == (7, 4 * 500 + 3 * 10)
+    assert (backing.inlined_after_invalidate[0], backing.inlined_bytes[0]) == (1, 10)  # at 260
+    assert (backing.cold_misses[0], backing.invalidated_misses[0]) == (9, 1)
+    assert (backing.installs[0], backing.hits[0], backing.renewals[0]) == (1, 0, 0)
+    assert backing.object_inlined.tolist() == [[4, 0, 4]]
+    assert backing.object_rejected.tolist() == [[1, 0, 0]]
+    assert (plain.rejected[0], plain.along_puts[0], plain.along_rejected[0]) == (5, 4, 4)
+    assert (plain.backed_off[0], plain.inlined_after_invalidate[0]) == (0, 4)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])

@@ -108,10 +108,6 @@ CASES = [
         "error: workload.operations.max_in_flight: must be at most 65535",
     ),
     (
-        {"engine": "vector", "host_policy": {"refused_put_backoff": "2s"}},
-        "error: scenario: host_policy.refused_put_backoff needs engine des",
-    ),
-    (
         {"host_policy": {"refused_put_backoff": -1}},
         "error: host_policy.refused_put_backoff: must be at least 0",
     ),

@@ -151,19 +151,29 @@ def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(in_memory))
 
 
+BACKING_OFF = [
+    "topology.eviction=none",
+    "topology.gpu_memory=2MiB",
+    "host_policy.refused_put_backoff=5s",
+]
+
+
 @pytest.mark.parametrize(
-    "policy", [[], ["host_policy.name=connection_scope", "host_policy.connection_ttl=5s"]]
+    "policy",
+    [[], ["host_policy.name=connection_scope", "host_policy.connection_ttl=5s"], BACKING_OFF],
 )
 def test_the_vector_engine_agrees_with_the_des_on_a_study(small_yaml, policy):
     """A study (0.5 ms links, sessions of several operations, TTL fractions, content
     changes, a warm-up) on both engines: the vector run's hosts act as the DES's, so each
     point agrees to the DES's timing (a lease near its end while a frame is in flight). With
-    a connection TTL, shared objects' leases ask for it and outlive the sessions."""
+    a connection TTL, shared objects' leases ask for it and outlive the sessions. A server
+    that never evicts refuses PUTs, and the hosts back off after each refusal."""
     des = nnrpsim.sweep(small_yaml, policy)
     vector = nnrpsim.sweep(small_yaml, ["engine=vector", *policy])
     assert vector["p99_latency_ms"].isna().all() and des["p99_latency_ms"].notna().all()
+    assert (des["refused_puts"] > 0).all() == (policy == BACKING_OFF)
     np.testing.assert_allclose(vector["hit_rate"], des["hit_rate"], atol=1e-3)
-    for metric in ("wire_bytes_saved", "installs", "renewals", "mean_gpu_bytes"):
+    for metric in ("wire_bytes_saved", "installs", "renewals", "refused_puts", "mean_gpu_bytes"):
         np.testing.assert_allclose(vector[metric], des[metric], rtol=2e-2)
 
 
