@@ -277,6 +277,29 @@ def test_a_reference_made_along_that_cannot_fit_is_refused_and_not_counted(polic
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+def test_backing_off_replays_alike_on_every_path(mode, policy):
+    """Two sources (made along) and an object referenced on its own never fit: the ordered
+    path and the lease table refuse them alike, back off alike, and send alike inline what
+    is made from a source refused or backed off from."""
+    base = _stream(7, invalidations=True, along=0.2)
+    sizes = np.where(np.isin(base.object_id, [1, 3, 20]), 800, base.size)
+    stream = replace(base, size=sizes)
+    grid = [50, 1000, 100_000]
+    result = replay(stream, grid, mode, 700, policy, per_object=True, refused_backoff_ms=200)
+    assert (result.rejected > 0).all() and (result.along_rejected > 0).all()
+    assert (result.backed_off > 0).all()
+    assert (result.inlined_after_invalidate > 0).all()  # after a refused source
+    for i, ttl in enumerate(grid):
+        limits = CacheLimits(capacity_bytes=700, eviction=policy)
+        table = replay_on_table(stream, ttl, mode, limits, refused_backoff_ms=200)
+        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert result.object_hits[i].tolist() == table["object_hits"].tolist()
+        assert result.object_inlined[i].tolist() == table["object_inlined"].tolist()
+        np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none", "ttl"])
 def test_a_refused_object_goes_inline_without_a_put_while_its_host_backs_off(mode, policy):
     """Object 0 (500 bytes) never fits in 100. Refused at 0, its host backs off for 250 ms:
