@@ -17,7 +17,7 @@ import pandas as pd
 
 from .metrics import METRICS, UNITS
 from .results import read_table
-from .scenario.schema import KEY_UNITS
+from .scenario.schema import KEY_UNITS, SHORT_KEYS
 
 TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
 INVALIDATION_KEY = "workload.invalidations.rate_per_s"
@@ -86,7 +86,7 @@ def _numeric(values: pd.Series, factor: float = 1.0) -> pd.Series:
 def _describe(keys: list[str], values) -> str:
     """Swept parameters and their values, as legends and annotations show them."""
     return ", ".join(
-        f"{key.split('.')[-1]} = {_value_text(key, value)}"
+        f"{SHORT_KEYS.get(key, key)} = {_value_text(key, value)}"
         for key, value in zip(keys, values, strict=True)
     )
 

@@ -363,3 +363,22 @@ def _parsed_as(info: FieldInfo) -> str | None:
 KEY_UNITS = {key: unit for key, info in _leaves(Scenario) if (unit := _parsed_as(info))}
 """Dotted key -> ``duration`` (stored in ms), ``size`` (bytes) or ``rate`` (bytes per s): what
 plots need to label a swept key with its unit."""
+
+
+def _short_names(keys: list[str]) -> dict[str, str]:
+    """Each dotted key's shortest ending no other key shares: ``rate_per_s`` alone would not
+    say whose (sessions, operations or invalidations)."""
+    names = {}
+    for key in keys:
+        parts = key.split(".")
+        for start in range(len(parts) - 1, -1, -1):
+            name = ".".join(parts[start:])
+            if not any(other != key and other.endswith(f".{name}") for other in keys):
+                break
+        names[key] = name
+    return names
+
+
+SHORT_KEYS = _short_names([key for key, _ in _leaves(Scenario)])
+"""Dotted key -> the shortest ending that names it alone (``ttl_fraction``,
+``invalidations.rate_per_s``): what legends call a swept key."""

@@ -548,6 +548,12 @@ def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
         "gpu_memory = 2 GiB",
         "gpu_memory = unlimited",
     ]
+    # rate_per_s alone would not say whose: sessions, operations or invalidations
+    rates = pd.DataFrame({"ttl": [1, 1], "workload.invalidations.rate_per_s": [0.0, 0.02]})
+    assert [label for label, _ in lines_of(rates, "ttl", list(rates.columns))] == [
+        "invalidations.rate_per_s = 0",
+        "invalidations.rate_per_s = 0.02",
+    ]
 
 
 def test_a_swept_switch_is_drawn_at_two_named_places(monkeypatch):
