@@ -18,12 +18,13 @@ class CacheDecisions:
         # read one object at a time: plain lists, not numpy scalars
         self.sizes: list[int] = plan.sizes.tolist()
         self.kinds: list[int] = plan.catalog.kind.tolist()
+        self._reuse_per_operation: list[float] = plan.shared_reuse_per_operation.tolist()
         self._ops_per_ms = workload.operation_rate_per_s / 1000.0
 
     def shared_reuse(self, obj: int, session: SessionPlan) -> float:
         """Expected references of a shared object within ``session``; with a connection TTL,
         by all of the host's sessions of its namespace while one lease lasts."""
-        per_operation = float(self.plan.shared_reuse_per_operation[obj])
+        per_operation = self._reuse_per_operation[obj]
         connection_ttl = self.policy.connection_ttl_ms
         if connection_ttl is None:
             return self._ops_per_ms * session.expected_ms * per_operation
