@@ -299,6 +299,37 @@ def test_backing_off_replays_alike_on_every_path(mode, policy):
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
 
 
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**16),
+    backoff=st.integers(1, 400),
+    inline_once=st.booleans(),
+    mode=st.sampled_from(["reset", "non_reset"]),
+    policy=st.sampled_from(["lru", "fifo"]),
+)
+def test_any_back_off_replays_alike_on_every_path(seed, backoff, inline_once, mode, policy):
+    """Random streams with references made along, invalidations and objects that never fit:
+    whatever the back-off, the ordered path counts what the lease table counts."""
+    base = _stream(seed, invalidations=True, along=0.2)
+    too_big = np.random.default_rng(seed).integers(0, 40, 3)
+    stream = replace(base, size=np.where(np.isin(base.object_id, too_big), 800, base.size))
+    result = replay(
+        stream,
+        [100],
+        mode,
+        700,
+        policy,
+        per_object=True,
+        inline_after_invalidate=inline_once,
+        refused_backoff_ms=backoff,
+    )
+    limits = CacheLimits(capacity_bytes=700, eviction=policy)
+    table = replay_on_table(stream, 100, mode, limits, 1.0, inline_once, backoff)
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert result.object_inlined[0].tolist() == table["object_inlined"].tolist()
+    assert result.object_hits[0].tolist() == table["object_hits"].tolist()
+
+
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none", "ttl"])
 def test_a_refused_object_goes_inline_without_a_put_while_its_host_backs_off(mode, policy):
