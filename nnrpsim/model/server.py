@@ -91,9 +91,10 @@ class Server:
         dependencies: dict[int, tuple[int, int]],
     ) -> list[InstallAck]:
         """A burst of CACHE_PUTs -> CACHE_ACKs, in order; what the installs expired or evicted is
-        announced, except leases the burst itself renews or re-grants (the host is installing).
-        ``dependencies`` declares, per object made from another, that object and the version
-        it was made from."""
+        announced, except leases the burst itself renews or grants again (the host is
+        installing). A lease the burst granted and then evicted for a later PUT of the burst is
+        announced: its host learns of it before it references the object. ``dependencies`` declares, per
+        object made from another, that object and the version it was made from."""
         now, install = int(self.sim.env.now), self.table.install_one
         acks = [
             install(
@@ -101,11 +102,6 @@ class Server:
             )
             for obj, version, size in zip(objects, versions, sizes, strict=True)
         ]
-        expired = [obj for ack in acks if ack.expired for obj in ack.expired]
-        if expired:
-            installing = set(objects)
-            self.notify([obj for obj in expired if obj not in installing], ReasonCode.EXPIRED)
-        self.notify([obj for ack in acks if ack.evicted for obj in ack.evicted], ReasonCode.EVICTED)
         holders, recorder = self.holders, self.sim.recorder
         for obj, ack in zip(objects, acks, strict=True):
             if ack.status == CacheAckStatus.REJECTED:
@@ -117,6 +113,15 @@ class Server:
                     holders[obj].add(host)
                 else:
                     holders[obj] = {host}
+        expired = [obj for ack in acks if ack.expired for obj in ack.expired]
+        evicted = [obj for ack in acks if ack.evicted for obj in ack.evicted]
+        if expired or evicted:
+            installing, table = set(objects), self.table
+            self.notify([obj for obj in expired if obj not in installing], ReasonCode.EXPIRED)
+            self.notify(
+                [obj for obj in evicted if obj not in installing or not table.holds(obj, now)],
+                ReasonCode.EVICTED,
+            )
         recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
         return acks
 

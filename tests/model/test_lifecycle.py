@@ -27,6 +27,8 @@ from nnrpsim.protocol import (
     packet_bytes,
 )
 
+from .plans import one_session
+
 A, B, C = 0, 1, 2
 SIZE = 4096
 
@@ -141,3 +143,26 @@ def test_a_notice_for_a_lease_the_host_knows_has_run_out_changes_nothing():
     assert result.invalidations["content_changed"] == 1
     assert result.references["outcome"].tolist() == [RefOutcome.INSTALLED] * 2
     assert result.references["cause"].tolist() == [InstallCause.COLD, InstallCause.EXPIRED]
+
+
+def test_a_lease_evicted_by_a_later_put_of_its_own_burst_is_announced():
+    """One frame references A (6000 bytes) and B (3000) with room for 8000; the server
+    evicts the largest bytes per hit first (``size``). A's PUT is granted, then B's evicts
+    it: the server announces A's eviction, so the host sends A inline in that frame rather
+    than a reference the server would answer with cache_miss (and a fallback)."""
+    plan = one_session([(0.0, [A, B])], [6_000, 3_000], [10.0, 10.0], 100.0)
+    link = LinkConfig(latency_ms=0.0)
+    config = ModelConfig(
+        duration_ms=100.0,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(limits=CacheLimits(capacity_bytes=8_000, eviction="size")),
+        policy=PolicyConfig(name="always", ttl_hint_ms=1_000, renew_margin=0.0),
+    )
+    result = Simulation(config, 0, plan).run()
+    assert result.references["outcome"].tolist() == [
+        RefOutcome.INLINED_AFTER_INVALIDATE,
+        RefOutcome.INSTALLED,
+    ]
+    assert result.invalidations["evicted"] == 1 and result.counters["installs"] == 2
+    assert result.audit["fallbacks"] == 0 and result.violations == 0
