@@ -4,15 +4,16 @@ by the lease engine at the TTL the hosts would ask for, measured as the DES runs
 from __future__ import annotations
 
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
-from .engine.replay import replay_after
+from .engine.replay import COUNTS, ReplayResult, replay_after
 from .engine.stream import ReferenceStream
 from .metrics import vector_kind_metrics, vector_metrics
 from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
+from .model.routing import route_sessions
 from .model.server import session_lease_ttl_ms
 from .model.workload import WorkloadPlan
 
@@ -134,24 +135,54 @@ def _lease_ends(
 
 def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float], dict[str, list]]:
     """The run's metrics and its metrics by object kind, on the engine's replay, counted after
-    the warm-up as the DES's are (``peak_gpu_bytes`` is the whole run's)."""
+    the warm-up as the DES's are (``peak_gpu_bytes`` is the whole run's). Each server replays
+    the sessions routed to it, in its own memory; their counts and bytes add up, and so do
+    their peaks (each server's budget that never evicts)."""
+    server_of = route_sessions(plan.sessions, config.servers, config.routing)
+    parts = [
+        _server_replay(
+            config,
+            replace(plan, sessions=[s for s in plan.sessions if server_of[s.session_id] == k]),
+        )
+        for k in range(config.servers)
+    ]
+    result = _summed([part.result for part in parts])
+    referenced, sizes, inlined = (
+        np.concatenate([getattr(part, name) for part in parts])
+        for name in ("referenced", "sizes", "inlined")
+    )
+    policy = make_policy(config.policy)
+    metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body)
+    kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)
+    return metrics, kinds
+
+
+@dataclass(frozen=True)
+class _ServerReplay:
+    """One server's replay, and its references counted: their objects and sizes, and which
+    the hosts sent inline by policy."""
+
+    result: ReplayResult
+    referenced: np.ndarray
+    sizes: np.ndarray
+    inlined: np.ndarray
+
+
+def _server_replay(config: ModelConfig, plan: WorkloadPlan) -> _ServerReplay:
     stream, replayed = plan_stream(plan, config)  # what the hosts cache, sources made along
     policy, limits = make_policy(config.policy), config.server.limits
     # the references counted: made by the operations (not along), after the warm-up
     counted = ~stream.along_mask & (stream.time_ms >= config.warmup_ms)
-    referenced, sizes = stream.object_id[counted], stream.size[counted]
-    inlined = ~replayed[counted]  # the references the hosts send inline
-    # the window runs to the run's end, beyond the last reference
+    # the window is the run's, as the DES samples it: from 0 to its end
     cached = replace(
-        stream.references(replayed), end_ms=max(stream.end_ms, int(config.duration_ms))
+        stream.references(replayed), start_ms=0, end_ms=max(stream.end_ms, int(config.duration_ms))
     )
-    ttl = base_ttl_ms(plan, config)
     # The hosts renew proactively: on a use within the last renew_margin of the lease.
     margin = policy.renew_margin
     result = replay_after(
         cached,
         int(config.warmup_ms),
-        [ttl],
+        [base_ttl_ms(plan, config)],
         "reset" if margin > 0 else "non_reset",
         limits.capacity_bytes,
         limits.eviction,
@@ -161,6 +192,32 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
         # the DES host's float back-off, over the stream's whole milliseconds
         refused_backoff_ms=math.ceil(policy.refused_backoff_ms),
     )
-    metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body)
-    kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)
-    return metrics, kinds
+    return _ServerReplay(
+        result, stream.object_id[counted], stream.size[counted], ~replayed[counted]
+    )
+
+
+def _summed(results: list[ReplayResult]) -> ReplayResult:
+    """Several servers' replays as one: counts, live bytes and peaks added, per object too."""
+    if len(results) == 1:
+        return results[0]
+    n_objects = max(result.object_hits.shape[1] for result in results)
+
+    def per_object(name: str) -> np.ndarray:
+        total = np.zeros((1, n_objects), dtype=getattr(results[0], name).dtype)
+        for result in results:
+            values = getattr(result, name)
+            total[:, : values.shape[1]] += values
+        return total
+
+    return replace(
+        results[0],
+        references=sum(result.references for result in results),
+        **{name: sum(getattr(result, name) for result in results) for name in COUNTS},
+        mean_live_bytes=sum(result.mean_live_bytes for result in results),
+        peak_live_bytes=sum(result.peak_live_bytes for result in results),
+        **{
+            name: per_object(name)
+            for name in ("object_hits", "object_live_bytes", "object_rejected", "object_inlined")
+        },
+    )

@@ -19,6 +19,7 @@ from .host import Host
 from .link import Link
 from .policies import make_policy
 from .records import Recorder
+from .routing import route_sessions
 from .server import INVALIDATE_BYTES, Server
 from .workload import SessionPlan, WorkloadPlan, synthetic_plan
 
@@ -95,22 +96,14 @@ class Simulation:
         self.downlinks = [
             [Link(config.downlink, rng(next(link_seeds))) for _ in self.servers] for _ in self.hosts
         ]
-        self._open_sessions = [0] * config.servers
+        self._server_of = route_sessions(self.plan.sessions, config.servers, config.routing)
         self.timeout = self.env.timeout  # every delay of the model is a SimPy timeout
         self.events = 0  # SimPy events the run processed: timeouts, process starts and ends, ...
 
     # ------------------------------------------------------------------ wiring helpers
     def route(self, plan: SessionPlan) -> int:
-        """Pick the server for a session by the configured routing rule."""
-        rule, n = self.config.routing, len(self.servers)
-        if rule == "round_robin":
-            server = (plan.session_id - 1) % n
-        elif rule == "hash":
-            server = (plan.session_id * 2_654_435_761 >> 7) % n
-        else:
-            server = min(range(n), key=lambda s: (self._open_sessions[s], s))
-        self._open_sessions[server] += 1
-        return server
+        """The server of a session, by the configured routing rule."""
+        return self._server_of[plan.session_id]
 
     def deliver_invalidate(
         self, server: int, host: int, objects: list[int] | None, reason: ReasonCode

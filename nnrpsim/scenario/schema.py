@@ -315,6 +315,32 @@ class Scenario(Section):
     faults: Faults = Field(default_factory=Faults, description="Faults to inject.")
     sweep: Sweep | None = Field(None, description="Parameters to vary across runs.")
 
+    @model_validator(mode="after")
+    def _what_vector_replays(self) -> Scenario:
+        """What the vector engine cannot replay is refused there, not ignored."""
+        if self.engine != "vector":
+            return self
+        why = {
+            "topology.hosts above 1": (
+                self.topology.hosts > 1,
+                "replays one host's view of its leases (each DES host puts what it holds no "
+                "lease of itself)",
+            ),
+            "topology.link.loss": (
+                self.topology.link.loss > 0,
+                "has no network, so no resent bytes",
+            ),
+            "faults.restart_at": (self.faults.restart_at is not None, "injects no faults"),
+            "faults.memory_pressure_at": (
+                self.faults.memory_pressure_at is not None,
+                "injects no faults",
+            ),
+        }
+        for key, (refused, reason) in why.items():
+            if refused:
+                raise ValueError(f"{key} needs engine des: the vector engine {reason}")
+        return self
+
 
 def _leaves(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, FieldInfo]]:
     """Every scenario key as (dotted key, field info), sections expanded."""

@@ -108,6 +108,22 @@ CASES = [
         "error: workload.operations.max_in_flight: must be at most 65535",
     ),
     (
+        {"engine": "vector", "topology": {"hosts": 2}},
+        "error: scenario: topology.hosts above 1 needs engine des: the vector engine replays",
+    ),
+    (
+        {"engine": "vector", "topology": {"link": {"loss": 0.01}}},
+        "error: scenario: topology.link.loss needs engine des: the vector engine has no network",
+    ),
+    (
+        {"engine": "vector", "faults": {"restart_at": "10s"}},
+        "error: scenario: faults.restart_at needs engine des: the vector engine injects no faults",
+    ),
+    (
+        {"engine": "vector", "faults": {"memory_pressure_at": "10s"}},
+        "error: scenario: faults.memory_pressure_at needs engine des",
+    ),
+    (
         {"host_policy": {"refused_put_backoff": -1}},
         "error: host_policy.refused_put_backoff: must be at least 0",
     ),
