@@ -191,6 +191,8 @@ def _server_replay(config: ModelConfig, plan: WorkloadPlan) -> _ServerReplay:
         inline_after_invalidate=policy.inline_after_invalidate,
         # the DES host's float back-off, over the stream's whole milliseconds
         refused_backoff_ms=math.ceil(policy.refused_backoff_ms),
+        max_cache_entries=limits.max_cache_entries,
+        renewal=limits.renewal,
     )
     return _ServerReplay(
         result, stream.object_id[counted], stream.size[counted], ~replayed[counted]

@@ -128,6 +128,8 @@ def replay(
     renew_margin: float = 1.0,
     inline_after_invalidate: bool = False,
     refused_backoff_ms: int = 0,
+    max_cache_entries: int = 0,
+    renewal: str = "touch",
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
@@ -147,7 +149,8 @@ def replay(
     replayed as under one no reference can fill. With ``refused_backoff_ms`` a host whose
     CACHE_PUT was refused sends that object inline, without a PUT, for that long after (and
     what is made from it, when the PUT was of a source made ``along``); only a capacity
-    refuses PUTs.
+    refuses PUTs. ``max_cache_entries`` and ``renewal`` are :class:`CacheLimits`'s: an entry
+    limit or a renewal that extends replay on the lease table itself.
     """
     margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
@@ -162,13 +165,20 @@ def replay(
         or (stream.through >= 0).any()
         or inline_once
     )
-    if capacity_bytes is None and sequential:
+    limits = CacheLimits(
+        capacity_bytes=capacity_bytes,
+        eviction=policy,
+        max_cache_entries=max_cache_entries,
+        renewal=renewal,
+    )
+    on_table = max_cache_entries > 0 or renewal != "touch"
+    if capacity_bytes is None and sequential and not on_table:
         # the live leases are of distinct references: together never more than all of them
         capacity_bytes, policy = int(stream.size.sum()), "lru"
-    if capacity_bytes is None:
+    if capacity_bytes is None and not on_table:
         sweep = _reset_grid if margin else _non_reset_grid
         return sweep(stream, grid, per_object)
-    if policy in ("lru", "fifo"):
+    if policy in ("lru", "fifo") and not on_table:
         with cyclic_gc_paused():  # millions of short-lived tuples, no reference cycles
             runs = [
                 _ordered_capacity(
@@ -184,7 +194,6 @@ def replay(
                 for t in grid
             ]
     else:
-        limits = CacheLimits(capacity_bytes=capacity_bytes, eviction=policy)
         runs = [
             replay_on_table(
                 stream,

@@ -299,6 +299,30 @@ def test_backing_off_replays_alike_on_every_path(mode, policy):
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
 
 
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (10**6, "lru"), (10**6, "fifo")])
+def test_an_entry_limit_evicts_as_the_table_does(capacity, policy):
+    """Two entries: C's install at 2 evicts A (least recent, or first in), so A misses at 3;
+    without the limit A hits."""
+    stream = ReferenceStream([0, 1, 2, 3], [0, 1, 2, 0], [10] * 4, end_ms=10)
+    limited = replay(stream, [100], "reset", capacity, policy, max_cache_entries=2)
+    plain = replay(stream, [100], "reset", capacity, policy)
+    assert (limited.hits[0], limited.evicted_misses[0], limited.installs[0]) == (0, 1, 4)
+    assert (plain.hits[0], plain.installs[0]) == (1, 3)
+
+
+@pytest.mark.parametrize("capacity", [None, 10**6])
+def test_a_renewal_that_extends_never_shortens_a_lease(capacity):
+    """A lease granted for 1000 ms at 0, renewed at 100 by a reference asking 200 ms: a touch
+    ends it at 300, so the use at 500 misses; extending keeps it to 1000, and it hits."""
+    stream = ReferenceStream(
+        [0, 100, 500], [0, 0, 0], [10] * 3, end_ms=1_000, ttl_scale=[1.0, 0.2, 1.0]
+    )
+    touch = replay(stream, [1000], "reset", capacity)
+    extend = replay(stream, [1000], "reset", capacity, renewal="extend")
+    assert (touch.hits[0], touch.expired_misses[0]) == (1, 1)
+    assert (extend.hits[0], extend.expired_misses[0]) == (2, 0)
+
+
 @settings(max_examples=30, deadline=None)
 @given(
     seed=st.integers(0, 2**16),

@@ -262,6 +262,29 @@ def test_a_host_backing_off_after_refusals_acts_alike_on_both_engines(mode, depe
     assert des["wire_bytes_saved"] == pytest.approx(saved, rel=0.03)
 
 
+@pytest.mark.parametrize("capacity", [None, 60])
+def test_an_entry_limit_binds_alike_on_both_engines(capacity):
+    """A server that holds at most 20 leases (and, or not, a byte budget): the vector run
+    evicts for the entry limit as the DES's server does, PUT for PUT."""
+    stream = _stream(1 / MEAN_GAP)
+    limits = CacheLimits(
+        capacity_bytes=None if capacity is None else int(stream.size.mean() * capacity),
+        max_cache_entries=20,
+    )
+    config = _config("reset", limits, 0.2, True)
+    result = simulate(config, 0, stream_plan(stream))
+    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, stream_plan(stream))
+    assert result.invalidations["evicted"] > 1000
+    unlimited, _ = vector_run(
+        _config("reset", replace(limits, max_cache_entries=0), 0.2, True), stream_plan(stream)
+    )
+    assert unlimited["hit_rate"] > vector["hit_rate"] + 0.05
+    for name in ("hit_rate", "installs", "renewals", "refused_puts", "miss_rate_cache_miss"):
+        assert des[name] == vector[name]
+    invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
+    assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
+
+
 @pytest.mark.parametrize("routing", ["round_robin", "hash", "least_sessions"])
 def test_each_server_replays_the_sessions_routed_to_it(routing):
     """Three servers, each with its own memory: the vector run routes the sessions as the DES
