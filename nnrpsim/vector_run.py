@@ -38,10 +38,10 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     are what ends leases (:func:`_lease_ends`); and, per reference, whether its host caches
     the object in that session (the DES hosts' decision: :class:`CacheDecisions`).
 
-    Just before the first cached object of an operation made from a source the operation
-    does not use itself comes a reference to that source made ``along``: the DES hosts
-    install the source along when no lease of it is live, before the frame that relies on
-    it. Each reference asks for its session's TTL (``ttl_scale``, of :func:`base_ttl_ms`), or
+    Just before each cached object of an operation made from a source the operation does
+    not use itself comes a reference to that source made ``along``: the DES hosts install
+    the source along when no lease of it is live, before the frame that relies on it, for
+    any of the objects made from it that the frame references (the first may go inline). Each reference asks for its session's TTL (``ttl_scale``, of :func:`base_ttl_ms`), or
     for an object its connection owns the policy's connection TTL when it sets one. A
     session's end (before the run's) ends the leases of the objects it cached of its own."""
     policy = make_policy(config.policy)
@@ -63,13 +63,13 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
         shared_scale = own_scale if policy.connection_ttl_ms is None else connection_ttl / base
         own = session.expected_reuse
         for at, refs in session.operations:
-            placed = set()  # the sources made along in this operation
+            made = 0  # the sources made along in this operation
             for obj in refs:
                 if obj not in caches:
                     caches[obj] = decisions.caches(session, obj, limits)
                 source = depends_on.get(obj) if caches[obj] else None
-                if source is not None and source not in refs and source not in placed:
-                    placed.add(source)
+                if source is not None and source not in refs:
+                    made += 1
                     objects.append(source)
                     along.append(True)
                     cached.append(True)
@@ -78,14 +78,17 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
                 along.append(False)
                 cached.append(caches[obj])
                 scales.append(own_scale if obj in own else shared_scale)
-            times.extend([at] * (len(refs) + len(placed)))
+            times.extend([at] * (len(refs) + made))
         if session.end_ms < config.duration_ms:
             owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
             closes.extend([session.end_ms] * len(owned))
             released.extend(owned)
-    times_ms = np.asarray(times, dtype=np.float64).astype(np.int64)
+    times = np.asarray(times, dtype=np.float64)
+    times_ms = times.astype(np.int64)
     objects_arr = np.asarray(objects, dtype=np.int64)
-    order = np.argsort(times_ms, kind="stable")
+    # in time order, as the DES runs them: two sessions' references within one millisecond
+    # keep their order (an operation's share its time, and keep theirs)
+    order = np.argsort(times, kind="stable")
     changes = _lease_ends(plan, config, closes, released)
     stream = ReferenceStream(
         times_ms[order],

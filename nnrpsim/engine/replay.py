@@ -569,6 +569,9 @@ def _ordered_capacity(
     # object -> its next reference goes inline, its source refused or backing off: the
     # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
     blocked: dict[int, tuple[int, bool]] = {}
+    # object -> when a PUT of it made along was last refused: the frame's other objects made
+    # from it go inline too, with no second PUT
+    refused_at: dict[int, int] = {}
     # with per_object: per object, installs, rejections and inline turns (its other references
     # hit) and live byte-milliseconds
     n_objects = stream.n_objects if per_object else 0
@@ -642,6 +645,9 @@ def _ordered_capacity(
                 continue  # its lease is in place: not touched, not renewed
             if told and follower in told:
                 continue  # what it is made for goes inline: it needs no source
+            if refused_at and refused_at.get(obj) == t:  # refused for this frame already
+                blocked[follower] = (EndReason.INVALIDATED, False)
+                continue
             if until and t < until.get(obj, t):  # no PUT yet: what it is made for goes inline
                 if entry is None:
                     blocked[follower] = (ended_get(obj, never), True)
@@ -704,6 +710,7 @@ def _ordered_capacity(
                 if only_along:
                     along_rejected += 1
                     blocked[follower] = (EndReason.INVALIDATED, False)
+                    refused_at[obj] = t
                     continue
                 rejected += 1
                 rejected_bytes += size
@@ -805,6 +812,9 @@ def replay_on_table(
     # object -> its next reference goes inline, its source refused or backing off: the
     # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
     blocked: dict[int, tuple[int, bool]] = {}
+    # object -> when a PUT of it made along was last refused: the frame's other objects made
+    # from it go inline too, with no second PUT
+    refused_at: dict[int, int] = {}
     object_hits = np.zeros(n_objects, dtype=np.int64)
     object_rejected = np.zeros(n_objects, dtype=np.int64)
     object_inlined = np.zeros(n_objects, dtype=np.int64)
@@ -872,6 +882,9 @@ def replay_on_table(
                 continue  # what it is made for goes inline: it needs no source
             if table.holds(obj, t):
                 continue
+            if refused_at.get(obj) == t:  # refused for this frame already
+                blocked[follower] = (EndReason.INVALIDATED, False)
+                continue
             if t < until.get(obj, t):  # no PUT yet: what it is made for goes inline
                 held = table.scalars.slot_of[obj] >= 0  # (run out, not yet reclaimed)
                 lapsed = EndReason.EXPIRED if held else table.end_reason.item(obj)
@@ -883,6 +896,7 @@ def replay_on_table(
             if not put(obj, t, asked, size):
                 counts["along_rejected"] += 1
                 blocked[follower] = (EndReason.INVALIDATED, False)
+                refused_at[obj] = t
             continue
         if obj in blocked:  # no source for it: inline, its lease untouched
             reason, backing_off = blocked.pop(obj)

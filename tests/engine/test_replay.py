@@ -354,6 +354,23 @@ def test_any_back_off_replays_alike_on_every_path(seed, backoff, inline_once, mo
     assert result.object_hits[0].tolist() == table["object_hits"].tolist()
 
 
+@pytest.mark.parametrize("policy", ["lru", "fifo", "none"])
+def test_a_source_refused_for_one_frame_is_put_once(policy):
+    """A frame references 1 and 2, both made from 0, which never fits: the host puts 0 once
+    (refused), and both go inline; at 5 the next frame puts it again."""
+    stream = ReferenceStream(
+        [0, 0, 0, 0, 5, 5],
+        [0, 1, 0, 2, 0, 1],
+        [500, 10, 500, 10, 500, 10],
+        end_ms=10,
+        along=np.array([True, False, True, False, True, False]),
+    )
+    result = replay(stream, [100], "reset", 100, policy, per_object=True)
+    assert (result.along_puts[0], result.along_rejected[0]) == (2, 2)
+    assert result.inlined_after_invalidate[0] == 3
+    assert result.object_inlined.tolist() == [[0, 2, 1]]
+
+
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none", "ttl"])
 def test_a_refused_object_goes_inline_without_a_put_while_its_host_backs_off(mode, policy):
