@@ -81,7 +81,8 @@ class PolicyConfig:
     ttl_fraction: float = 0.75
     renew_margin: float = 0.2
     renewal_body: bool = True
-    ttl_hint_ms: int | None = None  # a fixed lease_ttl_hint_ms instead of a session fraction
+    # a fixed lease_ttl_hint_ms instead of a session fraction; 0: unspecified (the server's default)
+    ttl_hint_ms: int | None = None
     inline_after_invalidate: bool = True  # spec section 14: inline next time, reinstall after
     # CACHE_PUT's ttl_ms for connection-owned (shared) objects, whose reuse then counts across
     # the connection's sessions over that TTL; None: the session's TTL and its reuse.
@@ -95,10 +96,10 @@ class PolicyConfig:
             raise ValueError(f"ttl_fraction must be in (0, 10], got {self.ttl_fraction}")
         if not 0 <= self.renew_margin <= 1:
             raise ValueError(f"renew_margin must be in [0, 1], got {self.renew_margin}")
-        for name in ("ttl_hint_ms", "connection_ttl_ms"):
+        for name, least in (("ttl_hint_ms", 0), ("connection_ttl_ms", 1)):  # (hint 0: none)
             value = getattr(self, name)
-            if value is not None and not 0 < value <= U32_MAX:
-                raise ValueError(f"{name} must be in 1..{U32_MAX}, got {value}")
+            if value is not None and not least <= value <= U32_MAX:
+                raise ValueError(f"{name} must be in {least}..{U32_MAX}, got {value}")
         if not 0 <= self.refused_backoff_ms < math.inf:
             raise ValueError(
                 f"refused_backoff_ms must be finite and >= 0, got {self.refused_backoff_ms}"

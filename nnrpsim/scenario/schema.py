@@ -230,7 +230,11 @@ class HostPolicy(Section):
         0.75, gt=0, le=10, description="lease_ttl_hint as a fraction of the expected session."
     )
     ttl_hint: Duration | None = Field(
-        None, gt=0, le=U32_MAX, description="A fixed lease_ttl_hint instead of the fraction."
+        None,
+        ge=0,
+        le=U32_MAX,
+        description="A fixed lease_ttl_hint instead of the fraction; 0s: none (0, unspecified), "
+        "the server grants its default_lease_ttl.",
     )
     min_object_size: Size = Field(
         1024, ge=0, description="threshold: cache only larger objects (others fix it)."

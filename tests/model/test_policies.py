@@ -3,6 +3,8 @@ connection-owned objects across sessions and leases them for longer."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from nnrpsim.model import ModelConfig, PolicyConfig, RefOutcome, WorkloadConfig, simulate
@@ -63,3 +65,17 @@ def test_connection_scope_caches_what_sessions_share_when_each_uses_it_once():
     assert CONNECTION_TTL_MS in ttls and (ttls[ttls != CONNECTION_TTL_MS] < 300_000).all()
     assert scoped.violations == 0
     assert sum(scoped.wire.values()) < sum(spec.wire.values()) / 2  # the same work, half the bytes
+
+
+@pytest.mark.parametrize(("hint_ms", "granted_ms"), [(0, 7_000), (3_000, 3_000)])
+def test_a_host_that_sends_no_ttl_hint_gets_the_servers_default(hint_ms, granted_ms):
+    """lease_ttl_hint_ms 0 is unspecified (spec section 9): SESSION_OPEN_ACK grants the
+    server's default lease TTL, and every PUT asks for it."""
+    config = ModelConfig(
+        duration_ms=60_000.0,
+        policy=PolicyConfig(name="always", ttl_hint_ms=hint_ms),
+    )
+    config = replace(config, server=replace(config.server, default_lease_ttl_ms=7_000))
+    result = simulate(config, 3)
+    assert len(result.accepted_ttl_ms) > 10
+    assert set(result.accepted_ttl_ms.tolist()) == {granted_ms}
