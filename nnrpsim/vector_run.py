@@ -118,7 +118,13 @@ def _lease_ends(
     cascade = config.server.cascade_dependencies
     return (
         np.concatenate(
-            [times, np.repeat(times, counts), np.asarray(closes, np.float64).astype(np.int64)]
+            # a close follows its session's last reference, also within one millisecond: it
+            # ends only the session's own leases, which no other session references
+            [
+                times,
+                np.repeat(times, counts),
+                np.ceil(np.asarray(closes, np.float64)).astype(np.int64),
+            ]
         ),
         np.concatenate(
             [

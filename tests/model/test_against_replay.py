@@ -29,6 +29,9 @@ from nnrpsim.protocol import MessageType, packet_bytes
 from nnrpsim.vector_run import plan_stream, vector_run
 from tests.engine.streams import poisson_stream
 
+from .plans import one_session
+
+A = 0
 T = 10_000
 MEAN_GAP = 10_000
 N_OBJECTS = 100
@@ -260,6 +263,16 @@ def test_a_host_backing_off_after_refusals_acts_alike_on_both_engines(mode, depe
     assert des["installs"] == pytest.approx(vector["installs"], rel=0.03)
     assert des["refused_puts"] == pytest.approx(vector["refused_puts"], rel=0.15)
     assert des["wire_bytes_saved"] == pytest.approx(saved, rel=0.03)
+
+
+def test_a_session_closes_after_its_last_use_within_one_millisecond():
+    """The session's last use of A at 999.3 ms hits on the DES, whose close at 999.6 ends A's
+    lease after it; so it does on the vector engine, which counts in whole milliseconds."""
+    plan = one_session([(0.0, [A]), (999.3, [A])], [4096], [10.0], 999.6)
+    config = replace(_config("reset", CacheLimits(), 0.2, True), duration_ms=2_000.0)
+    config = replace(config, policy=replace(config.policy, ttl_hint_ms=10_000))
+    des, (vector, _) = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan)
+    assert des["hit_rate"] == vector["hit_rate"] == 0.5
 
 
 @pytest.mark.parametrize("capacity", [None, 8 << 20])
