@@ -41,9 +41,12 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     Just before each cached object of an operation made from a source the operation does
     not use itself comes a reference to that source made ``along``: the DES hosts install
     the source along when no lease of it is live, before the frame that relies on it, for
-    any of the objects made from it that the frame references (the first may go inline). Each reference asks for its session's TTL (``ttl_scale``, of :func:`base_ttl_ms`), or
-    for an object its connection owns the policy's connection TTL when it sets one. A
-    session's end (before the run's) ends the leases of the objects it cached of its own."""
+    any of the objects made from it that the frame references (the first may go inline).
+    A reference to an object whose source the operation uses itself names that source
+    (``frame_source``). Each reference asks for its session's TTL (``ttl_scale``, of
+    :func:`base_ttl_ms`), or for an object its connection owns the policy's connection TTL
+    when it sets one. A session's end (before the run's) ends the leases of the objects it
+    cached of its own."""
     policy = make_policy(config.policy)
     decisions = CacheDecisions(policy, config.workload, plan)
     limits, depends_on = config.server.limits, plan.depends_on
@@ -52,7 +55,7 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     connection_ttl = min(
         max(policy.put_ttl_ms(base, True), limits.ttl_floor_ms), limits.ttl_ceiling_ms
     )
-    times, objects, along, cached, scales = [], [], [], [], []
+    times, objects, along, cached, scales, sources = [], [], [], [], [], []
     closes, released = [], []  # session ends, and the objects whose leases they end
     for session in plan.sessions:
         caches: dict[int, bool] = {}  # the decision per object, for this session
@@ -74,10 +77,12 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
                     along.append(True)
                     cached.append(True)
                     scales.append(own_scale if source in own else shared_scale)
+                    sources.append(-1)
                 objects.append(obj)
                 along.append(False)
                 cached.append(caches[obj])
                 scales.append(own_scale if obj in own else shared_scale)
+                sources.append(-1 if source is None or source not in refs else source)
             times.extend([at] * (len(refs) + made))
         if session.end_ms < config.duration_ms:
             owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
@@ -99,6 +104,9 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
         ttl_scale=np.asarray(scales)[order] if any(x != 1.0 for x in scales) else None,
         invalidation_kept=changes[2] if changes[2].any() else None,
         invalidation_through=changes[3] if (changes[3] >= 0).any() else None,
+        frame_source=np.asarray(sources, dtype=np.int64)[order]
+        if max(sources, default=-1) >= 0
+        else None,
     )
     return stream, np.asarray(cached, dtype=bool)[order]
 

@@ -572,6 +572,9 @@ def _ordered_capacity(
     # object -> when a PUT of it made along was last refused: the frame's other objects made
     # from it go inline too, with no second PUT
     refused_at: dict[int, int] = {}
+    # object -> (when its reference last went inline, the EndReason charged, whether backing
+    # off): what the same frame made from it goes inline too (``frame_source``)
+    inlined_at: dict[int, tuple[int, int, bool]] = {}
     # with per_object: per object, installs, rejections and inline turns (its other references
     # hit) and live byte-milliseconds
     n_objects = stream.n_objects if per_object else 0
@@ -611,13 +614,14 @@ def _ordered_capacity(
         ended[obj] = reason
         stale.discard(obj)
 
-    for t, obj, size, only_along, asked, follower in zip(
+    for t, obj, size, only_along, asked, follower, made_from in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
         stream.size.tolist(),
         along.tolist(),
         asks,
         made_for,
+        stream.frame_sources.tolist(),
         strict=False,  # (asks may repeat without end)
     ):
         while k < n_inv and inv_t[k] <= t:
@@ -640,6 +644,24 @@ def _ordered_capacity(
             k += 1
         entry = get(obj)
         live = entry is not None and t < entry[0] and not (stale and obj in stale)
+        if made_from >= 0 and not (told and obj in told):  # (its own inline turn comes first)
+            went = inlined_at.get(made_from)
+            if went is not None and went[0] == t:
+                blocked[obj] = went[1:]
+            else:  # its source comes later in the frame: will it go inline?
+                held = get(made_from)
+                if held is None or t >= held[0] or (stale and made_from in stale):
+                    if told and made_from in told:
+                        blocked[obj] = (EndReason.INVALIDATED, False)
+                    elif until and t < until.get(made_from, t):
+                        lapsed = (
+                            ended_get(made_from, never)
+                            if held is None
+                            else EndReason.EXPIRED
+                            if t >= held[0]
+                            else EndReason.INVALIDATED
+                        )
+                        blocked[obj] = (lapsed, True)
         if only_along:
             if live:
                 continue  # its lease is in place: not touched, not renewed
@@ -683,8 +705,9 @@ def _ordered_capacity(
             continue
         if entry is not None:  # run out, or stale: a new version replaces it
             drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
+        lapsed = ended_get(obj, never)
         if track and not only_along:
-            misses[ended_get(obj, never)] += 1
+            misses[lapsed] += 1
         if told and obj in told:
             told.discard(obj)  # a fresh lease, or else the inline turn
             if not only_along:
@@ -692,12 +715,14 @@ def _ordered_capacity(
                 inlined_bytes += size
                 if per_object:
                     inlined_of[obj] += 1
+                inlined_at[obj] = (t, lapsed, False)
                 continue
         if until and t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
             backed_off += 1
             backed_off_bytes += size
             if per_object:
                 inlined_of[obj] += 1
+            inlined_at[obj] = (t, lapsed, True)
             continue
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
@@ -714,6 +739,7 @@ def _ordered_capacity(
                     continue
                 rejected += 1
                 rejected_bytes += size
+                inlined_at[obj] = (t, EndReason.INVALIDATED, False)
                 if per_object:
                     rejected_of[obj] += 1
                 continue
@@ -815,6 +841,9 @@ def replay_on_table(
     # object -> when a PUT of it made along was last refused: the frame's other objects made
     # from it go inline too, with no second PUT
     refused_at: dict[int, int] = {}
+    # object -> (when its reference last went inline, the EndReason charged, whether backing
+    # off): what the same frame made from it goes inline too (``frame_source``)
+    inlined_at: dict[int, tuple[int, int, bool]] = {}
     object_hits = np.zeros(n_objects, dtype=np.int64)
     object_rejected = np.zeros(n_objects, dtype=np.int64)
     object_inlined = np.zeros(n_objects, dtype=np.int64)
@@ -849,13 +878,14 @@ def replay_on_table(
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     k = 0
-    for t, obj, size, only_along, asked, follower in zip(
+    for t, obj, size, only_along, asked, follower, made_from in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
         stream.size.tolist(),
         stream.along_mask.tolist(),
         stream.ttls(ttl).tolist(),
         stream.along_for().tolist(),
+        stream.frame_sources.tolist(),
         strict=True,
     ):
         while k < len(inv_t) and inv_t[k] <= t:
@@ -877,6 +907,23 @@ def replay_on_table(
         if obj in stale and table.holds(obj, t):  # a new version replaces it
             table.invalidate_objects(np.array([obj]), t)
             ended([obj], t)
+        if made_from >= 0 and obj not in told:  # (its own inline turn comes first)
+            went = inlined_at.get(made_from)
+            if went is not None and went[0] == t:
+                blocked[obj] = went[1:]
+            elif made_from in stale or not table.holds(made_from, t):  # its source comes later
+                if made_from in told:
+                    blocked[obj] = (EndReason.INVALIDATED, False)
+                elif t < until.get(made_from, t):
+                    held = table.scalars.slot_of[made_from] >= 0
+                    lapsed = (
+                        EndReason.INVALIDATED
+                        if made_from in stale
+                        else EndReason.EXPIRED
+                        if held
+                        else table.end_reason.item(made_from)
+                    )
+                    blocked[obj] = (lapsed, True)
         if only_along:
             if follower in told:
                 continue  # what it is made for goes inline: it needs no source
@@ -922,17 +969,20 @@ def replay_on_table(
                 counts["renewals"] += 1
                 counts["renewal_bytes"] += size
             continue
-        misses[EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason] += 1
+        lapsed = EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason
+        misses[lapsed] += 1
         if obj in told:  # the inline turn
             told.discard(obj)
             counts["inlined_after_invalidate"] += 1
             counts["inlined_bytes"] += size
             object_inlined[obj] += 1
+            inlined_at[obj] = (t, lapsed, False)
             continue
         if t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
             counts["backed_off"] += 1
             counts["backed_off_bytes"] += size
             object_inlined[obj] += 1
+            inlined_at[obj] = (t, lapsed, True)
             continue
         if put(obj, t, asked, size):
             counts["installs"] += 1
@@ -940,6 +990,7 @@ def replay_on_table(
         else:
             counts["rejected"] += 1
             object_rejected[obj] += 1
+            inlined_at[obj] = (t, EndReason.INVALIDATED, False)
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return _tally(

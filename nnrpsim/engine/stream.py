@@ -34,7 +34,10 @@ class ReferenceStream:
     ``invalidation_through`` gives, for a change that follows another object's (the server's
     cascade from the object it was made from), that object; -1 for the others. The server's
     cascade runs through the source's lease: when the source's change at the same millisecond
-    finds no live lease of it, the change is kept instead.
+    finds no live lease of it, the change is kept instead. ``frame_source`` gives, for a
+    reference to an object made from another that the same operation references too, that
+    source; -1 for the others. While the source's body goes inline in that operation (its
+    inline turn, or a back-off), so does the reference's: it could not resolve without it.
     """
 
     time_ms: np.ndarray
@@ -50,6 +53,7 @@ class ReferenceStream:
     ttl_scale: np.ndarray | None = None
     invalidation_kept: np.ndarray | None = None
     invalidation_through: np.ndarray | None = None
+    frame_source: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -80,6 +84,11 @@ class ReferenceStream:
             if scale.shape != self.time_ms.shape or not (np.isfinite(scale) & (scale > 0)).all():
                 raise ValueError("ttl_scale must be one finite factor > 0 per reference")
             object.__setattr__(self, "ttl_scale", scale)
+        if self.frame_source is not None:
+            source = np.asarray(self.frame_source, dtype=np.int64)
+            if source.shape != self.time_ms.shape or (len(source) and source.min() < -1):
+                raise ValueError("frame_source must be one object id (or -1) per reference")
+            object.__setattr__(self, "frame_source", source)
         inv_t, inv_o = self.invalidation_time_ms, self.invalidation_object_id
         if (inv_t is None) != (inv_o is None):
             raise ValueError(
@@ -156,6 +165,7 @@ class ReferenceStream:
             None if self.ttl_scale is None else self.ttl_scale[keep],
             self.invalidation_kept,
             self.invalidation_through,
+            None if self.frame_source is None else self.frame_source[keep],
         )
 
     @property
@@ -192,6 +202,13 @@ class ReferenceStream:
         if self.ttl_scale is None:
             return np.full(len(self), ttl_ms, dtype=np.int64)
         return np.rint(ttl_ms * self.ttl_scale).astype(np.int64)
+
+    @property
+    def frame_sources(self) -> np.ndarray:
+        """``frame_source``, or -1 for every reference."""
+        if self.frame_source is None:
+            return np.full(len(self), -1, dtype=np.int64)
+        return self.frame_source
 
     @property
     def kept_mask(self) -> np.ndarray:

@@ -117,6 +117,8 @@ def test_bad_arguments():
         ReferenceStream([1, 2], [0, 1], [1, 1], along=[1, 0])
     with pytest.raises(ValueError, match="ttl_scale must be one finite factor > 0"):
         ReferenceStream([1, 2], [0, 1], [1, 1], ttl_scale=[1.0, 0.0])
+    with pytest.raises(ValueError, match="frame_source must be one object id"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], frame_source=[-1])
     with pytest.raises(ValueError, match="refused_backoff_ms must be >= 0"):
         replay(stream, [1], capacity_bytes=10, refused_backoff_ms=-1)
 
@@ -352,6 +354,32 @@ def test_any_back_off_replays_alike_on_every_path(seed, backoff, inline_once, mo
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
     assert result.object_inlined[0].tolist() == table["object_inlined"].tolist()
     assert result.object_hits[0].tolist() == table["object_hits"].tolist()
+
+
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (10**6, "fifo"), (10**6, "ttl")])
+@pytest.mark.parametrize("named", [True, False])
+def test_what_a_frame_makes_from_a_source_it_sends_inline_goes_inline_too(capacity, policy, named):
+    """Object 1 is made from 0, and the frames at 0, 10 and 20 reference both. 0's lease
+    ends under its host at 5: at 10 its body goes inline (its turn), and so does 1's, though
+    1's lease is live. 0 is put again at 12 and its lease ends at 15: the frame at 20 names 1
+    first, and its host knows 0 will go inline. Without ``frame_source`` the replay does not
+    know 1 relies on 0, and 1 hits (and renews) twice."""
+    stream = ReferenceStream(
+        [0, 0, 10, 10, 12, 20, 20],
+        [0, 1, 0, 1, 0, 1, 0],
+        [10] * 7,
+        [5, 15],
+        [0, 0],
+        end_ms=100,
+        frame_source=[-1, 0, -1, 0, -1, 0, -1] if named else None,
+    )
+    result = replay(
+        stream, [100], "reset", capacity, policy, per_object=True, inline_after_invalidate=True
+    )
+    assert result.installs[0] == 3
+    assert (result.hits[0], result.inlined_after_invalidate[0]) == ((0, 4) if named else (2, 2))
+    assert result.object_inlined.tolist() == ([[2, 2]] if named else [[2, 0]])
+    assert result.renewals[0] == (0 if named else 2)  # named, 1's lease is left untouched
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none"])

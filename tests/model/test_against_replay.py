@@ -275,13 +275,19 @@ def test_a_session_closes_after_its_last_use_within_one_millisecond():
     assert des["hit_rate"] == vector["hit_rate"] == 0.5
 
 
-@pytest.mark.parametrize("capacity", [None, 8 << 20])
-def test_several_objects_made_from_one_source_in_a_frame_act_alike(capacity):
-    """Sessions of four references an operation, half their private objects made from their
-    namespace's most popular shared object, content changes with the cascade, inlining once:
-    a frame often holds two objects made from one source, one of them inline after the
-    cascade ended its lease. The DES host installs the source for the other; so does the
-    vector run, which makes the source along before each of them."""
+@pytest.mark.parametrize(
+    ("capacity", "share", "changes", "cascade"),
+    [(None, 0.5, 0.01, True), (8 << 20, 0.5, 0.01, True), (None, 1.0, 0.03, False)],
+)
+def test_several_objects_made_from_one_source_in_a_frame_act_alike(
+    capacity, share, changes, cascade
+):
+    """Sessions of four references an operation, private objects made from their namespace's
+    most popular shared object, content changes, inlining once. A frame often holds two
+    objects made from one source, one of them inline after the cascade ended its lease: the
+    DES host installs the source for the other, and so does the vector run, which makes the
+    source along before each. A frame that uses the source itself while its body goes inline
+    sends what is made from it inline too (``frame_source``)."""
     config = replace(
         _config("reset", CacheLimits(capacity_bytes=capacity), 0.2, True),
         duration_ms=300_000.0,
@@ -289,14 +295,15 @@ def test_several_objects_made_from_one_source_in_a_frame_act_alike(capacity):
         workload=WorkloadConfig(
             session_rate_per_s=1.0,
             operation_rate_per_s=0.5,
-            private_dependency_share=0.5,
-            content_change_rate_per_s=0.01,
+            private_dependency_share=share,
+            content_change_rate_per_s=changes,
         ),
     )
+    config = replace(config, server=replace(config.server, cascade_dependencies=cascade))
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
     result = simulate(config, 0, plan)
     des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
-    assert result.invalidations["dependency_invalidated"] > 100
+    assert (result.invalidations["dependency_invalidated"] > 100) == cascade
     for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss"):
         assert des[name] == vector[name]
     invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
