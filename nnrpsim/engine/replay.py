@@ -621,8 +621,8 @@ def _ordered_capacity(
         along.tolist(),
         asks,
         made_for,
-        stream.frame_sources.tolist(),
-        strict=False,  # (asks may repeat without end)
+        repeat(-1) if stream.frame_source is None else stream.frame_source.tolist(),
+        strict=False,  # (asks and frame sources may repeat without end)
     ):
         while k < n_inv and inv_t[k] <= t:
             at, target, via = inv_t[k], inv_o[k], through[k]
@@ -705,9 +705,8 @@ def _ordered_capacity(
             continue
         if entry is not None:  # run out, or stale: a new version replaces it
             drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
-        lapsed = ended_get(obj, never)
         if track and not only_along:
-            misses[lapsed] += 1
+            misses[ended_get(obj, never)] += 1
         if told and obj in told:
             told.discard(obj)  # a fresh lease, or else the inline turn
             if not only_along:
@@ -715,14 +714,14 @@ def _ordered_capacity(
                 inlined_bytes += size
                 if per_object:
                     inlined_of[obj] += 1
-                inlined_at[obj] = (t, lapsed, False)
+                inlined_at[obj] = (t, ended_get(obj, never), False)
                 continue
         if until and t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
             backed_off += 1
             backed_off_bytes += size
             if per_object:
                 inlined_of[obj] += 1
-            inlined_at[obj] = (t, lapsed, True)
+            inlined_at[obj] = (t, ended_get(obj, never), True)
             continue
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
