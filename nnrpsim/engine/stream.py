@@ -37,7 +37,8 @@ class ReferenceStream:
     finds no live lease of it, the change is kept instead. ``frame_source`` gives, for a
     reference to an object made from another that the same operation references too, that
     source; -1 for the others. While the source's body goes inline in that operation (its
-    inline turn, or a back-off), so does the reference's: it could not resolve without it.
+    inline turn, a back-off, or a refused PUT), so does the reference's: it could not resolve
+    without it.
     """
 
     time_ms: np.ndarray

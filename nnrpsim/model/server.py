@@ -93,8 +93,9 @@ class Server:
         """A burst of CACHE_PUTs -> CACHE_ACKs, in order; what the installs expired or evicted is
         announced, except leases the burst itself renews or grants again (the host is
         installing). A lease the burst granted and then evicted for a later PUT of the burst is
-        announced: its host learns of it before it references the object. ``dependencies`` declares, per
-        object made from another, that object and the version it was made from."""
+        announced: its host learns of it before it references the object. ``dependencies``
+        declares, per object made from another, that object and the version it was made
+        from."""
         now, install = int(self.sim.env.now), self.table.install_one
         acks = [
             install(
