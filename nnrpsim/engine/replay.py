@@ -614,6 +614,19 @@ def _ordered_capacity(
         ended[obj] = reason
         stale.discard(obj)
 
+    def send_inline(obj: int, size: int, now: int, reason: int, backing_off: bool) -> None:
+        """The reference's body goes inline instead of a PUT: an inline turn, or a back-off."""
+        nonlocal inlined, inlined_bytes, backed_off, backed_off_bytes
+        if backing_off:
+            backed_off += 1
+            backed_off_bytes += size
+        else:
+            inlined += 1
+            inlined_bytes += size
+        if per_object:
+            inlined_of[obj] += 1
+        inlined_at[obj] = (now, reason, backing_off)
+
     for t, obj, size, only_along, asked, follower, made_from in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
@@ -682,14 +695,7 @@ def _ordered_capacity(
         elif blocked and obj in blocked:  # no source for it: inline, its lease untouched
             reason, backing_off = blocked.pop(obj)
             misses[reason] += 1
-            if backing_off:
-                backed_off += 1
-                backed_off_bytes += size
-            else:
-                inlined += 1
-                inlined_bytes += size
-            if per_object:
-                inlined_of[obj] += 1
+            send_inline(obj, size, t, reason, backing_off)
             continue
         elif live:
             hits += 1
@@ -710,18 +716,10 @@ def _ordered_capacity(
         if told and obj in told:
             told.discard(obj)  # a fresh lease, or else the inline turn
             if not only_along:
-                inlined += 1
-                inlined_bytes += size
-                if per_object:
-                    inlined_of[obj] += 1
-                inlined_at[obj] = (t, ended_get(obj, never), False)
+                send_inline(obj, size, t, ended_get(obj, never), False)
                 continue
         if until and t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
-            backed_off += 1
-            backed_off_bytes += size
-            if per_object:
-                inlined_of[obj] += 1
-            inlined_at[obj] = (t, ended_get(obj, never), True)
+            send_inline(obj, size, t, ended_get(obj, never), True)
             continue
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
@@ -859,6 +857,14 @@ def replay_on_table(
             object_live_ms_bytes[gone] += (end - start) * gone_size
             spans.append((start, end, gone_size))
 
+    def send_inline(obj: int, size: int, now: int, reason: int, backing_off: bool) -> None:
+        """The reference's body goes inline instead of a PUT: an inline turn, or a back-off."""
+        count = "backed_off" if backing_off else "inlined_after_invalidate"
+        counts[count] += 1
+        counts["backed_off_bytes" if backing_off else "inlined_bytes"] += size
+        object_inlined[obj] += 1
+        inlined_at[obj] = (now, reason, backing_off)
+
     def put(obj: int, now: int, asked: int, size: int) -> bool:
         """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
         ack = table.install_one(obj, now, asked, size)
@@ -947,13 +953,7 @@ def replay_on_table(
         if obj in blocked:  # no source for it: inline, its lease untouched
             reason, backing_off = blocked.pop(obj)
             misses[reason] += 1
-            if backing_off:
-                counts["backed_off"] += 1
-                counts["backed_off_bytes"] += size
-            else:
-                counts["inlined_after_invalidate"] += 1
-                counts["inlined_bytes"] += size
-            object_inlined[obj] += 1
+            send_inline(obj, size, t, reason, backing_off)
             continue
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
@@ -972,16 +972,10 @@ def replay_on_table(
         misses[lapsed] += 1
         if obj in told:  # the inline turn
             told.discard(obj)
-            counts["inlined_after_invalidate"] += 1
-            counts["inlined_bytes"] += size
-            object_inlined[obj] += 1
-            inlined_at[obj] = (t, lapsed, False)
+            send_inline(obj, size, t, lapsed, False)
             continue
         if t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
-            counts["backed_off"] += 1
-            counts["backed_off_bytes"] += size
-            object_inlined[obj] += 1
-            inlined_at[obj] = (t, lapsed, True)
+            send_inline(obj, size, t, lapsed, True)
             continue
         if put(obj, t, asked, size):
             counts["installs"] += 1
