@@ -182,6 +182,19 @@ class LeaseTable:
         self._n_free += len(slots)
         return objects.tolist()
 
+    def _release_slot(self, slot: int, reason: EndReason) -> int:
+        """:meth:`_release_slots` for one slot, with scalar reads and writes; returns its object."""
+        c = self.scalars
+        obj = c.object_id[slot]
+        c.occupied[slot] = False
+        c.slot_of[obj] = -1
+        c.end_reason[obj] = reason
+        self.held_bytes -= c.size[slot]
+        self.held_objects -= 1
+        self._free[self._n_free] = slot
+        self._n_free += 1
+        return obj
+
     def _next_seqs(self, k: int) -> np.ndarray:
         seqs = np.arange(self._seq, self._seq + k, dtype=np.uint64)
         self._seq += k
@@ -732,15 +745,16 @@ class LeaseTable:
         candidates = np.flatnonzero(self.occupied & ~self.pinned)
         if policy in UNIQUE_KEYS and entries_needed <= 1 and len(candidates):
             # one victim usually does: the least key, no sort (these keys never tie)
-            first = candidates[policy_key(policy)(self, candidates).argmin()]
-            if self.size[first] >= bytes_needed:
-                return self._release_slots(first[None], EndReason.EVICTED)
+            first = candidates.item(policy_key(policy)(self, candidates).argmin())
+            if self.scalars.size[first] >= bytes_needed:
+                return [self._release_slot(first, EndReason.EVICTED)]
         order = victim_order(self, candidates, policy)
-        freed = np.cumsum(self.size[order], dtype=np.int64)
-        enough = (freed >= bytes_needed) & (np.arange(1, len(order) + 1) >= entries_needed)
-        if not enough.any():
+        # the fewest victims in order: enough bytes (the running sum never falls), and entries
+        freed = np.add.accumulate(self.size[order], dtype=np.int64)
+        victims = max(int(freed.searchsorted(bytes_needed)) + 1, entries_needed)
+        if victims > len(order):
             return None
-        return self._release_slots(order[: int(enough.argmax()) + 1], EndReason.EVICTED)
+        return self._release_slots(order[:victims], EndReason.EVICTED)
 
     def _release_unexpired(self, slots: np.ndarray, now_ms: int, reason: EndReason) -> list[int]:
         """Free slots for ``reason``; a lease already expired at ``now_ms`` ended by expiry."""
