@@ -865,6 +865,13 @@ def replay_on_table(
         object_inlined[obj] += 1
         inlined_at[obj] = (now, reason, backing_off)
 
+    def replace_stale(obj: int, now: int) -> None:
+        """A lease a kept change left in place ends as its host puts the new version (a body
+        sent inline instead leaves it untouched)."""
+        if obj in stale and table.holds(obj, now):
+            table.invalidate_objects(np.array([obj]), now)
+            ended([obj], now)
+
     def put(obj: int, now: int, asked: int, size: int) -> bool:
         """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
         ack = table.install_one(obj, now, asked, size)
@@ -908,10 +915,6 @@ def replay_on_table(
                 table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
                 ended([target], int(inv_t[k]))
             k += 1
-        # one reference at a time: the scalar calls, which keep the batch calls' rules
-        if obj in stale and table.holds(obj, t):  # a new version replaces it
-            table.invalidate_objects(np.array([obj]), t)
-            ended([obj], t)
         if made_from >= 0 and obj not in told:  # (its own inline turn comes first)
             went = inlined_at.get(made_from)
             if went is not None and went[0] == t:
@@ -929,11 +932,12 @@ def replay_on_table(
                         else table.end_reason.item(made_from)
                     )
                     blocked[obj] = (lapsed, True)
+        # one reference at a time: the scalar calls, which keep the batch calls' rules
         if only_along:
+            if table.holds(obj, t) and obj not in stale:
+                continue
             if follower in told:
                 continue  # what it is made for goes inline: it needs no source
-            if table.holds(obj, t):
-                continue
             if refused_at.get(obj) == t:  # refused for this frame already
                 blocked[follower] = (EndReason.INVALIDATED, False)
                 continue
@@ -944,6 +948,7 @@ def replay_on_table(
                 continue
             counts["along_puts"] += 1
             counts["along_put_bytes"] += size
+            replace_stale(obj, t)
             told.discard(obj)
             if not put(obj, t, asked, size):
                 counts["along_rejected"] += 1
@@ -955,6 +960,7 @@ def replay_on_table(
             misses[reason] += 1
             send_inline(obj, size, t, reason, backing_off)
             continue
+        replace_stale(obj, t)
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
             counts["hits"] += 1

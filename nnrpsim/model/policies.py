@@ -50,11 +50,12 @@ class CachePolicy:
 
     def renew_from_ms(self, expires_ms: float, ttl_ms: int) -> float:
         """When proactive renewal starts: once no more than ``renew_margin`` of the TTL remains
-        (1.0: on every use; 0: never). Fixed when the lease is granted, so a reference checks
-        one time against it."""
+        (1.0: on every use; 0: never), from the first whole millisecond on (a lease's times are
+        whole milliseconds, and so is the vector engine's clock). Fixed when the lease is
+        granted, so a reference checks one time against it."""
         if self.renew_margin <= 0:
             return math.inf
-        return expires_ms - self.renew_margin * ttl_ms
+        return math.ceil(expires_ms - self.renew_margin * ttl_ms)
 
 
 def _from_config(config: PolicyConfig, **overrides) -> CachePolicy:

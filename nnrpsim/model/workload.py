@@ -207,7 +207,10 @@ def synthetic_plan(
         times = _poisson_times(rng, rate, 0.0, duration_ms)
         change_t.append(times)
         change_o.append(np.full(len(times), obj))
-    times, objs = np.concatenate(change_t), np.concatenate(change_o).astype(np.int64)
+    # on the millisecond clock of the protocol's times: a change comes before the references of
+    # its millisecond, as the vector engine's reference streams order them
+    times = np.floor(np.concatenate(change_t))
+    objs = np.concatenate(change_o).astype(np.int64)
     order = np.lexsort((objs, times))
     return WorkloadPlan(
         catalog,

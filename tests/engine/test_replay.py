@@ -382,6 +382,49 @@ def test_what_a_frame_makes_from_a_source_it_sends_inline_goes_inline_too(capaci
     assert result.renewals[0] == (0 if named else 2)  # named, 1's lease is left untouched
 
 
+@pytest.mark.parametrize(
+    ("capacity", "policy", "renewal"),
+    [
+        (None, "lru", "touch"),
+        (10**6, "fifo", "touch"),
+        (10**6, "ttl", "touch"),
+        (None, "lru", "extend"),
+    ],
+)
+def test_a_stale_lease_sent_inline_stays_until_its_own_change_is_announced(
+    capacity, policy, renewal
+):
+    """Object 1 is made from 0; frames at 0, 10, 20 and 30 reference both. At 5, 0 changes
+    (announced) and with it 1 (kept: 1's lease stays, stale). At 10, 0 takes its inline turn
+    and 1 goes inline with it, so no new version of 1 replaces its lease. At 15, 1 changes
+    itself: its lease is still there, so the change is announced, and at 20 1 takes its inline
+    turn (0 is put again); at 30 0 hits and 1 is put. Replacing the stale lease at 10 would
+    leave nothing to announce at 15, and 1 would be put at 20."""
+    stream = ReferenceStream(
+        [0, 0, 10, 10, 20, 20, 30, 30],
+        [0, 1] * 4,
+        [10] * 8,
+        [5, 5, 15],
+        [0, 1, 1],
+        end_ms=100,
+        invalidation_kept=np.array([False, True, False]),
+        invalidation_through=np.array([-1, 0, -1]),
+        frame_source=[-1, 0] * 4,
+    )
+    result = replay(
+        stream,
+        [100],
+        "reset",
+        capacity,
+        policy,
+        per_object=True,
+        inline_after_invalidate=True,
+        renewal=renewal,
+    )
+    assert (result.installs[0], result.hits[0], result.inlined_after_invalidate[0]) == (4, 1, 3)
+    assert result.object_inlined.tolist() == [[1, 2]]
+
+
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none"])
 def test_a_source_refused_for_one_frame_is_put_once(policy):
     """A frame references 1 and 2, both made from 0, which never fits: the host puts 0 once

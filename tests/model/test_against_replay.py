@@ -310,6 +310,64 @@ def test_several_objects_made_from_one_source_in_a_frame_act_alike(
     assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
 
 
+@pytest.mark.parametrize(
+    ("policy", "workload", "renewal", "cascade", "seed"),
+    [
+        pytest.param(  # a hit 0.3 ms after its renewal window opens, in the same millisecond
+            PolicyConfig(name="connection_scope", ttl_fraction=0.1, connection_ttl_ms=5_000),
+            WorkloadConfig(operation_rate_per_s=0.2, private_refs_per_operation=3),
+            "extend",
+            True,
+            5021,
+            id="renewal-window",
+        ),
+        pytest.param(  # a change 0.3 ms after a use of the object in the same millisecond
+            PolicyConfig(name="connection_scope", ttl_fraction=0.1, connection_ttl_ms=5_000),
+            WorkloadConfig(
+                shared_refs_per_operation=1,
+                private_refs_per_operation=3,
+                content_change_rate_per_s=0.05,
+                private_dependency_share=1.0,
+            ),
+            "touch",
+            True,
+            5054,
+            id="change-within-a-millisecond",
+        ),
+        pytest.param(  # a stale lease sent inline with its source, then changed itself
+            PolicyConfig(name="always", ttl_fraction=1.0, renew_margin=0.0),
+            WorkloadConfig(
+                operation_rate_per_s=0.2,
+                shared_refs_per_operation=1,
+                private_refs_per_operation=1,
+                content_change_rate_per_s=0.01,
+                private_dependency_share=1.0,
+            ),
+            "extend",
+            False,
+            5033,
+            id="stale-lease-sent-inline",
+        ),
+    ],
+)
+def test_the_engines_agree_where_they_once_parted(policy, workload, renewal, cascade, seed):
+    """Three plans, over instant links with no budget, on which the engines once parted by a
+    reference or a PUT. The DES's renewal windows open, and its content changes fall, on
+    whole milliseconds, as the vector engine counts time; and on the lease-table path a stale
+    lease whose body goes inline with its source stays until its own change, announced."""
+    config = replace(
+        _config("reset", CacheLimits(capacity_bytes=None, renewal=renewal), 0.2, True),
+        duration_ms=120_000.0,
+        policy=replace(policy, inline_after_invalidate=True),
+        workload=workload,
+    )
+    config = replace(config, server=replace(config.server, cascade_dependencies=cascade))
+    plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(seed))
+    des, (vector, _) = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan)
+    for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss"):
+        assert des[name] == vector[name]
+
+
 @pytest.mark.parametrize("capacity", [None, 60])
 def test_an_entry_limit_binds_alike_on_both_engines(capacity):
     """A server that holds at most 20 leases (and, or not, a byte budget): the vector run
