@@ -4,16 +4,17 @@ that name the field path and the reason."""
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import itertools
 import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, get_args, get_origin
 
 import yaml
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from .schema import Scenario
 
@@ -31,7 +32,6 @@ _REASONS = {
     "greater_than_equal": "must be at least {ge}",
     "less_than": "must be less than {lt}",
     "less_than_equal": "must be at most {le}",
-    "extra_forbidden": "unknown key",
     "missing": "required",
     "int_type": "must be an integer",
     "int_parsing": "must be an integer",
@@ -51,7 +51,47 @@ _REASONS = {
 }
 
 
+def _known_keys(loc: Sequence) -> list[str]:
+    """The keys the section at ``loc`` (a path of keys from the top) takes; none where the path
+    leaves the sections."""
+    section: type[BaseModel] | None = Scenario
+    parts = iter(loc)
+    for part in parts:
+        field = section.model_fields.get(part) if isinstance(part, str) else None
+        if field is None:
+            return []
+        annotation = field.annotation
+        if get_origin(annotation) is dict:  # sections by a key of the user's (by kind, say)
+            annotation = get_args(annotation)[1]
+            if next(parts, None) is None:
+                return []
+        candidates = (annotation, *get_args(annotation))  # (a section, or a section or None)
+        section = next(
+            (t for t in candidates if isinstance(t, type) and issubclass(t, BaseModel)), None
+        )
+        if section is None:
+            return []
+    return list(section.model_fields)
+
+
+def _unknown_key(loc: Sequence) -> str:
+    """ "unknown key", with the known key it most likely misspells, or the section's keys."""
+    known = _known_keys(_where_parts(loc)[:-1])
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    if close:
+        return f"unknown key (did you mean {close[0]}?)"
+    if known and len(known) <= MAX_KEYS_LISTED:
+        return f"unknown key (known: {', '.join(known)})"
+    return "unknown key (nnrpsim keys lists them)" if known else "unknown key"
+
+
+MAX_KEYS_LISTED = 8
+"""A section with more keys than this is not listed in an error line: ``nnrpsim keys`` is."""
+
+
 def _reason(error: dict) -> str:
+    if error["type"] == "extra_forbidden":
+        return _unknown_key(error["loc"])
     template = _REASONS.get(error["type"])
     if template is not None:
         return template.format(**error.get("ctx", {}))
@@ -60,13 +100,24 @@ def _reason(error: dict) -> str:
     return error["msg"].removeprefix("Value error, ")
 
 
+def _where_parts(loc: Iterable) -> list:
+    """A pydantic error location without its validator steps: the keys of the path."""
+    return [p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))]
+
+
 def _where(loc: Iterable) -> str:
-    parts = [p for p in loc if not (isinstance(p, str) and ("[" in p or p.startswith("function-")))]
-    return ".".join(str(p) for p in parts) or "scenario"
+    return ".".join(str(p) for p in _where_parts(loc)) or "scenario"
+
+
+def _first_error(err: ValidationError) -> dict:
+    """The error to report: an unknown key before all else (a misspelt key is also a missing
+    one, and the misspelling is what to fix)."""
+    errors = err.errors()
+    return next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
 
 
 def validation_error(err: ValidationError, prefix: str = "") -> ScenarioError:
-    first = err.errors()[0]
+    first = _first_error(err)
     where = _where(first["loc"])
     return ScenarioError(f"{prefix}{where}" if prefix else where, _reason(first))
 
@@ -182,7 +233,7 @@ def sweep_points(scenario: Scenario) -> list[Point]:
         try:
             resolved = Scenario.model_validate(raw)
         except ValidationError as err:
-            first = err.errors()[0]
+            first = _first_error(err)
             swept = next((k for k in params if _where(first["loc"]).startswith(k)), None)
             if swept is None:
                 raise validation_error(err) from None

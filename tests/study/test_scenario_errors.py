@@ -14,7 +14,21 @@ from nnrpsim.scenario import ScenarioError
 from tests.conftest import write_yaml
 
 CASES = [
-    ({"study": {"bogus": 1}}, "error: study.bogus: unknown key"),
+    (
+        {"study": {"bogus": 1}},
+        "error: study.bogus: unknown key (known: name, description, seed, replications, ",
+    ),
+    ({"server": {}}, "error: server: unknown key (known: study, engine, topology, "),
+    ({"topology": {"gpu_memry": 1}}, "error: topology.gpu_memry: unknown key (did you mean gpu_"),
+    ({"topology": {"zzz": 1}}, "error: topology.zzz: unknown key (nnrpsim keys lists them)"),
+    (  # a misspelt required key is missing too: the misspelling is reported
+        {"workload": {"sessions": {"arrivals": {"pth": "a.csv"}}}},
+        "error: workload.sessions.arrivals.pth: unknown key (did you mean path?)",
+    ),
+    (  # a section under a key of the user's
+        {"workload": {"objects": {"kind_sizes": {"tool_schema": {"medain": 2048}}}}},
+        "error: workload.objects.kind_sizes.tool_schema.medain: unknown key (did you mean median?)",
+    ),
     (
         {"workload": {"objects": {"shared_kinds": {"kv_block": 1}}}},
         "error: workload.objects.shared_kinds.kv_block: must be one of 'camera_block'",
@@ -84,7 +98,7 @@ CASES = [
     ({"sweep": {}}, "error: sweep: sweep is empty"),
     (
         {"sweep": {"grid": {"host_policy.ttl_fractoin": [0.5]}}},
-        "error: sweep.grid.host_policy.ttl_fractoin: unknown key",
+        "error: sweep.grid.host_policy.ttl_fractoin: unknown key (did you mean ttl_fraction?)",
     ),
     (
         {"sweep": {"grid": {"topology.gpu_memory": ["1GiB", -5]}}},
@@ -167,7 +181,7 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert main(["validate", str(small_yaml), "--set", "study.replications"]) == 2
     assert "error: --set: expected KEY=VALUE" in capsys.readouterr().err
     assert main(["validate", str(small_yaml), "--set", "topology.links=3"]) == 2
-    assert "error: topology.links: unknown key" in capsys.readouterr().err
+    assert "error: topology.links: unknown key (did you mean link?)" in capsys.readouterr().err
     grid = ["--set", "sweep.grid.topology.hosts=[1, 2, 3]"]
     assert main(["validate", str(small_yaml), *grid]) == 0  # a swept key is one dotted key
     assert "12 sweep points" in capsys.readouterr().out
