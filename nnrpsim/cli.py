@@ -121,12 +121,14 @@ def _violation_warnings(summary) -> list[str]:
 
 
 def _summary_table(summary) -> str:
+    from .scenario.schema import SHORT_KEYS
+
     if summary.empty:
         return "no runs finished"
     metrics = [c for c in SUMMARY_COLUMNS if c in summary]
     params = [c for c in summary.columns if "." in c]
     shown = summary[["point", *params, "replications", "failures", *metrics]].copy()
-    shown.columns = [c.split(".")[-1] for c in shown.columns]
+    shown.columns = [SHORT_KEYS.get(c, c) for c in shown.columns]
     return shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")
 
 

@@ -184,6 +184,13 @@ def test_dask_local_cluster_gives_the_same_summary(tmp_path, small_yaml):
     pd.testing.assert_frame_equal(_metric_frame(local.summary), _metric_frame(dask.summary))
 
 
+def test_the_printed_summary_names_each_swept_key_alone(tmp_path, small_yaml, capsys):
+    """``rate_per_s`` alone would not say whose: sessions', operations' or invalidations'."""
+    assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header[:3] == ["point", "ttl_fraction", "invalidations.rate_per_s"]
+
+
 def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, capsys):
     out = tmp_path / "out"
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
