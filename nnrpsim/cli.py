@@ -125,7 +125,8 @@ def _summary_table(summary) -> str:
 
     if summary.empty:
         return "no runs finished"
-    metrics = [c for c in SUMMARY_COLUMNS if c in summary]
+    # (a metric no run measured, the vector engine's latency say, is left out of the table)
+    metrics = [c for c in SUMMARY_COLUMNS if c in summary and summary[c].notna().any()]
     params = [c for c in summary.columns if "." in c]
     shown = summary[["point", *params, "replications", "failures", *metrics]].copy()
     shown.columns = [SHORT_KEYS.get(c, c) for c in shown.columns]

@@ -184,11 +184,19 @@ def test_dask_local_cluster_gives_the_same_summary(tmp_path, small_yaml):
     pd.testing.assert_frame_equal(_metric_frame(local.summary), _metric_frame(dask.summary))
 
 
-def test_the_printed_summary_names_each_swept_key_alone(tmp_path, small_yaml, capsys):
-    """``rate_per_s`` alone would not say whose: sessions', operations' or invalidations'."""
+def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics(
+    tmp_path, small_yaml, capsys
+):
+    """``rate_per_s`` alone would not say whose: sessions', operations' or invalidations'. A
+    metric no run measured is left out."""
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
     assert header[:3] == ["point", "ttl_fraction", "invalidations.rate_per_s"]
+    assert "p99_latency_ms" in header
+    vector = ["--set", "engine=vector"]  # it measures no latency: no column of NaN
+    assert main(["run", str(small_yaml), "--out", str(tmp_path / "v"), "--quiet", *vector]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert "hit_rate" in header and "p99_latency_ms" not in header
 
 
 def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, capsys):
