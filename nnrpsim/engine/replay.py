@@ -678,8 +678,8 @@ def _ordered_capacity(
         if only_along:
             if live:
                 continue  # its lease is in place: not touched, not renewed
-            if told and follower in told:
-                continue  # what it is made for goes inline: it needs no source
+            if (told and follower in told) or (until and t < until.get(follower, t)):
+                continue  # what it is made for goes inline (its turn, its back-off): no source
             if refused_at and refused_at.get(obj) == t:  # refused for this frame already
                 blocked[follower] = (EndReason.INVALIDATED, False)
                 continue
@@ -936,8 +936,8 @@ def replay_on_table(
         if only_along:
             if table.holds(obj, t) and obj not in stale:
                 continue
-            if follower in told:
-                continue  # what it is made for goes inline: it needs no source
+            if follower in told or t < until.get(follower, t):
+                continue  # what it is made for goes inline (its turn, its back-off): no source
             if refused_at.get(obj) == t:  # refused for this frame already
                 blocked[follower] = (EndReason.INVALIDATED, False)
                 continue

@@ -319,13 +319,23 @@ class Host:
             outcome[obj] = RefOutcome.INSTALLED
         if self.sim.depends_on:
             earliest = self._sources(
-                server, references, installs, renewals, inline, outcome, cause, leaves, earliest
+                server,
+                objects,
+                references,
+                installs,
+                renewals,
+                inline,
+                outcome,
+                cause,
+                leaves,
+                earliest,
             )
         return references, installs, renewals, inline, outcome, cause, earliest
 
     def _sources(
         self,
         server: int,
+        objects: list[int],
         references: list[int],
         installs: list[int],
         renewals: list[int],
@@ -339,14 +349,16 @@ class Host:
         that source at the version it was made from (spec section 11). So a source the host
         holds no usable lease of is installed along, even if the operation does not use it;
         while the operation inlines the source (once, after an invalidation), what was made
-        from it goes inline too, neither referenced nor installed in vain. Returns the earliest
-        end of a lease the frame relies on, sources included."""
+        from it goes inline too, neither referenced nor installed in vain. A source is put
+        just before the first of the operation's ``objects`` that relies on it (where it
+        would have to exist first). Returns the earliest end of a lease the frame relies on,
+        sources included."""
         depends_on, leases, versions = (
             self.sim.depends_on,
             self.leases[server],
             self.sim.content_version,
         )
-        refused = self.refused[server]
+        refused, along = self.refused[server], False
         for obj in (*references, *installs):
             source = depends_on.get(obj)
             if source is None or source in references or source in installs:
@@ -368,6 +380,15 @@ class Host:
             else:
                 installs.append(source)
                 cause[source] = source_cause
+                along = True
+        if along:  # each source just before the first object that relies on it
+            position = {obj: i for i, obj in enumerate(objects)}
+            for obj in objects:
+                source = depends_on.get(obj)
+                relied_on = obj in references or obj in installs
+                if source is not None and source not in position and relied_on:
+                    position[source] = position[obj] - 0.5
+            installs.sort(key=position.__getitem__)
         return earliest
 
     @staticmethod
@@ -512,16 +533,21 @@ class Host:
         return OwnerScope.CONNECTION, self.connection_id(server)
 
     def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int], arrived_at: float):
-        """Server side of a burst of CACHE_PUTs, grouped by owner, as the server takes it up;
-        returns the accepted objects. The host's view of each lease counts from ``arrived_at``,
-        when the burst reached the server: the host cannot see a wait for a worker."""
+        """Server side of a burst of CACHE_PUTs, in order, as the server takes it up (each run
+        of PUTs for one owner at once); returns the accepted objects. The host's view of each
+        lease counts from ``arrived_at``, when the burst reached the server: the host cannot
+        see a wait for a worker."""
         sim, leases, versions = self.sim, self.leases[server], self.sim.content_version
         accepted: dict[int, int] = {}
-        groups: dict[tuple[OwnerScope, int], list[int]] = {}
+        runs: list[tuple[tuple[OwnerScope, int], list[int]]] = []
         for obj in objects:
-            groups.setdefault(self._owner(plan, server, obj), []).append(obj)
+            owner = self._owner(plan, server, obj)
+            if runs and runs[-1][0] == owner:
+                runs[-1][1].append(obj)
+            else:
+                runs.append((owner, [obj]))
         depends_on = sim.depends_on
-        for (scope, owner), group in groups.items():
+        for (scope, owner), group in runs:
             made_from = {  # made from the content current now
                 obj: (depends_on[obj], versions[depends_on[obj]])
                 for obj in group

@@ -442,6 +442,23 @@ def test_a_source_refused_for_one_frame_is_put_once(policy):
     assert result.object_inlined.tolist() == [[0, 2, 1]]
 
 
+@pytest.mark.parametrize("policy", ["lru", "fifo", "none"])
+def test_no_source_is_put_along_for_an_object_its_host_backs_off_from(policy):
+    """Object 1 (500 bytes, never fits in 100) is made from 0. At 0 the source is put along
+    and 1 is refused: its host backs off until 250. At 150 the source's lease has run out,
+    but 1 goes inline without a PUT, so the source is not put either; at 300 both are put
+    again (1 refused again)."""
+    stream = ReferenceStream(
+        [0, 0, 150, 150, 300, 300],
+        [0, 1] * 3,
+        [10, 500] * 3,
+        end_ms=400,
+        along=np.array([True, False] * 3),
+    )
+    result = replay(stream, [100], "reset", 100, policy, refused_backoff_ms=250)
+    assert (result.along_puts[0], result.rejected[0], result.backed_off[0]) == (2, 2, 1)
+
+
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none", "ttl"])
 def test_a_refused_object_goes_inline_without_a_put_while_its_host_backs_off(mode, policy):

@@ -236,9 +236,11 @@ def test_a_host_backing_off_after_refusals_acts_alike_on_both_engines(mode, depe
     """A server that evicts nothing (``none``) refuses PUTs for room; the hosts send a refused
     object inline, without a PUT, for 20 s after the refusal, and with it what is made from a
     refused source. The vector run makes the same PUTs, refusals and hits, and sends the same
-    bytes but for the CACHE_INVALIDATE frames. With dependencies the engines differ in one
-    order: a DES host puts a frame's objects before the sources it installs along, the replay
-    the source first, so they part where both need the last room, by some 2 %."""
+    bytes but for the CACHE_INVALIDATE frames. With dependencies (a host puts a source just
+    before what is made from it, and puts no source for an object it backs off from) they
+    make the same hits, installs and renewals, and differ in one thing: when a source's PUT
+    along is refused, a DES host has put what is made from it in the same burst, the replay
+    sends that inline without a PUT: some 2 % fewer refusals, 0.4 % more wire savings."""
     stream = _stream(1 / MEAN_GAP)
     plan = stream_plan(stream)
     if dependencies:
@@ -259,10 +261,10 @@ def test_a_host_backing_off_after_refusals_acts_alike_on_both_engines(mode, depe
             assert des[name] == vector[name]
         assert des["wire_bytes_saved"] == saved
         return
-    assert des["hit_rate"] == pytest.approx(vector["hit_rate"], abs=0.01)
-    assert des["installs"] == pytest.approx(vector["installs"], rel=0.03)
-    assert des["refused_puts"] == pytest.approx(vector["refused_puts"], rel=0.15)
-    assert des["wire_bytes_saved"] == pytest.approx(saved, rel=0.03)
+    for name in ("hit_rate", "installs", "renewals"):
+        assert des[name] == vector[name]
+    assert des["refused_puts"] == pytest.approx(vector["refused_puts"], rel=0.03)
+    assert des["wire_bytes_saved"] == pytest.approx(saved, rel=0.005)
 
 
 def test_a_session_closes_after_its_last_use_within_one_millisecond():
