@@ -74,19 +74,21 @@ def _known_keys(loc: Sequence) -> list[str]:
     return list(section.model_fields)
 
 
+MAX_KEYS_LISTED = 8
+"""A section with more keys than this is not listed in an error line: ``nnrpsim keys`` is."""
+
+
 def _unknown_key(loc: Sequence) -> str:
-    """ "unknown key", with the known key it most likely misspells, or the section's keys."""
-    known = _known_keys(_where_parts(loc)[:-1])
-    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    """The reason an unknown key is refused, with the known key it most likely misspells, or
+    else the keys its section takes."""
+    parts = _where_parts(loc)
+    known = _known_keys(parts[:-1])
+    close = difflib.get_close_matches(str(parts[-1]), known, n=1)
     if close:
         return f"unknown key (did you mean {close[0]}?)"
     if known and len(known) <= MAX_KEYS_LISTED:
         return f"unknown key (known: {', '.join(known)})"
     return "unknown key (nnrpsim keys lists them)" if known else "unknown key"
-
-
-MAX_KEYS_LISTED = 8
-"""A section with more keys than this is not listed in an error line: ``nnrpsim keys`` is."""
 
 
 def _reason(error: dict) -> str:
