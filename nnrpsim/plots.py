@@ -207,11 +207,36 @@ def plot_study(results: str | Path) -> list[Path]:
     return written
 
 
+MAX_TRADEOFF_LABELS = 12
+"""Beyond this many sweep points, unjoined, a trade-off plot names none (summary.csv has them)."""
+
+
+def tradeoff_series(
+    summary: pd.DataFrame, swept: list[str]
+) -> tuple[str | None, list[tuple[str, pd.DataFrame]]]:
+    """What a trade-off plot draws: the swept key its lines follow (the GPU budget if swept,
+    else the first numeric one; None: no lines), and its series, each with its legend label.
+    Along a key, a line per combination of the other swept values (``lines_of``), its points
+    in that key's order; without one, each sweep point on its own (named, up to
+    ``MAX_TRADEOFF_LABELS`` of them)."""
+    numeric = [key for key in swept if _is_numeric(summary, key)]
+    along = "topology.gpu_memory" if "topology.gpu_memory" in numeric else next(iter(numeric), None)
+    if along is not None:
+        lines = lines_of(summary, along, swept)
+        return along, [(label, part.sort_values(along)) for label, part in lines]
+    if len(summary) > MAX_TRADEOFF_LABELS or not swept:
+        return None, [("", summary)]
+    return None, [
+        (_describe(swept, [row[k] for k in swept]), summary.loc[[index]])
+        for index, row in summary.iterrows()
+    ]
+
+
 def _capacity_tradeoff(
     summary: pd.DataFrame, swept: list[str], folder: Path, metric: str
 ) -> list[Path]:
-    """``metric`` against the GPU memory it took, a point per sweep point labelled with its
-    swept values: what each byte of the budget buys, whatever was swept (kinds, policies)."""
+    """``metric`` against the GPU memory it took: what each byte of the budget buys, whatever
+    was swept (budgets, TTLs, kinds, policies); see :func:`tradeoff_series`."""
     if summary["mean_gpu_bytes"].isna().all():
         return []
     factor, unit = _bytes_axis(summary["mean_gpu_bytes"].to_numpy())
@@ -219,17 +244,17 @@ def _capacity_tradeoff(
     if y_unit == "bytes":
         y_factor, y_unit = _bytes_axis(summary[metric].abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    ax.errorbar(
-        summary["mean_gpu_bytes"] / factor,
-        summary[metric] / y_factor,
-        yerr=np.nan_to_num(summary[f"{metric}_ci95"] / y_factor),
-        fmt="o",
-    )
-    for _, row in summary.iterrows():
-        text = _describe(swept, [row[k] for k in swept])
-        if text:
-            point = (row["mean_gpu_bytes"] / factor, row[metric] / y_factor)
-            ax.annotate(text, point, fontsize=6)
+    along, series = tradeoff_series(summary, swept)
+    for label, part in series:
+        x, y = part["mean_gpu_bytes"] / factor, part[metric] / y_factor
+        ax.errorbar(
+            x,
+            y,
+            yerr=np.nan_to_num(part[f"{metric}_ci95"] / y_factor),
+            fmt="o" if along is None else "o-",
+            capsize=2,
+            label=label or None,
+        )
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
     if _spans_decades(summary["mean_gpu_bytes"]):
@@ -239,7 +264,61 @@ def _capacity_tradeoff(
     elif y_unit.startswith("fraction"):
         ax.set_ylim(bottom=0)
     ax.grid(alpha=0.3)
+    if any(label for label, _ in series):
+        ax.legend(fontsize=6)
+    if along is not None:
+        _label_points(ax, along, series, factor, metric, y_factor)
     return _save(fig, folder, f"{metric}_vs_gpu_memory")
+
+
+LABEL_PLACES = ((3, -9, "left"), (3, 3, "left"), (-3, -9, "right"), (-3, 3, "right"))
+"""Where a point's label may go, in points from it: below or above, right or left of it."""
+
+
+def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:
+    """Name each point's place on its line (its budget, its TTL) beside it, where no label is
+    yet. Points of a line within a label's reach of each other share one ("256 MiB, 512 MiB",
+    where a budget beyond the working set holds no more)."""
+    ax.autoscale_view()
+    named: list[tuple[np.ndarray, list[str], int]] = []  # (pixel anchor, texts, line)
+    for index, (_, part) in enumerate(series):
+        xs, ys = part["mean_gpu_bytes"] / x_factor, part[metric] / y_factor
+        for value, x, y in zip(part[along], xs, ys, strict=True):
+            if not (np.isfinite(x) and np.isfinite(y)):
+                continue
+            anchor, text = ax.transData.transform((x, y)), _value_text(along, value)
+            same_line = [n for n in named if n[2] == index and (abs(n[0] - anchor) < 12).all()]
+            if same_line:
+                if text not in same_line[0][1]:
+                    same_line[0][1].append(text)
+            else:
+                named.append((anchor, [text], index))
+    pixels = ax.figure.dpi / 72  # per point
+    boxes: list[tuple[float, float, float, float]] = []
+    for anchor, texts, _ in named:
+        text = ", ".join(texts)
+        width, height = 3.4 * len(text) * pixels, 7 * pixels
+        for dx, dy, align in LABEL_PLACES:
+            left = anchor[0] + dx * pixels - (width if align == "right" else 0)
+            bottom = anchor[1] + dy * pixels
+            box = (left, left + width, bottom, bottom + height)
+            if not any(
+                b[0] < box[1] and box[0] < b[1] and b[2] < box[3] and box[2] < b[3] for b in boxes
+            ):
+                break
+        else:  # crowded everywhere: the first place
+            dx, dy, align = LABEL_PLACES[0]
+            left = anchor[0] + dx * pixels
+            box = (left, left + width, anchor[1] + dy * pixels, anchor[1] + dy * pixels + height)
+        boxes.append(box)
+        ax.annotate(
+            text,
+            ax.transData.inverted().transform(anchor),
+            xytext=(dx, dy),
+            textcoords="offset points",
+            ha=align,
+            fontsize=6,
+        )
 
 
 MAX_KIND_POINTS = 12

@@ -669,3 +669,35 @@ def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
         "min_object_size = 512 bytes",
         "min_object_size = 4 KiB",
     ]
+
+
+def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
+    from nnrpsim.plots import MAX_TRADEOFF_LABELS, tradeoff_series
+
+    budgets = pd.DataFrame(
+        [(budget, rate) for rate in (1, 0.5) for budget in (2**30, None, 2**25)],
+        columns=["topology.gpu_memory", "workload.sessions.rate_per_s"],
+    )
+    along, series = tradeoff_series(budgets, list(budgets.columns))
+    assert along == "topology.gpu_memory"
+    assert [label for label, _ in series] == [
+        "sessions.rate_per_s = 0.5",
+        "sessions.rate_per_s = 1",
+    ]
+    assert all(  # in budget order, unlimited last
+        part["topology.gpu_memory"].tolist()[:2] == [2**25, 2**30] for _, part in series
+    )
+    ttls = pd.DataFrame(
+        [(name, ttl) for name in ("a", "b") for ttl in (0.5, 0.1)],
+        columns=["host_policy.name", "host_policy.ttl_fraction"],
+    )
+    along, series = tradeoff_series(ttls, list(ttls.columns))
+    assert along == "host_policy.ttl_fraction"  # the first numeric key swept
+    assert [label for label, _ in series] == ["host_policy.name = a", "host_policy.name = b"]
+    assert all(part["host_policy.ttl_fraction"].tolist() == [0.1, 0.5] for _, part in series)
+    kinds = pd.DataFrame({"topology.object_kinds": ['["kv_block"]', '["tool_schema"]']})
+    along, series = tradeoff_series(kinds, ["topology.object_kinds"])
+    assert along is None and len(series) == 2 and all(label for label, _ in series)
+    many = pd.DataFrame({"host_policy.name": [f"p{i}" for i in range(MAX_TRADEOFF_LABELS + 1)]})
+    along, series = tradeoff_series(many, ["host_policy.name"])  # too many to name
+    assert along is None and len(series) == 1 and series[0][0] == "" and series[0][1] is many
