@@ -11,14 +11,16 @@ from tests.conftest import ROOT
 nbclient = pytest.importorskip("nbclient")
 
 
-def test_explore_notebook_runs(tmp_path, small_yaml):
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     results = tmp_path / "results"
     nnrpsim.run(small_yaml, out=results, jobs=1, progress=False)
     notebook = nbformat.read(ROOT / "notebooks/explore.ipynb", as_version=4)
     (parameters,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
     parameters.source = (
         f"RESULTS = {str(results)!r}\nTTL_FRACTION = 0.3\nINVALIDATION_RATE = 0.01\n"
-        "GPU_BUDGET_MIB = 64\nSERVER_WORKERS = 2\nDURATION = '30s'\nINTERACTIVE = True"
+        "GPU_BUDGET_MIB = 64\nSERVER_WORKERS = 2\nDURATION = '30s'\nINTERACTIVE = True\n"
+        f"ENGINE = {engine!r}"
     )
     client = nbclient.NotebookClient(
         notebook,
@@ -35,5 +37,7 @@ def test_explore_notebook_runs(tmp_path, small_yaml):
         str(o.get("data", {}).get("text/plain", "")) + o.get("text", "") for o in outputs
     )
     assert "hit_rate" in text and "peak_server_load" in text and "no results" not in text
+    (latency,) = [line for line in text.splitlines() if line.startswith("p99_latency_ms")]
+    assert latency.endswith("NaN") == (engine == "vector")  # the engine chosen ran
     assert "sessions at once" in text  # the workload's closed-form means
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
