@@ -58,11 +58,14 @@ class ReplayResult:
     live leases over the stream's window. ``hit_bytes``, ``install_bytes`` and
     ``renewal_bytes`` sum the sizes of the references that hit, that installed and that
     renewed. References made ``along`` (see :class:`ReferenceStream`) count in none of these
-    but the live bytes: ``along_puts`` are the CACHE_PUTs they sent (``along_put_bytes`` their
-    bodies), ``along_rejected`` those refused. ``inlined_after_invalidate`` are the misses
-    (``inlined_bytes`` their sizes) whose host sent the body inline instead of installing it,
-    once after the server ended the lease under it (``inline_after_invalidate``), or because
-    the PUT of its source made along was refused.
+    but the live bytes: ``along_puts`` are the CACHE_PUTs no reference follows
+    (``along_put_bytes`` their bodies), ``along_rejected`` those refused: the PUTs of
+    references made along, and the PUT a host sends of an object in the same burst as its
+    source's, which the server refused (the object's body goes inline all the same, counted
+    in ``inlined_after_invalidate``; refused too, it counts as ``rejected``).
+    ``inlined_after_invalidate`` are the misses (``inlined_bytes`` their sizes) whose host
+    sent the body inline instead of referencing it: once after the server ended the lease
+    under it (``inline_after_invalidate``), or because the PUT of its source was refused.
     ``backed_off`` are the misses (``backed_off_bytes`` their sizes) sent inline without a
     CACHE_PUT while their host backed off after a refusal (``refused_backoff_ms``), with the
     references made from a source it backed off from.
@@ -572,6 +575,9 @@ def _ordered_capacity(
     # object -> when a PUT of it made along was last refused: the frame's other objects made
     # from it go inline too, with no second PUT
     refused_at: dict[int, int] = {}
+    # of those blocked, the ones whose source's PUT the frame's burst had refused: the DES host
+    # put them in that burst all the same (a lease, or a refusal), their bodies inline anyway
+    put_anyway: set[int] = set()
     # object -> (when its reference last went inline, the EndReason charged, whether backing
     # off): what the same frame made from it goes inline too (``frame_source``)
     inlined_at: dict[int, tuple[int, int, bool]] = {}
@@ -661,6 +667,8 @@ def _ordered_capacity(
             went = inlined_at.get(made_from)
             if went is not None and went[0] == t:
                 blocked[obj] = went[1:]
+                if refused_at and refused_at.get(made_from) == t:
+                    put_anyway.add(obj)
             else:  # its source comes later in the frame: will it go inline?
                 held = get(made_from)
                 if held is None or t >= held[0] or (stale and made_from in stale):
@@ -682,6 +690,7 @@ def _ordered_capacity(
                 continue  # what it is made for goes inline (its turn, its back-off): no source
             if refused_at and refused_at.get(obj) == t:  # refused for this frame already
                 blocked[follower] = (EndReason.INVALIDATED, False)
+                put_anyway.add(follower)
                 continue
             if until and t < until.get(obj, t):  # no PUT yet: what it is made for goes inline
                 if entry is None:
@@ -692,8 +701,9 @@ def _ordered_capacity(
                 continue
             along_puts += 1
             along_put_bytes += size
-        elif blocked and obj in blocked:  # no source for it: inline, its lease untouched
-            reason, backing_off = blocked.pop(obj)
+        elif blocked and obj in blocked and (live or obj not in put_anyway):
+            reason, backing_off = blocked.pop(obj)  # no source for it: inline, lease untouched
+            put_anyway.discard(obj)
             misses[reason] += 1
             send_inline(obj, size, t, reason, backing_off)
             continue
@@ -709,10 +719,15 @@ def _ordered_capacity(
                 if can_expire:
                     push(expiries, (expires, obj))
             continue
+        orphan = bool(put_anyway) and obj in put_anyway  # (put, yet inline: no source)
+        if orphan:
+            put_anyway.discard(obj)
+            del blocked[obj]
+            orphan = size <= capacity and not (obj in told or t < until.get(obj, t))
         if entry is not None:  # run out, or stale: a new version replaces it
             drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
         if track and not only_along:
-            misses[ended_get(obj, never)] += 1
+            misses[EndReason.INVALIDATED if orphan else ended_get(obj, never)] += 1
         if told and obj in told:
             told.discard(obj)  # a fresh lease, or else the inline turn
             if not only_along:
@@ -729,10 +744,11 @@ def _ordered_capacity(
             if size > capacity:
                 if backoff:
                     until[obj] = t + backoff
+                refused_at[obj] = t
                 if only_along:
                     along_rejected += 1
                     blocked[follower] = (EndReason.INVALIDATED, False)
-                    refused_at[obj] = t
+                    put_anyway.add(follower)
                     continue
                 rejected += 1
                 rejected_bytes += size
@@ -760,6 +776,11 @@ def _ordered_capacity(
             push(expiries, (expires, obj))
         used += size
         if only_along:
+            continue
+        if orphan:  # a PUT no reference follows: the body goes inline
+            along_puts += 1
+            along_put_bytes += size
+            send_inline(obj, size, t, EndReason.INVALIDATED, False)
             continue
         installs += 1
         if per_object:
@@ -838,6 +859,9 @@ def replay_on_table(
     # object -> when a PUT of it made along was last refused: the frame's other objects made
     # from it go inline too, with no second PUT
     refused_at: dict[int, int] = {}
+    # of those blocked, the ones whose source's PUT the frame's burst had refused: the DES host
+    # put them in that burst all the same (a lease, or a refusal), their bodies inline anyway
+    put_anyway: set[int] = set()
     # object -> (when its reference last went inline, the EndReason charged, whether backing
     # off): what the same frame made from it goes inline too (``frame_source``)
     inlined_at: dict[int, tuple[int, int, bool]] = {}
@@ -919,6 +943,8 @@ def replay_on_table(
             went = inlined_at.get(made_from)
             if went is not None and went[0] == t:
                 blocked[obj] = went[1:]
+                if refused_at.get(made_from) == t:
+                    put_anyway.add(obj)
             elif made_from in stale or not table.holds(made_from, t):  # its source comes later
                 if made_from in told:
                     blocked[obj] = (EndReason.INVALIDATED, False)
@@ -940,6 +966,7 @@ def replay_on_table(
                 continue  # what it is made for goes inline (its turn, its back-off): no source
             if refused_at.get(obj) == t:  # refused for this frame already
                 blocked[follower] = (EndReason.INVALIDATED, False)
+                put_anyway.add(follower)
                 continue
             if t < until.get(obj, t):  # no PUT yet: what it is made for goes inline
                 held = table.scalars.slot_of[obj] >= 0  # (run out, not yet reclaimed)
@@ -953,13 +980,20 @@ def replay_on_table(
             if not put(obj, t, asked, size):
                 counts["along_rejected"] += 1
                 blocked[follower] = (EndReason.INVALIDATED, False)
+                put_anyway.add(follower)
                 refused_at[obj] = t
             continue
-        if obj in blocked:  # no source for it: inline, its lease untouched
-            reason, backing_off = blocked.pop(obj)
+        live = table.holds(obj, t) and obj not in stale
+        if obj in blocked and (live or obj not in put_anyway):
+            reason, backing_off = blocked.pop(obj)  # no source for it: inline, lease untouched
+            put_anyway.discard(obj)
             misses[reason] += 1
             send_inline(obj, size, t, reason, backing_off)
             continue
+        orphan = obj in put_anyway  # (put, yet inline: no source)
+        if orphan:
+            put_anyway.discard(obj)
+            del blocked[obj]
         replace_stale(obj, t)
         reason = table.end_reason.item(obj)
         if table.resolve(obj, t) == Outcome.HIT:
@@ -975,20 +1009,30 @@ def replay_on_table(
                 counts["renewal_bytes"] += size
             continue
         lapsed = EndReason.EXPIRED if table.scalars.slot_of[obj] >= 0 else reason
-        misses[lapsed] += 1
         if obj in told:  # the inline turn
+            misses[lapsed] += 1
             told.discard(obj)
             send_inline(obj, size, t, lapsed, False)
             continue
         if t < until.get(obj, t):  # backing off after a refusal: inline, no PUT
+            misses[lapsed] += 1
             send_inline(obj, size, t, lapsed, True)
             continue
-        if put(obj, t, asked, size):
+        accepted = put(obj, t, asked, size)
+        if accepted and orphan:  # a PUT no reference follows: the body goes inline
+            misses[EndReason.INVALIDATED] += 1
+            counts["along_puts"] += 1
+            counts["along_put_bytes"] += size
+            send_inline(obj, size, t, EndReason.INVALIDATED, False)
+            continue
+        misses[lapsed] += 1
+        if accepted:
             counts["installs"] += 1
             counts["install_bytes"] += size
         else:
             counts["rejected"] += 1
             object_rejected[obj] += 1
+            refused_at[obj] = t
             inlined_at[obj] = (t, EndReason.INVALIDATED, False)
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms

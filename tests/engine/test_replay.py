@@ -264,18 +264,20 @@ def test_a_reference_made_along_installs_a_missing_lease_and_does_nothing_else(
 @pytest.mark.parametrize("policy", ["lru", "none"])
 def test_a_reference_made_along_that_cannot_fit_is_refused_and_not_counted(policy):
     """Refused at 0, the source is not counted; what it is made for (at 0 too) cannot be
-    referenced without it and goes inline, as it would after an invalidation. At 5 the
-    source is made along for nothing (no reference follows at 5), and object 1 installs at 6."""
+    referenced without it: its host has put it in the same burst all the same (a lease, a PUT
+    no reference follows), and its body goes inline, as after an invalidation. At 5 the
+    source is made along for nothing (no reference follows at 5), and at 6 object 1 hits the
+    lease it was put at 0."""
     stream = ReferenceStream(
         [0, 0, 5, 6], [0, 1, 0, 1], [500, 10, 500, 10], end_ms=10, along=[True, False] * 2
     )
     result = replay(stream, [100], "reset", 100, policy, per_object=True)
-    assert (result.along_puts[0], result.along_rejected[0], result.rejected[0]) == (2, 2, 0)
+    assert (result.along_puts[0], result.along_rejected[0], result.rejected[0]) == (3, 2, 0)
     assert result.object_rejected.tolist() == [[0, 0]]
     assert result.object_inlined.tolist() == [[0, 1]]
     assert (result.inlined_after_invalidate[0], result.inlined_bytes[0]) == (1, 10)
-    assert (result.references, result.invalidated_misses[0], result.cold_misses[0]) == (2, 1, 1)
-    assert (result.installs[0], result.hits[0]) == (1, 0)
+    assert (result.references, result.invalidated_misses[0], result.cold_misses[0]) == (2, 1, 0)
+    assert (result.installs[0], result.hits[0]) == (0, 1)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
@@ -428,7 +430,9 @@ def test_a_stale_lease_sent_inline_stays_until_its_own_change_is_announced(
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none"])
 def test_a_source_refused_for_one_frame_is_put_once(policy):
     """A frame references 1 and 2, both made from 0, which never fits: the host puts 0 once
-    (refused), and both go inline; at 5 the next frame puts it again."""
+    (refused) and, in the same burst, 1 and 2 (two PUTs no reference follows), and both go
+    inline; at 5 the next frame puts 0 again, and 1, whose lease holds, goes inline
+    untouched."""
     stream = ReferenceStream(
         [0, 0, 0, 0, 5, 5],
         [0, 1, 0, 2, 0, 1],
@@ -437,8 +441,8 @@ def test_a_source_refused_for_one_frame_is_put_once(policy):
         along=np.array([True, False, True, False, True, False]),
     )
     result = replay(stream, [100], "reset", 100, policy, per_object=True)
-    assert (result.along_puts[0], result.along_rejected[0]) == (2, 2)
-    assert result.inlined_after_invalidate[0] == 3
+    assert (result.along_puts[0], result.along_rejected[0]) == (4, 2)
+    assert (result.inlined_after_invalidate[0], result.renewals[0]) == (3, 0)
     assert result.object_inlined.tolist() == [[0, 2, 1]]
 
 
