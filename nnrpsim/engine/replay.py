@@ -572,8 +572,8 @@ def _ordered_capacity(
     # object -> its next reference goes inline, its source refused or backing off: the
     # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
     blocked: dict[int, tuple[int, bool]] = {}
-    # object -> when a PUT of it made along was last refused: the frame's other objects made
-    # from it go inline too, with no second PUT
+    # object -> when a PUT of it was last refused: what the frame makes from it goes inline
+    # too (put all the same where it needs a lease), with no second PUT of it
     refused_at: dict[int, int] = {}
     # of those blocked, the ones whose source's PUT the frame's burst had refused: the DES host
     # put them in that burst all the same (a lease, or a refusal), their bodies inline anyway
@@ -856,8 +856,8 @@ def replay_on_table(
     # object -> its next reference goes inline, its source refused or backing off: the
     # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
     blocked: dict[int, tuple[int, bool]] = {}
-    # object -> when a PUT of it made along was last refused: the frame's other objects made
-    # from it go inline too, with no second PUT
+    # object -> when a PUT of it was last refused: what the frame makes from it goes inline
+    # too (put all the same where it needs a lease), with no second PUT of it
     refused_at: dict[int, int] = {}
     # of those blocked, the ones whose source's PUT the frame's burst had refused: the DES host
     # put them in that burst all the same (a lease, or a refusal), their bodies inline anyway
@@ -983,8 +983,7 @@ def replay_on_table(
                 put_anyway.add(follower)
                 refused_at[obj] = t
             continue
-        live = table.holds(obj, t) and obj not in stale
-        if obj in blocked and (live or obj not in put_anyway):
+        if obj in blocked and (obj not in put_anyway or (table.holds(obj, t) and obj not in stale)):
             reason, backing_off = blocked.pop(obj)  # no source for it: inline, lease untouched
             put_anyway.discard(obj)
             misses[reason] += 1
