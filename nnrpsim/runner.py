@@ -170,14 +170,48 @@ def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence)
     workload = scenario.workload
     if workload.trace is not None:
         return stream_plan(_trace(workload.trace).before(int(config.duration_ms)))  # the window
-    arrivals = workload.sessions.arrivals
-    return synthetic_plan(
+    return _synthetic_plan(
         config.workload,
         config.hosts,
         config.duration_ms,
-        seed,
+        seed.entropy,
+        seed.spawn_key,
+        workload.sessions.arrivals,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def _synthetic_plan(
+    workload: WorkloadConfig,
+    hosts: int,
+    duration_ms: float,
+    entropy: int,
+    spawn_key: tuple[int, ...],
+    arrivals: Arrivals | None,
+) -> WorkloadPlan:
+    """A synthetic plan, drawn once per worker process for its inputs and seed: replication r
+    of every sweep point draws the same numbers, so points that vary no workload key (budgets,
+    TTLs, policies) replay one plan. Runs only read a plan: its arrays are made read-only."""
+    plan = synthetic_plan(
+        workload,
+        hosts,
+        duration_ms,
+        np.random.SeedSequence(entropy, spawn_key=spawn_key),
         None if arrivals is None else _arrivals(arrivals),
     )
+    catalog = plan.catalog
+    for array in (
+        plan.sizes,
+        plan.change_times_ms,
+        plan.change_objects,
+        plan.shared_reuse_per_operation,
+        catalog.namespace,
+        catalog.key_hi,
+        catalog.key_lo,
+        catalog.kind,
+    ):
+        array.flags.writeable = False
+    return plan
 
 
 LONG_TABLES = ("timeseries", "kinds")
@@ -226,11 +260,21 @@ def run_task(task: Task) -> dict[str, Any]:
 
 
 def tasks_for(points: list[Point], replications: int) -> list[Task]:
-    return [
+    """Every run of the sweep, those that draw one workload plan back to back: a worker process
+    then draws it once (:func:`_synthetic_plan`). Results do not depend on the order."""
+    tasks = [
         Task(point.index, replication, point.params, point.scenario)
         for point in points
         for replication in range(replications)
     ]
+    return sorted(tasks, key=lambda task: (task.replication, _plan_inputs(task.scenario)))
+
+
+def _plan_inputs(scenario: Scenario) -> str:
+    """What a synthetic plan is drawn from besides its seed, as one comparable text."""
+    return (
+        f"{scenario.workload.model_dump_json()} {scenario.study.duration} {scenario.topology.hosts}"
+    )
 
 
 def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> None:

@@ -701,3 +701,43 @@ def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
     many = pd.DataFrame({"host_policy.name": [f"p{i}" for i in range(MAX_TRADEOFF_LABELS + 1)]})
     along, series = tradeoff_series(many, ["host_policy.name"])  # too many to name
     assert along is None and len(series) == 1 and series[0][0] == "" and series[0][1] is many
+
+
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_points_that_vary_no_workload_key_replay_one_plan(monkeypatch, engine):
+    """Budgets and TTLs swept (2 x 2 points, 2 replications): a worker draws each
+    replication's plan once, and every point gives what a fresh plan gives."""
+    from nnrpsim import runner
+
+    drawn = []
+
+    def counted(*args, **kwargs):
+        drawn.append(args[3].spawn_key)
+        return synthetic_plan(*args, **kwargs)
+
+    synthetic_plan = runner.synthetic_plan
+    raw = {
+        "study": {"name": "plans", "seed": 5, "replications": 2, "duration": "20s"},
+        "engine": engine,
+        "workload": {"sessions": {"rate_per_s": 1, "duration": "10s"}},
+        "sweep": {
+            "grid": {"topology.gpu_memory": ["1MiB", "64MiB"], "host_policy.ttl_fraction": [0.2, 1]}
+        },
+    }
+    runner._synthetic_plan.cache_clear()
+    monkeypatch.setattr(runner, "synthetic_plan", counted)
+    shared = nnrpsim.sweep(parse_scenario(raw))
+    assert sorted(drawn) == [(0, 0), (1, 0)]  # one plan per replication
+    fresh = []
+    for point in range(4):  # each point alone, its plans drawn afresh
+        runner._synthetic_plan.cache_clear()
+        grid = raw["sweep"]["grid"]
+        budget, ttl = (
+            grid["topology.gpu_memory"][point // 2],
+            grid["host_policy.ttl_fraction"][point % 2],
+        )
+        alone = {**raw, "sweep": None, "topology": {"gpu_memory": budget}}
+        alone["host_policy"] = {"ttl_fraction": ttl}
+        fresh.append(nnrpsim.sweep(parse_scenario(alone))["hit_rate"].iloc[0])
+    assert shared["hit_rate"].tolist() == fresh
+    assert len(set(fresh)) > 1
