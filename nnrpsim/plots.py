@@ -271,6 +271,11 @@ def _capacity_tradeoff(
     return _save(fig, folder, f"{metric}_vs_gpu_memory")
 
 
+def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
+    """Whether two (left, right, bottom, top) boxes overlap."""
+    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
+
+
 LABEL_PLACES = ((3, -9, "left"), (3, 3, "left"), (-3, -9, "right"), (-3, 3, "right"))
 """Where a point's label may go, in points from it: below or above, right or left of it."""
 
@@ -294,22 +299,17 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
             else:
                 named.append((anchor, [text], index))
     pixels = ax.figure.dpi / 72  # per point
-    boxes: list[tuple[float, float, float, float]] = []
+    boxes: list[tuple[float, float, float, float]] = []  # (left, right, bottom, top) in pixels
     for anchor, texts, _ in named:
         text = ", ".join(texts)
         width, height = 3.4 * len(text) * pixels, 7 * pixels
+        places = []
         for dx, dy, align in LABEL_PLACES:
             left = anchor[0] + dx * pixels - (width if align == "right" else 0)
             bottom = anchor[1] + dy * pixels
-            box = (left, left + width, bottom, bottom + height)
-            if not any(
-                b[0] < box[1] and box[0] < b[1] and b[2] < box[3] and box[2] < b[3] for b in boxes
-            ):
-                break
-        else:  # crowded everywhere: the first place
-            dx, dy, align = LABEL_PLACES[0]
-            left = anchor[0] + dx * pixels
-            box = (left, left + width, anchor[1] + dy * pixels, anchor[1] + dy * pixels + height)
+            places.append(((dx, dy, align), (left, left + width, bottom, bottom + height)))
+        free = (place for place in places if not any(_overlap(place[1], b) for b in boxes))
+        (dx, dy, align), box = next(free, places[0])  # crowded everywhere: the first place
         boxes.append(box)
         ax.annotate(
             text,
