@@ -8,7 +8,7 @@ import sys
 import pytest
 
 
-@pytest.mark.parametrize("package", ["nnrpsim.protocol", "nnrpsim.engine"])
+@pytest.mark.parametrize("package", ["nnrpsim.protocol", "nnrpsim.engine", "nnrpsim.engine.replay"])
 def test_pure_layer_imports(package):
     code = (
         f"import sys, {package}; "

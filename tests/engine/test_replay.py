@@ -205,13 +205,13 @@ def test_the_peak_of_live_bytes_is_the_budget_that_never_evicts(mode):
     )
 )
 def test_the_peak_is_the_most_live_at_any_millisecond(spans):
-    from nnrpsim.engine.replay import _peak_live
+    from nnrpsim.engine.replay.result import peak_live
 
     starts = np.array([s for s, _, _ in spans], dtype=np.int64)
     ends = starts + np.array([n for _, n, _ in spans], dtype=np.int64)
     sizes = np.array([b for _, _, b in spans], dtype=np.int64)
     at_each = [int(sizes[(starts <= t) & (t < ends)].sum()) for t in range(72)]
-    assert _peak_live(starts, ends, sizes) == max(at_each)
+    assert peak_live(starts, ends, sizes) == max(at_each)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])

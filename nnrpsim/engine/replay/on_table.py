@@ -1,0 +1,178 @@
+"""The exact reference for every replay path: the stream drives a :class:`LeaseTable`, one
+reference at a time."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from nnrpsim.protocol import CacheAckStatus
+
+from ..catalog import ObjectCatalog
+from ..limits import CacheLimits
+from ..outcomes import EndReason, Outcome
+from ..stream import ReferenceStream
+from ..table import LeaseTable
+from .host_rules import HostRules
+from .modes import renewal_margin
+from .result import COUNTS, peak_of_spans, tally
+
+_EXPIRED, _INVALIDATED = int(EndReason.EXPIRED), int(EndReason.INVALIDATED)
+
+
+def replay_on_table(
+    stream: ReferenceStream,
+    ttl: int,
+    mode: str,
+    limits: CacheLimits,
+    renew_margin: float = 1.0,
+    inline_after_invalidate: bool = False,
+    refused_backoff_ms: int = 0,
+) -> dict[str, float]:
+    """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
+
+    Live bytes are integrated as the ordered path does: a lease is live from its install until
+    its expiry (moved by renewals) or its end, whichever comes first."""
+    n_objects = stream.n_objects
+    kinds = np.full(n_objects, 7, dtype=np.uint8)
+    ids = np.arange(n_objects, dtype=np.uint64)
+    table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(n_objects), ids, ids, kinds), limits)
+    margin = renewal_margin(mode, renew_margin)
+    misses = [0] * len(EndReason)
+    host = HostRules(n_objects, inline_after_invalidate, refused_backoff_ms)
+    # COUNTS but the misses by cause (from ``misses``) and the hosts' inline references
+    counts = dict.fromkeys((c for c in COUNTS if not c.endswith("_misses")), 0)
+    for name in host.counts():
+        del counts[name]
+    object_hits = np.zeros(n_objects, dtype=np.int64)
+    object_rejected = np.zeros(n_objects, dtype=np.int64)
+    object_live_ms_bytes = [0] * n_objects
+    # obj -> (installed, expires, size, the TTL last granted)
+    leases: dict[int, tuple[int, int, int, int]] = {}
+    spans: list[tuple[int, int, int]] = []  # each lease's live span: (start, end, size)
+
+    def ended(objects: list[int], now: int) -> None:
+        for gone in objects:
+            stale.discard(gone)
+            start, expires, gone_size, _ = leases.pop(gone)
+            end = min(expires, now)
+            object_live_ms_bytes[gone] += (end - start) * gone_size
+            spans.append((start, end, gone_size))
+
+    def lapse(obj: int, now: int) -> int | None:
+        """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
+        if not table.holds(obj, now):  # run out (not yet reclaimed), or ended
+            return _EXPIRED if table.scalars.slot_of[obj] >= 0 else table.end_reason.item(obj)
+        return _INVALIDATED if obj in stale else None
+
+    def replace_stale(obj: int, now: int) -> None:
+        """A lease a kept change left in place ends as its host puts the new version (a body
+        sent inline instead leaves it untouched)."""
+        if obj in stale and table.holds(obj, now):
+            table.invalidate_objects(np.array([obj]), now)
+            ended([obj], now)
+
+    def put(obj: int, now: int, asked: int, size: int) -> bool:
+        """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
+        ack = table.install_one(obj, now, asked, size)
+        ended(ack.expired + ack.evicted, now)
+        host.ended_under_host(ack.evicted)
+        if ack.status == CacheAckStatus.REJECTED:
+            return False
+        leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
+        return True
+
+    inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
+    kept, through = stream.kept_mask, stream.through
+    stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
+    live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
+    k = 0
+    for t, obj, size, only_along, asked, follower, made_from in zip(
+        stream.time_ms.tolist(),
+        stream.object_id.tolist(),
+        stream.size.tolist(),
+        stream.along_mask.tolist(),
+        stream.ttls(ttl).tolist(),
+        stream.along_for().tolist(),
+        stream.frame_sources.tolist(),
+        strict=True,
+    ):
+        while k < len(inv_t) and inv_t[k] <= t:
+            target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
+            # a cascade runs through the source's lease (live now, or until now)
+            cascades = via < 0 or table.holds(via, at) or live_end.get(via) == at
+            if kept[k] or not cascades:
+                if table.holds(target, at):
+                    stale.add(target)
+            elif table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
+                if table.holds(target, at):
+                    live_end[target] = at
+                    host.ended_under_host((target,))
+                table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
+                ended([target], int(inv_t[k]))
+            k += 1
+        if made_from >= 0:
+            host.follow_source(obj, made_from, t, lapse(made_from, t))
+        # one reference at a time: the scalar calls, which keep the batch calls' rules
+        if only_along:
+            lapsed = lapse(obj, t)
+            if lapsed is None or not host.puts_along(obj, follower, t, lapsed):
+                continue
+            counts["along_puts"] += 1
+            counts["along_put_bytes"] += size
+            replace_stale(obj, t)
+            host.told.discard(obj)
+            if not put(obj, t, asked, size):
+                counts["along_rejected"] += 1
+                host.refused(obj, t, follower)
+            continue
+        if obj in host.blocked and (went := host.take_blocked(obj, lapse(obj, t) is None)):
+            misses[went[0]] += 1  # no source for it: inline, its lease untouched
+            host.send_inline(obj, size, t, *went)
+            continue
+        orphan = host.take_orphan(obj)  # (put, yet inline: no source)
+        replace_stale(obj, t)
+        reason = table.end_reason.item(obj)
+        if table.resolve(obj, t) == Outcome.HIT:
+            counts["hits"] += 1
+            counts["hit_bytes"] += size
+            object_hits[obj] += 1
+            installed, expires, _, granted = leases[obj]
+            if margin and t >= expires - margin * granted:
+                renewal = table.install_one(obj, t, asked, size)
+                granted = renewal.accepted_ttl_ms
+                leases[obj] = (installed, t + granted, size, granted)
+                counts["renewals"] += 1
+                counts["renewal_bytes"] += size
+            continue
+        lapsed = _EXPIRED if table.scalars.slot_of[obj] >= 0 else reason
+        if host.goes_inline(obj, size, t, lapsed):  # its inline turn, or backing off: no PUT
+            misses[lapsed] += 1
+            continue
+        accepted = put(obj, t, asked, size)
+        if accepted and orphan:  # a PUT no reference follows: the body goes inline
+            misses[_INVALIDATED] += 1
+            counts["along_puts"] += 1
+            counts["along_put_bytes"] += size
+            host.send_inline(obj, size, t, _INVALIDATED, False)
+            continue
+        misses[lapsed] += 1
+        if accepted:
+            counts["installs"] += 1
+            counts["install_bytes"] += size
+        else:
+            counts["rejected"] += 1
+            object_rejected[obj] += 1
+            host.refused(obj, t)
+    ended(list(leases), stream.end_ms)
+    object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
+    return tally(
+        misses,
+        **counts,
+        **host.counts(),
+        mean_live_bytes=float(object_live.sum()),
+        object_hits=object_hits,
+        object_live_bytes=object_live,
+        object_rejected=object_rejected,
+        object_inlined=np.array(host.inlined_of, dtype=np.int64),
+        peak_live_bytes=peak_of_spans(spans),
+    )

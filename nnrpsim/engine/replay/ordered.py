@@ -1,0 +1,242 @@
+"""LRU or FIFO with a byte capacity, one reference at a time, with an ordered map: the fast
+sequential path, by the lease table's rules (:mod:`.on_table` drives the table itself)."""
+
+from __future__ import annotations
+
+import heapq
+import math
+from collections import OrderedDict
+from itertools import repeat
+
+import numpy as np
+
+from ..outcomes import EndReason
+from ..stream import ReferenceStream
+from .host_rules import HostRules
+from .result import peak_of_spans, tally
+
+_EXPIRED, _INVALIDATED = int(EndReason.EXPIRED), int(EndReason.INVALIDATED)
+
+
+def ordered_capacity(
+    stream: ReferenceStream,
+    ttl: int,
+    margin: float,
+    capacity: int,
+    policy: str,
+    per_object: bool,
+    inline_once: bool,
+    backoff: int,
+) -> dict[str, float]:
+    """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
+    a shortfall first reclaims expired leases, then evicts the least recent (or oldest); only
+    an object larger than the capacity is refused.
+
+    A lease is live from its install until its expiry (pushed on by renewals) or its end,
+    whichever comes first: that span is booked, per object, when the lease ends."""
+    # obj -> (expires, installed, size, from when a hit renews it)
+    entries: OrderedDict[int, tuple[int, int, int, float]] = OrderedDict()
+    ended: dict[int, int] = {}  # obj -> EndReason of its last lease
+    misses = [0] * len(EndReason)
+    expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
+    hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
+    renewal_bytes = rejected_bytes = along_puts = along_put_bytes = along_rejected = 0
+    # with per_object: per object, installs and rejections (its inline references are the
+    # host's, its other references hit) and live byte-milliseconds
+    n_objects = stream.n_objects if per_object else 0
+    installs_of, rejected_of, live_of = [0] * n_objects, [0] * n_objects, [0] * n_objects
+    host = HostRules(n_objects, inline_once, backoff)
+    # the hosts' state, by local names: the hot path reads them (the rules mutate, never rebind)
+    told, until, blocked, put_anyway = host.told, host.until, host.blocked, host.put_anyway
+    inv_t = stream.invalidation_time_ms.tolist()
+    inv_o = stream.invalidation_object_id.tolist()
+    kept, through = stream.kept_mask.tolist(), stream.through.tolist()
+    k, n_inv = 0, len(inv_t)
+    stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
+    live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
+    lru, ttls = policy == "lru", stream.ttls(ttl)
+    # else no lease ends by expiry in the window
+    can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
+    asks = repeat(ttl) if stream.ttl_scale is None else ttls.tolist()  # (repeat: the hot path)
+    made_for = stream.along_for().tolist()
+    # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
+    # counted once at the end instead of per reference (unless a lease was installed along, or
+    # an eviction may send the next reference inline).
+    along = stream.along_mask
+    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0
+    never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
+    get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
+    ended_get, push = ended.get, heapq.heappush
+
+    spans: list[tuple[int, int, int]] = []  # with per_object: each lease's live span
+
+    def lapse(obj: int, now: int) -> int | None:
+        """Why ``obj`` holds no usable lease (None: it does)."""
+        entry = get(obj)
+        if entry is None:
+            return ended_get(obj, never)
+        if now >= entry[0]:
+            return _EXPIRED
+        return _INVALIDATED if stale and obj in stale else None
+
+    def drop(obj: int, now: int, reason: EndReason) -> None:
+        nonlocal used, live_ms_bytes
+        expires, start, size, _ = entries.pop(obj)
+        used -= size
+        end = min(expires, now)
+        live_ms_bytes += (end - start) * size
+        if per_object:
+            live_of[obj] += (end - start) * size
+            spans.append((start, end, size))
+        ended[obj] = reason
+        stale.discard(obj)
+
+    for t, obj, size, only_along, asked, follower, made_from in zip(
+        stream.time_ms.tolist(),
+        stream.object_id.tolist(),
+        stream.size.tolist(),
+        along.tolist(),
+        asks,
+        made_for,
+        repeat(-1) if stream.frame_source is None else stream.frame_source.tolist(),
+        strict=False,  # (asks and frame sources may repeat without end)
+    ):
+        while k < n_inv and inv_t[k] <= t:
+            at, target, via = inv_t[k], inv_o[k], through[k]
+            victim = get(target)
+            if victim is not None:
+                live = at < victim[0]
+                if via >= 0:  # a cascade, through the source's lease (live now or until now)
+                    source = get(via)
+                    cascades = (source is not None and at < source[0]) or live_end.get(via) == at
+                if kept[k] or (via >= 0 and not cascades):
+                    if live:
+                        stale.add(target)
+                else:
+                    drop(target, at, EndReason.INVALIDATED if live else EndReason.EXPIRED)
+                    if live:
+                        live_end[target] = at
+                        host.ended_under_host((target,))
+            k += 1
+        entry = get(obj)
+        live = entry is not None and t < entry[0] and not (stale and obj in stale)
+        if made_from >= 0:
+            host.follow_source(obj, made_from, t, lapse(made_from, t))
+        if only_along:
+            # a lease in place is not touched, not renewed; else the host may put one
+            if live or not host.puts_along(obj, follower, t, lapse(obj, t)):
+                continue
+            along_puts += 1
+            along_put_bytes += size
+        elif blocked and (went := host.take_blocked(obj, live)) is not None:
+            misses[went[0]] += 1  # no source for it: inline, its lease untouched
+            host.send_inline(obj, size, t, *went)
+            continue
+        elif live:
+            hits += 1
+            if lru:
+                touch(obj)
+            if t >= entry[3]:  # near enough its expiry: renewed (the hosts' proactive renewal)
+                expires = t + asked
+                entries[obj] = (expires, entry[1], entry[2], expires - margin * asked)
+                renewals += 1
+                renewal_bytes += size
+                if can_expire:
+                    push(expiries, (expires, obj))
+            continue
+        orphan = bool(put_anyway) and host.take_orphan(obj)  # (put, yet inline: no source)
+        if orphan:
+            orphan = size <= capacity and not (obj in told or t < until.get(obj, t))
+        if entry is not None:  # run out, or stale: a new version replaces it
+            drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
+        if track and not only_along:
+            misses[EndReason.INVALIDATED if orphan else ended_get(obj, never)] += 1
+        if only_along:
+            told.discard(obj)  # a fresh lease
+        elif (told or until) and host.goes_inline(obj, size, t, ended_get(obj, never)):
+            continue  # its inline turn, or backing off after a refusal: no PUT
+        if used + size > capacity:
+            while expiries and expiries[0][0] <= t:
+                expires, victim = heapq.heappop(expiries)
+                if victim in entries and entries[victim][0] == expires:
+                    drop(victim, t, EndReason.EXPIRED)
+            if size > capacity:
+                if only_along:
+                    along_rejected += 1
+                    host.refused(obj, t, follower)
+                    continue
+                rejected += 1
+                rejected_bytes += size
+                host.refused(obj, t)
+                if per_object:
+                    rejected_of[obj] += 1
+                continue
+            while used + size > capacity:
+                victim, (expires, start, victim_size, _) = evict_oldest(last=False)
+                used -= victim_size
+                end = min(expires, t)
+                live_ms_bytes += (end - start) * victim_size
+                if per_object:  # (inline, as in drop: this loop is the replay's hot path)
+                    live_of[victim] += (end - start) * victim_size
+                    spans.append((start, end, victim_size))
+                if track:
+                    ended[victim] = evicted
+                if inline_once:
+                    told.add(victim)  # (host.ended_under_host, inline: the hot path)
+                if stale:
+                    stale.discard(victim)
+        expires = t + asked
+        entries[obj] = (expires, t, size, expires - margin * asked if margin else math.inf)
+        if can_expire:
+            push(expiries, (expires, obj))
+        used += size
+        if only_along:
+            continue
+        if orphan:  # a PUT no reference follows: the body goes inline
+            along_puts += 1
+            along_put_bytes += size
+            host.send_inline(obj, size, t, _INVALIDATED, False)
+            continue
+        installs += 1
+        if per_object:
+            installs_of[obj] += 1
+        install_bytes += size
+    for obj in list(entries):
+        drop(obj, stream.end_ms, EndReason.EXPIRED)
+    live = live_ms_bytes / stream.duration_ms
+    counted_bytes = int(stream.size[~along].sum())
+    # misses install, fail or go inline
+    inline_bytes = host.inlined_bytes + host.backed_off_bytes
+    hit_bytes = counted_bytes - install_bytes - rejected_bytes - inline_bytes
+    if not track:  # an object that never fits misses cold every time; others once, then evicted
+        too_big = stream.size > capacity
+        misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
+        misses[evicted] = installs + rejected - misses[never]
+    references_of = (
+        np.bincount(stream.object_id[~along], minlength=n_objects)
+        if per_object
+        else np.zeros(0, int)
+    )
+    object_rejected = np.array(rejected_of, dtype=np.int64)
+    object_inlined = np.array(host.inlined_of, dtype=np.int64)
+    installs_or_not = np.array(installs_of, dtype=np.int64) + object_rejected + object_inlined
+    return tally(
+        misses,
+        hits=hits,
+        installs=installs,
+        renewals=renewals,
+        renewal_bytes=renewal_bytes,
+        rejected=rejected,
+        hit_bytes=hit_bytes,
+        install_bytes=install_bytes,
+        along_puts=along_puts,
+        along_put_bytes=along_put_bytes,
+        along_rejected=along_rejected,
+        **host.counts(),
+        mean_live_bytes=live,
+        object_hits=references_of - installs_or_not,
+        object_live_bytes=np.array(live_of, dtype=np.float64) / stream.duration_ms,
+        object_rejected=object_rejected,
+        object_inlined=object_inlined,
+        peak_live_bytes=peak_of_spans(spans),
+    )

@@ -1,0 +1,139 @@
+"""What a replay reports, per TTL of its grid, and how one run's counts are assembled."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..outcomes import EndReason
+
+COUNTS = (
+    "hits",
+    "cold_misses",
+    "expired_misses",
+    "invalidated_misses",
+    "evicted_misses",
+    "installs",
+    "renewals",
+    "renewal_bytes",
+    "rejected",
+    "hit_bytes",
+    "install_bytes",
+    "along_puts",
+    "along_put_bytes",
+    "along_rejected",
+    "inlined_after_invalidate",
+    "inlined_bytes",
+    "backed_off",
+    "backed_off_bytes",
+)
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    """Per TTL value: hits and misses by cause, installs, renewals, time-average live bytes.
+
+    ``cold_misses`` + ``invalidated_misses`` + ``evicted_misses`` are what a server reports as
+    cache_miss; ``expired_misses`` as lease_expired. ``mean_live_bytes`` averages the bytes of
+    live leases over the stream's window. ``hit_bytes``, ``install_bytes`` and
+    ``renewal_bytes`` sum the sizes of the references that hit, that installed and that
+    renewed. References made ``along`` (see :class:`ReferenceStream`) count in none of these
+    but the live bytes: ``along_puts`` are the CACHE_PUTs no reference follows
+    (``along_put_bytes`` their bodies), ``along_rejected`` those refused: the PUTs of
+    references made along, and the PUT a host sends of an object in the same burst as its
+    source's, which the server refused (the object's body goes inline all the same, counted
+    in ``inlined_after_invalidate``; refused too, it counts as ``rejected``).
+    ``inlined_after_invalidate`` are the misses (``inlined_bytes`` their sizes) whose host
+    sent the body inline instead of referencing it: once after the server ended the lease
+    under it (``inline_after_invalidate``), or because the PUT of its source was refused.
+    ``backed_off`` are the misses (``backed_off_bytes`` their sizes) sent inline without a
+    CACHE_PUT while their host backed off after a refusal (``refused_backoff_ms``), with the
+    references made from a source it backed off from.
+    """
+
+    ttl_ms: np.ndarray
+    references: int
+    hits: np.ndarray
+    cold_misses: np.ndarray
+    expired_misses: np.ndarray
+    invalidated_misses: np.ndarray
+    evicted_misses: np.ndarray
+    installs: np.ndarray
+    renewals: np.ndarray
+    renewal_bytes: np.ndarray
+    rejected: np.ndarray
+    hit_bytes: np.ndarray
+    install_bytes: np.ndarray
+    along_puts: np.ndarray
+    along_put_bytes: np.ndarray
+    along_rejected: np.ndarray
+    inlined_after_invalidate: np.ndarray
+    inlined_bytes: np.ndarray
+    backed_off: np.ndarray
+    backed_off_bytes: np.ndarray
+    mean_live_bytes: np.ndarray
+    object_hits: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the references that hit."""
+    object_live_bytes: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the object's share of ``mean_live_bytes``."""
+    object_rejected: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the references whose install was refused."""
+    object_inlined: np.ndarray | None = None
+    """With ``per_object``: per TTL and object id, the references sent inline instead of
+    installed: ``inlined_after_invalidate`` and ``backed_off``."""
+    peak_live_bytes: np.ndarray | None = None
+    """With ``per_object``: per TTL, the most bytes live at once. Reclaiming expired leases
+    before evicting, a capacity this large never evicts, so it gets the unlimited hit rate (a
+    smaller one may too, when nothing it evicts is used again)."""
+
+    @property
+    def hit_rate(self) -> np.ndarray:
+        return self.hits / max(self.references, 1)
+
+    def counts(self) -> dict[str, list[int]]:
+        return {name: getattr(self, name).tolist() for name in COUNTS}
+
+
+def stack_runs(
+    grid: np.ndarray, n: int, runs: list[dict[str, float]], per_object: bool
+) -> ReplayResult:
+    """The sequential runs of a grid, one per TTL (from :func:`tally`), as one result."""
+    columns = {name: np.array([run[name] for run in runs], dtype=np.int64) for name in COUNTS}
+    live = np.array([run["mean_live_bytes"] for run in runs], dtype=np.float64)
+    objects = {}
+    if per_object:
+        objects = {
+            name: np.array([run[name] for run in runs]).reshape(len(runs), -1)
+            for name in ("object_hits", "object_live_bytes", "object_rejected", "object_inlined")
+        }
+        objects["peak_live_bytes"] = np.array([run["peak_live_bytes"] for run in runs])
+    return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
+
+
+def peak_live(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray) -> int:
+    """The most bytes live at once over leases live on ``[start, end)``."""
+    times = np.concatenate([ends, starts])
+    deltas = np.concatenate([-sizes, sizes]).astype(np.int64)
+    order = np.lexsort((deltas, times))  # in one millisecond, leases end before others start
+    return int(np.cumsum(deltas[order]).max(initial=0))
+
+
+def peak_of_spans(spans: list[tuple[int, int, int]]) -> int:
+    """:func:`peak_live` of (start, end, size) spans booked one by one."""
+    if not spans:
+        return 0
+    starts, ends, sizes = np.array(spans, dtype=np.int64).T
+    return peak_live(starts, ends, sizes)
+
+
+def tally(misses: list[int], **counts) -> dict[str, float]:
+    """One sequential run's counts, per-object arrays and live bytes; ``misses`` are indexed by
+    the EndReason that preceded them."""
+    return {
+        "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
+        "expired_misses": misses[EndReason.EXPIRED],
+        "invalidated_misses": misses[EndReason.INVALIDATED],
+        "evicted_misses": misses[EndReason.EVICTED],
+        **counts,
+    }

@@ -1,0 +1,252 @@
+"""Without a capacity: whole TTL grids at once, with sorts and binary searches.
+
+Without a capacity limit every reference's fate depends only on its own object's history, so a
+grid of TTLs is evaluated with sorts and binary searches over the stream (reset mode) or with
+rounds that advance every (object, TTL) pair to its next miss together (non-reset mode).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..stream import ReferenceStream
+from .result import ReplayResult, peak_live
+
+
+@dataclass(frozen=True)
+class _ByObject:
+    """The stream sorted by (object, time), with each reference's invalidation context."""
+
+    obj: np.ndarray
+    time: np.ndarray
+    size: np.ndarray
+    first: np.ndarray  # first reference of its object
+    last: np.ndarray  # last reference of its object
+    next_inv: np.ndarray  # first invalidation of the object strictly after this reference
+    run_end: np.ndarray  # index one past the object's last reference
+    keys: np.ndarray  # obj * span + (time - t0), sorted
+    span: int
+    t0: int
+    end: int
+
+
+def _by_object(stream: ReferenceStream) -> _ByObject:
+    order = np.argsort(stream.object_id, kind="stable")
+    obj, time, size = stream.object_id[order], stream.time_ms[order], stream.size[order]
+    n = len(obj)
+    first = np.ones(n, dtype=bool)
+    first[1:] = obj[1:] != obj[:-1]
+    last = np.ones(n, dtype=bool)
+    last[:-1] = first[1:]
+    t0 = min(stream.start_ms, int(time.min()) if n else 0)
+    span = stream.end_ms - t0 + 2
+    if max(stream.n_objects, 1) * span >= 2**62:
+        raise ValueError("stream too long for replay keys (objects x duration overflows int64)")
+    keys = obj * span + (time - t0)
+    inv_o, inv_t = stream.invalidation_object_id, stream.invalidation_time_ms
+    inv_keys = np.sort(inv_o * span + (inv_t - t0))
+    idx = np.searchsorted(inv_keys, keys, side="right")
+    found = idx < len(inv_keys)
+    next_inv = np.full(n, np.iinfo(np.int64).max // 4, dtype=np.int64)
+    hit_keys = inv_keys[idx[found]]
+    same = hit_keys // span == obj[found]
+    next_inv[np.flatnonzero(found)[same]] = hit_keys[same] % span + t0
+    starts = np.flatnonzero(first)
+    run_end = np.repeat(_run_ends(starts, n), np.diff(np.append(starts, n)))
+    return _ByObject(obj, time, size, first, last, next_inv, run_end, keys, span, t0, stream.end_ms)
+
+
+def _run_ends(starts: np.ndarray, n: int) -> np.ndarray:
+    """Where each run of rows that begins at ``starts`` ends: the next run's start, or ``n``."""
+    return np.append(starts[1:], n) if len(starts) else starts
+
+
+def _count_below(sorted_values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    return np.searchsorted(sorted_values, grid, side="left")
+
+
+def _sum_min(values: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """``sum(weights * min(values, T))`` for every T of the grid."""
+    order = np.argsort(values)
+    v, w = values[order].astype(np.float64), weights[order].astype(np.float64)
+    below = np.concatenate([[0.0], np.cumsum(v * w)])
+    weight_left = np.concatenate([[0.0], np.cumsum(w)])
+    k = np.searchsorted(v, grid, side="left")
+    return below[k] + grid * (weight_left[-1] - weight_left[k])
+
+
+def _sequential_only(zeros: np.ndarray) -> dict[str, np.ndarray]:
+    """The counts only the sequential rules make (refusals and back-offs, references made
+    along, inline turns): none in the vectorised closed forms, which have no capacity and none
+    of those."""
+    names = ("rejected", "along_puts", "along_put_bytes", "along_rejected", "backed_off")
+    return dict.fromkeys(
+        (*names, "backed_off_bytes", "inlined_after_invalidate", "inlined_bytes"), zeros
+    )
+
+
+def reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
+    """Renew on use: reference k hits iff its gap is below T and no invalidation came between."""
+    b = _by_object(stream)
+    n = len(b.obj)
+    prev_time = np.empty(n, dtype=np.int64)
+    prev_time[1:] = b.time[:-1]
+    prev_next_inv = np.empty(n, dtype=np.int64)
+    prev_next_inv[1:] = b.next_inv[:-1]
+    repeat = ~b.first
+    gap = (b.time - prev_time)[repeat]
+    killed = (prev_next_inv <= b.time)[repeat]
+    kill_age = (prev_next_inv - prev_time)[repeat][killed]
+    clean = np.argsort(gap[~killed])
+    hits = _count_below(gap[~killed][clean], grid)
+    clean_bytes = np.concatenate([[0], np.cumsum(b.size[repeat][~killed][clean])])
+    hit_bytes = clean_bytes[hits]
+    invalidated = _count_below(np.sort(kill_age), grid)
+    expired = int(repeat.sum()) - hits - invalidated
+    # Each reference's lease lives until T, the next reference (which renews it), an
+    # invalidation, or the end of the window, whichever comes first.
+    next_time = np.empty(n, dtype=np.int64)
+    next_time[:-1] = b.time[1:]
+    horizon = np.where(b.last, b.end, next_time)
+    live_for = np.minimum(horizon, b.next_inv) - b.time
+    live = _sum_min(live_for, b.size, grid) / stream.duration_ms
+    zeros = np.zeros(len(grid), dtype=np.int64)
+    objects = {}
+    if per_object:
+        clean_objects = b.obj[repeat][~killed]
+        clean_gaps = gap[~killed]
+        objects = _per_object(
+            stream,
+            [clean_objects[clean_gaps < ttl] for ttl in grid.tolist()],
+            [b.obj] * len(grid),
+            [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
+        )
+        # each reference's lease (renewed by the next) is live for min(live_for, T)
+        objects["peak_live_bytes"] = np.array(
+            [peak_live(b.time, b.time + np.minimum(live_for, t), b.size) for t in grid.tolist()]
+        )
+    return ReplayResult(
+        grid,
+        n,
+        hits=hits,
+        hit_bytes=hit_bytes,
+        install_bytes=int(b.size.sum()) - hit_bytes,
+        cold_misses=zeros + int(b.first.sum()),
+        expired_misses=expired,
+        invalidated_misses=invalidated,
+        evicted_misses=zeros,
+        installs=n - hits,
+        renewals=hits,
+        renewal_bytes=hit_bytes,
+        **_sequential_only(zeros),
+        mean_live_bytes=live,
+        **objects,
+    )
+
+
+def _per_object(
+    stream: ReferenceStream,
+    hit_objects: list[np.ndarray],
+    live_objects: list[np.ndarray],
+    live_ms_bytes: list[np.ndarray],
+) -> dict[str, np.ndarray]:
+    """Per TTL, each object's hits (from the objects of the references that hit) and mean live
+    bytes (from the byte-milliseconds ``live_ms_bytes`` of leases of ``live_objects``)."""
+    n = stream.n_objects
+    hits = [np.bincount(objects, minlength=n) for objects in hit_objects]
+    live = [
+        np.bincount(objects, weights=weights.astype(np.float64), minlength=n)
+        for objects, weights in zip(live_objects, live_ms_bytes, strict=True)
+    ]
+    return {
+        "object_hits": np.array(hits, dtype=np.int64).reshape(len(hits), n),
+        "object_live_bytes": np.array(live).reshape(len(live), n) / stream.duration_ms,
+        # no capacity to refuse, no host told of an end
+        "object_rejected": np.zeros((len(hits), n), dtype=np.int64),
+        "object_inlined": np.zeros((len(hits), n), dtype=np.int64),
+    }
+
+
+def non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
+    """Reinstall after expiry, TTL by TTL, in clusters.
+
+    A reference is certainly a miss when it is its object's first, when it comes at least T after
+    the previous one, or when an invalidation came between them: these start the clusters. Inside
+    a cluster nothing is invalidated, so a cluster shorter than T has one miss (its start); only
+    longer ones are walked, all together, from miss to the first reference T later.
+    """
+    b = _by_object(stream)
+    n, g = len(b.obj), len(grid)
+    prev_time = np.empty(n, dtype=np.int64)
+    prev_time[1:] = b.time[:-1]
+    gap = np.where(b.first, np.iinfo(np.int64).max, b.time - prev_time)
+    inv_before = np.zeros(n, dtype=bool)  # an invalidation since the previous reference
+    inv_before[1:] = b.next_inv[:-1] <= b.time[1:]
+    inv_before &= ~b.first
+    restart = b.first | inv_before
+    live_for = np.minimum(b.next_inv, b.end) - b.time  # a lease from here lasts at most this
+    counts = {name: np.zeros(g, dtype=np.int64) for name in ("misses", "expired", "invalidated")}
+    install_bytes = np.zeros(g, dtype=np.int64)
+    live = np.zeros(g, dtype=np.float64)
+    hit_objects, missed_objects, missed_live, peaks = [], [], [], []  # per TTL, with per_object
+    for i, ttl in enumerate(grid.tolist()):
+        starts = np.flatnonzero(restart | (gap >= ttl))
+        ends = _run_ends(starts, n)
+        last_miss = starts.copy()
+        walked = [starts]
+        long = np.flatnonzero(b.time[ends - 1] - b.time[starts] >= ttl)
+        cursor, limit = starts[long], ends[long]
+        while len(cursor):
+            cursor = np.maximum(np.searchsorted(b.keys, b.keys[cursor] + ttl), cursor + 1)
+            inside = cursor < limit
+            cursor, limit, long = cursor[inside], limit[inside], long[inside]
+            last_miss[long] = cursor
+            walked.append(cursor)
+        missed = np.concatenate(walked)
+        # A cluster opened by an invalidation: was the previous cluster's last lease still live?
+        by_inv = np.flatnonzero(inv_before[starts])
+        lease_ends = b.time[last_miss[by_inv - 1]] + ttl
+        invalidated = int((b.next_inv[starts[by_inv] - 1] < lease_ends).sum())
+        cold = int(b.first.sum())
+        counts["misses"][i] = len(missed)
+        counts["invalidated"][i] = invalidated
+        counts["expired"][i] = len(missed) - cold - invalidated
+        install_bytes[i] = int(b.size[missed].sum())
+        live_ms_bytes = np.minimum(live_for[missed], ttl) * b.size[missed]
+        live[i] = float(live_ms_bytes.sum())
+        if per_object:
+            hit = np.ones(n, dtype=bool)
+            hit[missed] = False
+            hit_objects.append(b.obj[hit])
+            missed_objects.append(b.obj[missed])
+            missed_live.append(live_ms_bytes)
+            lease_ends = b.time[missed] + np.minimum(live_for[missed], ttl)
+            peaks.append(peak_live(b.time[missed], lease_ends, b.size[missed]))
+    zeros = np.zeros(g, dtype=np.int64)
+    misses = counts["misses"]
+    return ReplayResult(
+        grid,
+        n,
+        hits=n - misses,
+        hit_bytes=int(b.size.sum()) - install_bytes,
+        install_bytes=install_bytes,
+        cold_misses=zeros + int(b.first.sum()),
+        expired_misses=counts["expired"],
+        invalidated_misses=counts["invalidated"],
+        evicted_misses=zeros,
+        installs=misses,
+        renewals=zeros,
+        renewal_bytes=zeros,
+        **_sequential_only(zeros),
+        mean_live_bytes=live / stream.duration_ms,
+        **(
+            {
+                **_per_object(stream, hit_objects, missed_objects, missed_live),
+                "peak_live_bytes": np.array(peaks, dtype=np.int64),
+            }
+            if per_object
+            else {}
+        ),
+    )
