@@ -121,6 +121,10 @@ def _violation_warnings(summary) -> list[str]:
 
 
 def _summary_table(summary) -> str:
+    """One row per point: swept values as the legends write them (``32 MiB``, ``30 s``), byte
+    metrics in the binary unit that suits their column, named in the header (``[MiB]``)."""
+    from .display_units import bytes_scale, value_text
+    from .metrics import UNITS
     from .scenario.schema import SHORT_KEYS
 
     if summary.empty:
@@ -129,8 +133,15 @@ def _summary_table(summary) -> str:
     metrics = [c for c in SUMMARY_COLUMNS if c in summary and summary[c].notna().any()]
     params = [c for c in summary.columns if "." in c]
     shown = summary[["point", *params, "replications", "failures", *metrics]].copy()
-    shown.columns = [SHORT_KEYS.get(c, c) for c in shown.columns]
-    return shown.to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    for key in params:
+        shown[key] = [value_text(key, value) for value in shown[key]]
+    names = {key: SHORT_KEYS.get(key, key) for key in params}
+    for metric in metrics:
+        if UNITS.get(metric) == "bytes":
+            per_unit, unit = bytes_scale(shown[metric].abs().to_numpy())
+            shown[metric] /= per_unit
+            names[metric] = f"{metric}[{unit}]"
+    return shown.rename(columns=names).to_string(index=False, float_format=lambda v: f"{v:.4g}")
 
 
 def _validate(args: argparse.Namespace) -> str:

@@ -15,9 +15,10 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from .display_units import bytes_scale, key_scale, value_text
 from .metrics import METRICS, UNITS
 from .results import read_table
-from .scenario.schema import KEY_UNITS, SHORT_KEYS
+from .scenario.schema import SHORT_KEYS
 
 TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
 INVALIDATION_KEY = "workload.invalidations.rate_per_s"
@@ -33,18 +34,6 @@ KNOWN_LABELS = {
 """Axis labels of common keys; a key with units (``KEY_UNITS``) gets its unit appended."""
 LOAD_KEYS = {"workload.sessions.rate_per_s", "workload.operations.rate_per_s"}
 """Swept loads, against which the DES's operation latency is drawn too."""
-RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
-DURATION_UNITS = ((1e3, "s"), (1.0, "ms"), (1e-3, "us"), (1e-6, "ns"))
-"""Milliseconds per unit, largest first: a swept duration shows in the largest unit its
-largest value reaches."""
-
-
-def _bytes_axis(values: np.ndarray) -> tuple[float, str]:
-    top = np.nanmax(values) if len(values) else 0
-    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
-        if top >= factor:
-            return factor, unit
-    return 1, "bytes"
 
 
 def _save(fig, folder: Path, name: str) -> list[Path]:
@@ -54,24 +43,6 @@ def _save(fig, folder: Path, name: str) -> list[Path]:
         fig.savefig(path, dpi=120)
     plt.close(fig)
     return paths
-
-
-def _key_scale(key: str, values) -> tuple[float, str]:
-    """The factor from a swept key's stored values (ms, bytes, bytes per s) to the unit that
-    suits the largest of ``values``, and the unit's name ('' for a key without units)."""
-    numbers = pd.to_numeric(pd.Series(values), errors="coerce").abs().dropna()
-    top = numbers.max() if len(numbers) else 0.0
-    kind = KEY_UNITS.get(key)
-    if kind == "size":
-        factor, unit = _bytes_axis(numbers.to_numpy())
-        return 1 / factor, unit
-    if kind == "duration":
-        per_unit, unit = next((f, u) for f, u in DURATION_UNITS if top >= f or u == "ns")
-        return 1 / per_unit, unit
-    if kind == "rate":  # bytes per second, shown as a link rate
-        per_unit, unit = next((f, u) for f, u in RATE_UNITS if top * 8 >= f or f == 1)
-        return 8 / per_unit, unit
-    return 1.0, ""
 
 
 def _label(key: str, unit: str) -> str:
@@ -86,21 +57,9 @@ def _numeric(values: pd.Series, factor: float = 1.0) -> pd.Series:
 def _describe(keys: list[str], values) -> str:
     """Swept parameters and their values, as legends and annotations show them."""
     return ", ".join(
-        f"{SHORT_KEYS.get(key, key)} = {_value_text(key, value)}"
+        f"{SHORT_KEYS.get(key, key)} = {value_text(key, value)}"
         for key, value in zip(keys, values, strict=True)
     )
-
-
-def _value_text(key: str, value) -> str:
-    """A swept value as a legend shows it: in the axis unit, and what a missing value means."""
-    if pd.isna(value):
-        return "unlimited" if key == "topology.gpu_memory" else "none"
-    if isinstance(value, bool | np.bool_):  # as YAML writes it
-        return str(bool(value)).lower()
-    factor, unit = _key_scale(key, [value])
-    if unit:
-        return f"{value * factor:g} {unit}"
-    return f"{value:g}" if isinstance(value, float) else str(value)
 
 
 def _line_with_band(ax, x, y, ci, label=None):
@@ -129,9 +88,9 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     unit = UNITS.get(metric, "")
     factor = 1.0
     if unit == "bytes":
-        factor, unit = _bytes_axis(summary[metric].abs().to_numpy())
+        factor, unit = bytes_scale(summary[metric].abs().to_numpy())
     lines = lines_of(summary, key, swept)
-    x_factor, x_unit = _key_scale(key, summary[key])
+    x_factor, x_unit = key_scale(key, summary[key])
     for label, part in lines:
         _line_with_band(
             ax,
@@ -239,10 +198,10 @@ def _capacity_tradeoff(
     was swept (budgets, TTLs, kinds, policies); see :func:`tradeoff_series`."""
     if summary["mean_gpu_bytes"].isna().all():
         return []
-    factor, unit = _bytes_axis(summary["mean_gpu_bytes"].to_numpy())
+    factor, unit = bytes_scale(summary["mean_gpu_bytes"].to_numpy())
     y_factor, y_unit = 1.0, UNITS.get(metric, "")
     if y_unit == "bytes":
-        y_factor, y_unit = _bytes_axis(summary[metric].abs().to_numpy())
+        y_factor, y_unit = bytes_scale(summary[metric].abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     along, series = tradeoff_series(summary, swept)
     for label, part in series:
@@ -291,7 +250,7 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
         for value, x, y in zip(part[along], xs, ys, strict=True):
             if not (np.isfinite(x) and np.isfinite(y)):
                 continue
-            anchor, text = ax.transData.transform((x, y)), _value_text(along, value)
+            anchor, text = ax.transData.transform((x, y)), value_text(along, value)
             same_line = [n for n in named if n[2] == index and (abs(n[0] - anchor) < 12).all()]
             if same_line:
                 if text not in same_line[0][1]:
@@ -346,7 +305,7 @@ def _bytes_by_kind(
     )
     for ax, (metric, what) in zip(axes, panels, strict=True):
         table = means[metric].unstack("kind", fill_value=0.0).reindex(points, fill_value=0.0)
-        factor, unit = _bytes_axis(table.sum(axis=1).to_numpy())
+        factor, unit = bytes_scale(table.sum(axis=1).to_numpy())
         left = np.zeros(len(points))
         for kind in table.columns:
             ax.barh(range(len(points)), table[kind] / factor, left=left, label=kind)
@@ -380,7 +339,7 @@ def _over_time(series, summary, swept, folder, column, combine, what, name) -> l
     mean = per_run.agg(combine).groupby(["point", "time_ms"], as_index=False)[column].mean()
     factor, unit = 1.0, ""
     if column.endswith("bytes"):
-        factor, unit = _bytes_axis(mean[column].to_numpy())
+        factor, unit = bytes_scale(mean[column].to_numpy())
         what = f"{what} ({unit})"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     points = sorted(mean["point"].unique())

@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 import nnrpsim
-from nnrpsim.cli import main
+from nnrpsim.cli import _summary_table, main
 from nnrpsim.metrics import METRICS
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario
@@ -197,6 +197,36 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "v"), "--quiet", *vector]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
     assert "hit_rate" in header and "p99_latency_ms" not in header
+
+
+def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
+    """Budgets as ``32 MiB`` (no budget: ``unlimited``), durations in seconds, and each byte
+    metric scaled to the binary unit its largest magnitude reaches, named in the header."""
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1],
+            "topology.gpu_memory": [32 * 2**20, np.nan],
+            "host_policy.ttl_hint": [30_000.0, 90_000.0],
+            "replications": [2, 2],
+            "failures": [0, 0],
+            "hit_rate": [0.5, 0.75],
+            "mean_gpu_bytes": [3 * 2**20, 512 * 2**10],
+            "wire_bytes_saved": [-1.5 * 2**30, 2**29],
+        }
+    )
+    header, *rows = _summary_table(summary).splitlines()
+    assert header.split() == [
+        "point",
+        "gpu_memory",
+        "ttl_hint",
+        "replications",
+        "failures",
+        "hit_rate",
+        "mean_gpu_bytes[MiB]",
+        "wire_bytes_saved[GiB]",
+    ]
+    assert rows[0].split() == ["0", "32", "MiB", "30", "s", "2", "0", "0.5", "3", "-1.5"]
+    assert rows[1].split() == ["1", "unlimited", "90", "s", "2", "0", "0.75", "0.5", "0.5"]
 
 
 def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, capsys):

@@ -1,0 +1,55 @@
+"""Numbers in the units people read: the unit that suits a column of bytes, durations or link
+rates, and a swept value as text. Shared by the plots' axes and legends and the printed
+summary, so both say the same thing the same way."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .scenario.schema import KEY_UNITS
+
+RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
+DURATION_UNITS = ((1e3, "s"), (1.0, "ms"), (1e-3, "us"), (1e-6, "ns"))
+"""Milliseconds per unit, largest first: a swept duration shows in the largest unit its
+largest value reaches."""
+
+
+def bytes_scale(values: np.ndarray) -> tuple[float, str]:
+    """The bytes per unit (binary: KiB, MiB, GiB) that suits the largest of ``values``, and the
+    unit's name."""
+    top = np.nanmax(values) if len(values) else 0
+    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+        if top >= factor:
+            return factor, unit
+    return 1, "bytes"
+
+
+def key_scale(key: str, values) -> tuple[float, str]:
+    """The factor from a swept key's stored values (ms, bytes, bytes per s) to the unit that
+    suits the largest of ``values``, and the unit's name ('' for a key without units)."""
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce").abs().dropna()
+    top = numbers.max() if len(numbers) else 0.0
+    kind = KEY_UNITS.get(key)
+    if kind == "size":
+        factor, unit = bytes_scale(numbers.to_numpy())
+        return 1 / factor, unit
+    if kind == "duration":
+        per_unit, unit = next((f, u) for f, u in DURATION_UNITS if top >= f or u == "ns")
+        return 1 / per_unit, unit
+    if kind == "rate":  # bytes per second, shown as a link rate
+        per_unit, unit = next((f, u) for f, u in RATE_UNITS if top * 8 >= f or f == 1)
+        return 8 / per_unit, unit
+    return 1.0, ""
+
+
+def value_text(key: str, value) -> str:
+    """A swept value as a legend shows it: in the axis unit, and what a missing value means."""
+    if pd.isna(value):
+        return "unlimited" if key == "topology.gpu_memory" else "none"
+    if isinstance(value, bool | np.bool_):  # as YAML writes it
+        return str(bool(value)).lower()
+    factor, unit = key_scale(key, [value])
+    if unit:
+        return f"{value * factor:g} {unit}"
+    return f"{value:g}" if isinstance(value, float) else str(value)
