@@ -472,8 +472,9 @@ class Host:
                 inline.append(obj)
                 lease = leases[obj]
                 outcome[obj] = RefOutcome.INLINED_AFTER_INVALIDATE
-                if not lease.valid:
+                if not lease.valid:  # told since the decision: this inline body is its turn
                     cause[obj] = lease.cause
+                    lease.inlined_since_invalid = True
                 elif last_byte >= lease.expires_ms:
                     cause[obj] = InstallCause.EXPIRED
                 else:  # its content changed, or its source's lease will not hold

@@ -166,3 +166,26 @@ def test_a_lease_evicted_by_a_later_put_of_its_own_burst_is_announced():
     ]
     assert result.invalidations["evicted"] == 1 and result.counters["installs"] == 2
     assert result.audit["fallbacks"] == 0 and result.violations == 0
+
+
+def test_the_inline_body_of_a_reference_told_invalid_in_flight_is_its_one_inline_turn():
+    """As above, B's PUT evicts A within the frame that references both, and the host sends A
+    inline in that frame: that was the submit after the notice (spec section 14), so at A's
+    next use, at 50 ms, the host puts it again rather than send its body inline a second time."""
+    plan = one_session([(0.0, [A, B]), (50.0, [A])], [6_000, 3_000], [10.0, 10.0], 100.0)
+    link = LinkConfig(latency_ms=0.0)
+    config = ModelConfig(
+        duration_ms=100.0,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(limits=CacheLimits(capacity_bytes=8_000, eviction="size")),
+        policy=PolicyConfig(name="always", ttl_hint_ms=1_000, renew_margin=0.0),
+    )
+    result = Simulation(config, 0, plan).run()
+    assert result.references["outcome"].tolist() == [
+        RefOutcome.INLINED_AFTER_INVALIDATE,
+        RefOutcome.INSTALLED,
+        RefOutcome.INSTALLED,
+    ]
+    assert result.references["cause"].tolist()[2] == InstallCause.EVICTED
+    assert result.audit["fallbacks"] == 0 and result.violations == 0
