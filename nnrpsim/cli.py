@@ -169,15 +169,22 @@ def _plot(args: argparse.Namespace) -> str:
 
 
 def _keys(args: argparse.Namespace) -> str:
-    from .scenario.schema import describe
+    from .display_units import value_text
+    from .scenario.schema import KEY_UNITS, REQUIRED, describe
 
-    rows = describe()
+    def shown(key: str, default: object) -> str:
+        """A default as a scenario may write it: sizes, durations and rates with units."""
+        if default is REQUIRED:
+            return "required"
+        if default is None or isinstance(default, bool):  # as YAML writes them
+            return "null" if default is None else str(default).lower()
+        if key in KEY_UNITS and isinstance(default, int | float):
+            return value_text(key, default)
+        return repr(default)
+
+    rows = [(key, shown(key, default), text) for key, default, text in describe()]
     width = max(len(key) for key, _, _ in rows)
-    lines = [f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows]
-    return (
-        "defaults in base units: durations in ms, sizes in bytes, rates in bytes/s\n"
-        + "\n".join(lines)
-    )
+    return "\n".join(f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows)
 
 
 def _add_scenario_commands(commands) -> None:

@@ -50,6 +50,6 @@ def value_text(key: str, value) -> str:
     if isinstance(value, bool | np.bool_):  # as YAML writes it
         return str(bool(value)).lower()
     factor, unit = key_scale(key, [value])
-    if unit:
+    if unit and value:
         return f"{value * factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)

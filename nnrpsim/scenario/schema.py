@@ -365,12 +365,16 @@ def _leaves(model: type[BaseModel], prefix: str = "") -> Iterator[tuple[str, Fie
             yield key, info
 
 
-def describe() -> list[tuple[str, str, str]]:
-    """Every scenario key as (dotted key, default, help text)."""
+REQUIRED = object()
+""":func:`describe`'s default of a key that has none."""
+
+
+def describe() -> list[tuple[str, object, str]]:
+    """Every scenario key as (dotted key, default or :data:`REQUIRED`, help text)."""
     return [
         (
             key,
-            "required" if info.is_required() else repr(info.get_default(call_default_factory=True)),
+            REQUIRED if info.is_required() else info.get_default(call_default_factory=True),
             info.description or "",
         )
         for key, info in _leaves(Scenario)

@@ -228,6 +228,29 @@ def test_no_traceback_from_the_console_script(tmp_path):
     assert proc.stderr.strip() == "error: study.seed: must be at least 0"
 
 
+def test_keys_gives_defaults_as_a_scenario_writes_them(capsys):
+    """Sizes, durations and rates with units, each reading back as its default; null and
+    booleans as YAML spells them."""
+    from nnrpsim.scenario.schema import KEY_UNITS, describe
+    from nnrpsim.scenario.units import parse_duration_ms, parse_rate, parse_size
+
+    assert main(["keys"]) == 0
+    shown = {line.split()[0]: line.split()[1:] for line in capsys.readouterr().out.splitlines()}
+    assert shown["topology.gpu_memory"][:2] == ["8", "GiB"]
+    assert shown["topology.link.bandwidth"][:2] == ["10", "Gbit/s"]
+    assert shown["workload.sessions.duration"][:2] == ["60", "s"]
+    assert shown["topology.server_workers"][0] == "null"
+    assert shown["topology.dependency_cascade"][0] == "true"
+    parse = {"size": parse_size, "duration": parse_duration_ms, "rate": parse_rate}
+    checked = 0
+    for key, default, _ in describe():
+        if key in KEY_UNITS and isinstance(default, int | float) and default:
+            text = " ".join(shown[key][:2])
+            assert parse[KEY_UNITS[key]](text) == pytest.approx(default, rel=1e-9), key
+            checked += 1
+    assert checked >= 10
+
+
 def test_keys_lists_every_field_with_help(capsys):
     from nnrpsim.scenario.schema import describe
 
