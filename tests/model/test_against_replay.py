@@ -471,3 +471,24 @@ def test_after_a_warm_up_the_vector_run_counts_what_the_model_counts(capacity):
         assert des[name] == vector[name]
     invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
     assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
+
+
+def test_a_fresh_install_counts_its_frames_reference_as_the_size_policy_weighs_it():
+    """The frame that installs an object references it, and the server counts that resolution
+    as a hit of the lease: so ``size`` eviction (largest bytes per hit first) weighs A, with
+    two resolutions, at 100 / 3 and B, with one, at 60 / 2, and C's PUT evicts A, not B. B's
+    reference at 4 ms hits on both engines."""
+    A_, B_, C_ = 0, 1, 2
+    plan = one_session(
+        [(0.0, [A_]), (1.0, [B_]), (2.0, [A_]), (3.0, [C_]), (4.0, [B_])],
+        [100, 60, 100],
+        [10.0] * 3,
+        100.0,
+    )
+    config = replace(
+        _config("reset", CacheLimits(capacity_bytes=250, eviction="size")), duration_ms=100.0
+    )
+    result = simulate(config, 0, plan)
+    assert result.references["outcome"].tolist()[-1] == RefOutcome.HIT
+    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    assert des["hit_rate"] == vector["hit_rate"] == 2 / 5

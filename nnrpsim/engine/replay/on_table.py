@@ -159,6 +159,7 @@ def replay_on_table(
         if accepted:
             counts["installs"] += 1
             counts["install_bytes"] += size
+            table.resolve(obj, t)  # the frame's reference to it, as the server resolves it
         else:
             counts["rejected"] += 1
             object_rejected[obj] += 1
