@@ -170,15 +170,15 @@ def _plot(args: argparse.Namespace) -> str:
 
 def _keys(args: argparse.Namespace) -> str:
     from .display_units import value_text
-    from .scenario.schema import KEY_UNITS, REQUIRED, describe
+    from .scenario.schema import REQUIRED, describe
 
     def shown(key: str, default: object) -> str:
         """A default as a scenario may write it: sizes, durations and rates with units."""
         if default is REQUIRED:
             return "required"
-        if default is None or isinstance(default, bool):  # as YAML writes them
-            return "null" if default is None else str(default).lower()
-        if key in KEY_UNITS and isinstance(default, int | float):
+        if default is None:
+            return "null"
+        if isinstance(default, bool | int | float):  # (a boolean as YAML writes it)
             return value_text(key, default)
         return repr(default)
 
