@@ -50,6 +50,7 @@ class LocalLease:
     valid: bool = True
     cause: InstallCause = InstallCause.NONE
     inlined_since_invalid: bool = False
+    acked: int = 0  # where its CACHE_ACK stands among what servers sent (``Simulation.sent``)
 
 
 class Host:
@@ -66,18 +67,21 @@ class Host:
         return (self.index + 1) << 16 | server
 
     # ------------------------------------------------------------------ messages from servers
-    def on_invalidate(self, server: int, objects: list[int] | None, reason: ReasonCode) -> None:
+    def on_invalidate(
+        self, server: int, objects: list[int] | None, reason: ReasonCode, sent: int
+    ) -> None:
         """Mark the references invalid at once; the next submit inlines or reinstalls them. A
         lease the host knows has run out is past that: it is put again at its next use, as any
         expired one (whether the server's sweep had reached it before the notice is the
-        server's affair). A restart (every object at once) empties the cache: a back-off after
-        a refusal ends."""
+        server's affair). A notice sent before the CACHE_ACK of the lease the host now holds
+        is about an earlier lease: the downlink delivers in order, so the host read it first.
+        A restart (every object at once) empties the cache: a back-off after a refusal ends."""
         cause = CAUSE_OF_REASON.get(reason, InstallCause.OTHER)
         leases, now = self.leases.get(server, {}), self.sim.env.now
         if objects is None:
             self.refused.get(server, {}).clear()
         for lease in leases.values() if objects is None else map(leases.get, objects):
-            if lease is not None and lease.valid and now < lease.expires_ms:
+            if lease is not None and lease.valid and now < lease.expires_ms and lease.acked < sent:
                 lease.valid, lease.cause = False, cause
 
     # ------------------------------------------------------------------ round trips
@@ -554,7 +558,7 @@ class Host:
                 for obj in group
                 if obj in depends_on
             }
-            acks = sim.servers[server].put(
+            acks, sent = sim.servers[server].put(
                 self.index,
                 group,
                 [versions[obj] for obj in group],
@@ -564,14 +568,14 @@ class Host:
                 owner,
                 made_from,
             )
-            for obj, ack in zip(group, acks, strict=True):
+            for obj, ack, acked in zip(group, acks, sent, strict=True):
                 if ack.status == CacheAckStatus.REJECTED:
                     continue
                 granted = ack.accepted_ttl_ms
                 accepted[obj] = granted
                 expires = self._expiry_estimate(arrived_at, granted)
                 leases[obj] = LocalLease(
-                    versions[obj], expires, sim.policy.renew_from_ms(expires, granted)
+                    versions[obj], expires, sim.policy.renew_from_ms(expires, granted), acked=acked
                 )
         return accepted
 

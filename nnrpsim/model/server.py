@@ -89,13 +89,14 @@ class Server:
         owner_scope: OwnerScope,
         owner_id: int,
         dependencies: dict[int, tuple[int, int]],
-    ) -> list[InstallAck]:
-        """A burst of CACHE_PUTs -> CACHE_ACKs, in order; what the installs expired or evicted is
-        announced, except leases the burst itself renews or grants again (the host is
-        installing). A lease the burst granted and then evicted for a later PUT of the burst is
-        announced: its host learns of it before it references the object. ``dependencies``
-        declares, per object made from another, that object and the version it was made
-        from."""
+    ) -> tuple[list[InstallAck], list[int]]:
+        """A burst of CACHE_PUTs -> CACHE_ACKs, in order, and where each ACK stands among what
+        the servers sent (``Simulation.sent``): each PUT's ACK, then the CACHE_INVALIDATEs of
+        what it expired or evicted, except leases the burst itself renews or grants again (the
+        host is installing). A lease the burst granted and then evicted for a later PUT of the
+        burst is announced: its host learns of it before it references the object.
+        ``dependencies`` declares, per object made from another, that object and the version it
+        was made from."""
         now, install = int(self.sim.env.now), self.table.install_one
         acks = [
             install(
@@ -114,17 +115,22 @@ class Server:
                     holders[obj].add(host)
                 else:
                     holders[obj] = {host}
-        expired = [obj for ack in acks if ack.expired for obj in ack.expired]
-        evicted = [obj for ack in acks if ack.evicted for obj in ack.evicted]
-        if expired or evicted:
-            installing, table = set(objects), self.table
-            self.notify([obj for obj in expired if obj not in installing], ReasonCode.EXPIRED)
-            self.notify(
-                [obj for obj in evicted if obj not in installing or not table.holds(obj, now)],
-                ReasonCode.EVICTED,
-            )
+        installing, table, sim = set(objects), self.table, self.sim
+        sent = []
+        for ack in acks:
+            sim.sent += 1
+            sent.append(sim.sent)
+            if ack.expired:
+                self.notify(
+                    [obj for obj in ack.expired if obj not in installing], ReasonCode.EXPIRED
+                )
+            if ack.evicted:
+                self.notify(
+                    [o for o in ack.evicted if o not in installing or not table.holds(o, now)],
+                    ReasonCode.EVICTED,
+                )
         recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
-        return acks
+        return acks, sent
 
     def submit(self, now: int, objects: list[int], versions: list[int]) -> list[int]:
         """Resolve a FRAME_SUBMIT's object references at ``now`` (an :class:`Outcome` code each,

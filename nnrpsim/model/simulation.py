@@ -99,6 +99,9 @@ class Simulation:
         self._server_of = route_sessions(self.plan.sessions, config.servers, config.routing)
         self.timeout = self.env.timeout  # every delay of the model is a SimPy timeout
         self.events = 0  # SimPy events the run processed: timeouts, process starts and ends, ...
+        # what servers have sent so far: CACHE_ACKs and CACHE_INVALIDATEs reach a host in this
+        # order over its downlink (see Host.on_invalidate)
+        self.sent = 0
 
     # ------------------------------------------------------------------ wiring helpers
     def route(self, plan: SessionPlan) -> int:
@@ -113,8 +116,12 @@ class Simulation:
         self.recorder.invalidations[int(reason)] += count
         self.recorder.wire_bytes("cache_control", count * INVALIDATE_BYTES)
         delay = self.downlinks[host][server].transmit(self.env.now, count * INVALIDATE_BYTES)
+        self.sent += 1
+        sent = self.sent
         event = self.timeout(delay)
-        event.callbacks.append(lambda _: self.hosts[host].on_invalidate(server, objects, reason))
+        event.callbacks.append(
+            lambda _: self.hosts[host].on_invalidate(server, objects, reason, sent)
+        )
 
     # ------------------------------------------------------------------ processes
     def _sampler(self):

@@ -189,3 +189,36 @@ def test_the_inline_body_of_a_reference_told_invalid_in_flight_is_its_one_inline
     ]
     assert result.references["cause"].tolist()[2] == InstallCause.EVICTED
     assert result.audit["fallbacks"] == 0 and result.violations == 0
+
+
+def test_a_notice_about_an_earlier_lease_leaves_the_one_just_granted_alone():
+    """A and C (the connection's) ran out at 100 ms. At 200 one frame puts B (the session's)
+    and A again, in two runs of PUTs, B's first: making room for B the server reclaims A's
+    and C's old leases and announces their expiry, before it grants A anew. The downlink
+    delivers the notices before A's CACHE_ACK, so the host keeps the new lease: it references
+    A in that frame, and A hits at 250 (a notice taken for the new lease sent A inline)."""
+    ids = np.arange(3, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(3), ids, ids, np.full(3, CacheObjectKind.PROMPT_SEGMENT)
+    )
+    operations = [(0.0, [A, C]), (200.0, [B, A]), (250.0, [A])]
+    session = SessionPlan(1, 0, 0.0, 400.0, 400.0, operations, {B: 10.0})  # B: its own
+    plan = WorkloadPlan(
+        catalog, np.full(3, SIZE), [session], np.zeros(0), np.zeros(0, np.int64), np.zeros(3)
+    )
+    link = LinkConfig(latency_ms=0.0)
+    config = ModelConfig(
+        duration_ms=400.0,
+        uplink=link,
+        downlink=link,
+        server=ServerConfig(limits=CacheLimits(capacity_bytes=2 * SIZE)),
+        policy=PolicyConfig(name="always", ttl_hint_ms=100, renew_margin=0.0),
+    )
+    result = Simulation(config, 0, plan).run()
+    assert result.invalidations["expired"] == 2
+    assert result.references["object"].tolist() == [A, C, B, A, A]
+    assert result.references["outcome"].tolist()[2:] == [
+        RefOutcome.INSTALLED,
+        RefOutcome.INSTALLED,
+        RefOutcome.HIT,
+    ]
