@@ -45,8 +45,9 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     A reference to an object whose source the operation uses itself names that source
     (``frame_source``). Each reference asks for its session's TTL (``ttl_scale``, of
     :func:`base_ttl_ms`), or for an object its connection owns the policy's connection TTL
-    when it sets one. A session's end (before the run's) ends the leases of the objects it
-    cached of its own."""
+    when it sets one. Each operation is one frame (``operation``): a DES host decides its
+    references before it sends its PUTs. A session's end (before the run's) ends the leases
+    of the objects it cached of its own."""
     policy = make_policy(config.policy)
     decisions = CacheDecisions(policy, config.workload, plan)
     limits, depends_on = config.server.limits, plan.depends_on
@@ -55,7 +56,7 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     connection_ttl = min(
         max(policy.put_ttl_ms(base, True), limits.ttl_floor_ms), limits.ttl_ceiling_ms
     )
-    times, objects, along, cached, scales, sources = [], [], [], [], [], []
+    times, objects, along, cached, scales, sources, frames = [], [], [], [], [], [], []
     closes, released = [], []  # session ends, and the objects whose leases they end
     for session in plan.sessions:
         caches: dict[int, bool] = {}  # the decision per object, for this session
@@ -84,6 +85,7 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
                 scales.append(own_scale if obj in own else shared_scale)
                 sources.append(-1 if source is None or source not in refs else source)
             times.extend([at] * (len(refs) + made))
+            frames.extend([len(times)] * (len(refs) + made))  # (one number per operation)
         if session.end_ms < config.duration_ms:
             owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
             closes.extend([session.end_ms] * len(owned))
@@ -100,6 +102,7 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
         objects_arr[order],
         plan.sizes[objects_arr[order]],
         *changes[:2],
+        operation=np.asarray(frames, dtype=np.int64)[order],
         along=np.asarray(along, dtype=bool)[order] if any(along) else None,
         ttl_scale=np.asarray(scales)[order] if any(x != 1.0 for x in scales) else None,
         invalidation_kept=changes[2] if changes[2].any() else None,

@@ -736,3 +736,25 @@ def test_kept_and_cascaded_changes_replay_alike_on_every_path(mode, capacity, po
         table = replay_on_table(stream, ttl, mode, limits, 0.5, inline_once)
         assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
+
+
+@pytest.mark.parametrize(("policy", "one_by_one_hits"), [("lru", [1, 0, 0]), ("ttl", [1, 1, 0])])
+def test_a_frames_puts_may_evict_what_the_frame_was_to_reference(policy, one_by_one_hits):
+    """A and B hold 200 of 250 bytes when one frame references A and puts C. A DES host
+    decides the frame's references before it sends its PUTs, and the server touches A only
+    when the frame reaches it: so C's PUT evicts A (the least recent; under ``ttl`` the
+    soonest to run out), and the host, told, sends A's body inline. B, untouched, hits at 3.
+    Taken reference by reference, A would hit, and then C evict B (``lru``) or A after its
+    hit (``ttl``). Both paths agree."""
+    stream = ReferenceStream(
+        [0, 1, 2, 2, 3], [0, 1, 0, 2, 1], [100] * 5, end_ms=10, operation=[0, 1, 2, 2, 3]
+    )
+    result = replay(stream, [100], "non_reset", 250, policy, per_object=True)
+    assert result.object_hits.tolist() == [[0, 1, 0]]
+    assert (result.inlined_after_invalidate[0], result.evicted_misses[0]) == (1, 1)
+    table = replay_on_table(
+        stream, 100, "non_reset", CacheLimits(capacity_bytes=250, eviction=policy)
+    )
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    one_by_one = replay(replace(stream, operation=None), [100], "non_reset", 250, policy, True)
+    assert one_by_one.object_hits.tolist() == [one_by_one_hits]

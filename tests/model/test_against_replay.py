@@ -215,19 +215,18 @@ def test_with_dependencies_the_vector_run_equals_the_model(mode, capacity, inlin
     invalidate_frames = sum(result.invalidations.values()) * packet_bytes(
         MessageType.CACHE_INVALIDATE
     )
-    if capacity is None or (inline_once and cascade):
+    saved = vector["wire_bytes_saved"] - invalidate_frames
+    if capacity is None or inline_once:
         for name in ("hit_rate", "installs", "renewals", "refused_puts", "miss_rate_cache_miss"):
             assert des[name] == vector[name]
-    if capacity is None:
-        assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
+        assert des["wire_bytes_saved"] == saved
     else:
-        # With a capacity, a DES host decides a frame's references before it installs their
-        # sources; when an install evicts one of them, that one goes inline (and is put at
-        # its next use). The replay decides each reference after its sources' installs.
-        assert des["hit_rate"] == pytest.approx(vector["hit_rate"], abs=5e-4)
+        # With a capacity, and hosts that put an object again as soon as its lease ends, one
+        # or two of 15,000 references still part (not yet tracked down; before the replay
+        # took each frame as the DES host sends it, up to 0.05 points of hit rate).
+        assert des["hit_rate"] == pytest.approx(vector["hit_rate"], abs=2e-4)
         assert des["installs"] == pytest.approx(vector["installs"], rel=1e-3)
-        saved = vector["wire_bytes_saved"] - invalidate_frames
-        assert des["wire_bytes_saved"] == pytest.approx(saved, rel=2e-2)
+        assert des["wire_bytes_saved"] == pytest.approx(saved, rel=1e-3)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
@@ -492,3 +491,23 @@ def test_a_fresh_install_counts_its_frames_reference_as_the_size_policy_weighs_i
     assert result.references["outcome"].tolist()[-1] == RefOutcome.HIT
     des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
     assert des["hit_rate"] == vector["hit_rate"] == 2 / 5
+
+
+@pytest.mark.parametrize("eviction", ["lru", "fifo", "ttl", "size"])
+def test_under_memory_pressure_the_engines_agree_frame_by_frame(eviction):
+    """2 MiB for a working set several times larger, over instant links: most PUTs evict, some
+    of them what their own frame was to reference (the DES host decides a frame's references
+    before it sends its PUTs, and the server touches them only when the frame arrives). The
+    vector run takes each frame so too, and makes the same hits, PUTs and renewals."""
+    config = replace(
+        _config("reset", CacheLimits(capacity_bytes=2 << 20, eviction=eviction), 0.2, True),
+        duration_ms=120_000.0,
+        policy=PolicyConfig(),
+        workload=WorkloadConfig(session_rate_per_s=1.0, operation_rate_per_s=0.5),
+    )
+    plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
+    result = simulate(config, 0, plan)
+    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    assert result.invalidations["evicted"] > 500
+    for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss", "refused_puts"):
+        assert des[name] == vector[name], name

@@ -3,13 +3,15 @@ reference at a time."""
 
 from __future__ import annotations
 
+from itertools import count
+
 import numpy as np
 
 from nnrpsim.protocol import CacheAckStatus
 
 from ..catalog import ObjectCatalog
 from ..limits import CacheLimits
-from ..outcomes import EndReason, Outcome
+from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from ..table import LeaseTable
 from .host_rules import HostRules
@@ -17,6 +19,7 @@ from .modes import renewal_margin
 from .result import COUNTS, peak_of_spans, tally
 
 _EXPIRED, _INVALIDATED = int(EndReason.EXPIRED), int(EndReason.INVALIDATED)
+_EVICTED = int(EndReason.EVICTED)
 
 
 def replay_on_table(
@@ -81,12 +84,65 @@ def replay_on_table(
         leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
         return True
 
+    # the frame under way, as on the ordered path: its hits (object, size, TTL asked, its
+    # source or -1), its installs (object, size, the EndReason charged, its source or -1), and
+    # the sources put along for what it references
+    pending: list[tuple[int, int, int, int]] = []
+    installed: list[tuple[int, int, int, int]] = []
+    along_source: dict[int, int] = {}
+
+    def frame_done(t: int) -> None:
+        """The frame's PUTs are in: what they ended, or ended the source of, goes inline
+        (:func:`ordered_capacity`'s ``frame_done``); the server resolves the hits, then what
+        the frame installed, and renews last."""
+
+        def held(obj: int) -> bool:  # ended by none of the frame's PUTs (resolve may
+            return table.scalars.slot_of[obj] >= 0  # reallocate the columns: look each time)
+
+        renewed = []
+        for obj, size, asked, source in pending:
+            if not held(obj) or (source >= 0 and not held(source)):
+                reason = _INVALIDATED if held(obj) else _EVICTED
+                misses[reason] += 1
+                host.told.discard(obj)  # this inline body is its turn
+                host.send_inline(obj, size, t, reason, False)
+                continue
+            table.resolve(obj, t)
+            counts["hits"] += 1
+            counts["hit_bytes"] += size
+            object_hits[obj] += 1
+            _, expires, _, granted = leases[obj]
+            if margin and t >= expires - margin * granted:
+                renewed.append((obj, size, asked))
+        for obj, size, charged, source in installed:
+            if not held(obj) or (source >= 0 and not held(source)):
+                reason = _INVALIDATED if held(obj) else _EVICTED
+                misses[charged] -= 1  # put, yet its body inline
+                misses[reason] += 1
+                counts["installs"] -= 1
+                counts["install_bytes"] -= size
+                counts["along_puts"] += 1
+                counts["along_put_bytes"] += size
+                host.told.discard(obj)
+                host.send_inline(obj, size, t, reason, False)
+            else:
+                table.resolve(obj, t)  # the server counts it a hit of the lease
+        for obj, size, asked in renewed:
+            installed_at = leases[obj][0]
+            granted = table.install_one(obj, t, asked, size).accepted_ttl_ms
+            leases[obj] = (installed_at, t + granted, size, granted)
+            counts["renewals"] += 1
+            counts["renewal_bytes"] += size
+        pending.clear()
+        installed.clear()
+
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     kept, through = stream.kept_mask, stream.through
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     k = 0
-    for t, obj, size, only_along, asked, follower, made_from in zip(
+    frame, frame_at = -1, -1
+    for t, obj, size, only_along, asked, follower, made_from, op in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
         stream.size.tolist(),
@@ -94,8 +150,15 @@ def replay_on_table(
         stream.ttls(ttl).tolist(),
         stream.along_for().tolist(),
         stream.frame_sources.tolist(),
-        strict=True,
+        # without operations, each reference is a frame of its own
+        count() if stream.operation is None else stream.operation.tolist(),
+        strict=False,  # (the count never ends)
     ):
+        if op != frame:
+            if pending or installed:
+                frame_done(frame_at)
+            along_source.clear()
+            frame, frame_at = op, t
         while k < len(inv_t) and inv_t[k] <= t:
             target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
             # a cascade runs through the source's lease (live now, or until now)
@@ -114,6 +177,7 @@ def replay_on_table(
             host.follow_source(obj, made_from, t, lapse(made_from, t))
         # one reference at a time: the scalar calls, which keep the batch calls' rules
         if only_along:
+            along_source[follower] = obj
             lapsed = lapse(obj, t)
             if lapsed is None or not host.puts_along(obj, follower, t, lapsed):
                 continue
@@ -125,26 +189,18 @@ def replay_on_table(
                 counts["along_rejected"] += 1
                 host.refused(obj, t, follower)
             continue
-        if obj in host.blocked and (went := host.take_blocked(obj, lapse(obj, t) is None)):
+        live = lapse(obj, t) is None
+        if obj in host.blocked and (went := host.take_blocked(obj, live)):
             misses[went[0]] += 1  # no source for it: inline, its lease untouched
             host.send_inline(obj, size, t, *went)
             continue
+        source = made_from if made_from >= 0 else along_source.get(obj, -1)
+        if live:  # it waits for the frame's PUTs
+            pending.append((obj, size, asked, source))
+            continue
         orphan = host.take_orphan(obj)  # (put, yet inline: no source)
         replace_stale(obj, t)
-        reason = table.end_reason.item(obj)
-        if table.resolve(obj, t) == Outcome.HIT:
-            counts["hits"] += 1
-            counts["hit_bytes"] += size
-            object_hits[obj] += 1
-            installed, expires, _, granted = leases[obj]
-            if margin and t >= expires - margin * granted:
-                renewal = table.install_one(obj, t, asked, size)
-                granted = renewal.accepted_ttl_ms
-                leases[obj] = (installed, t + granted, size, granted)
-                counts["renewals"] += 1
-                counts["renewal_bytes"] += size
-            continue
-        lapsed = _EXPIRED if table.scalars.slot_of[obj] >= 0 else reason
+        lapsed = _EXPIRED if table.scalars.slot_of[obj] >= 0 else table.end_reason.item(obj)
         if host.goes_inline(obj, size, t, lapsed):  # its inline turn, or backing off: no PUT
             misses[lapsed] += 1
             continue
@@ -159,11 +215,13 @@ def replay_on_table(
         if accepted:
             counts["installs"] += 1
             counts["install_bytes"] += size
-            table.resolve(obj, t)  # the frame's reference to it, as the server resolves it
+            installed.append((obj, size, lapsed, source))
         else:
             counts["rejected"] += 1
             object_rejected[obj] += 1
             host.refused(obj, t)
+    if pending or installed:
+        frame_done(frame_at)
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return tally(

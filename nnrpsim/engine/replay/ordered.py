@@ -16,6 +16,7 @@ from .host_rules import HostRules
 from .result import peak_of_spans, tally
 
 _EXPIRED, _INVALIDATED = int(EndReason.EXPIRED), int(EndReason.INVALIDATED)
+_EVICTED = int(EndReason.EVICTED)
 
 
 def ordered_capacity(
@@ -63,7 +64,10 @@ def ordered_capacity(
     # counted once at the end instead of per reference (unless a lease was installed along, or
     # an eviction may send the next reference inline).
     along = stream.along_mask
-    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0
+    # With operations (frames of several references) a frame's hits wait for its PUTs, which
+    # may evict them (see ``frame_done``): their misses must be counted one by one.
+    frames = stream.operation is not None
+    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0 or frames
     never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
@@ -91,7 +95,65 @@ def ordered_capacity(
         ended[obj] = reason
         stale.discard(obj)
 
-    for t, obj, size, only_along, asked, follower, made_from in zip(
+    # the frame under way: its hits (object, size, TTL asked, its source or -1, renewed), its
+    # installs (object, size, the EndReason its miss was charged to, its source or -1), and
+    # the sources put along for what it references
+    pending: list[tuple[int, int, int, int, bool]] = []
+    installed: list[tuple[int, int, int, int]] = []
+    along_source: dict[int, int] = {}
+
+    def frame_done(t: int) -> None:
+        """A DES host decides a frame's references, then sends its PUTs, then the frame: the
+        PUTs may evict what the frame was to reference, or its source, and the host (told)
+        sends that body inline instead. The server then resolves the references, hits first,
+        then what the frame installed (each touches its lease), and renews last."""
+        nonlocal hits, renewals, renewal_bytes, installs, install_bytes, along_puts
+        nonlocal along_put_bytes
+        renewed = []
+        for obj, size, asked, source, renew in pending:
+            entry = get(obj)
+            if entry is None or (source >= 0 and source not in entries):
+                reason = _EVICTED if entry is None else _INVALIDATED
+                misses[reason] += 1
+                told.discard(obj)  # this inline body is its turn
+                host.send_inline(obj, size, t, reason, False)
+                continue
+            hits += 1
+            if lru:
+                touch(obj)
+            if renew:
+                renewed.append((obj, size, asked))
+        for obj, size, charged, source in installed:
+            gone = obj not in entries
+            if gone or (source >= 0 and source not in entries):  # put, yet its body inline
+                reason = _EVICTED if gone else _INVALIDATED
+                misses[charged] -= 1
+                misses[reason] += 1
+                installs -= 1
+                install_bytes -= size
+                if per_object:
+                    installs_of[obj] -= 1
+                along_puts += 1
+                along_put_bytes += size
+                told.discard(obj)
+                host.send_inline(obj, size, t, reason, False)
+            elif lru:
+                touch(obj)
+        for obj, size, asked in renewed:
+            entry = entries[obj]
+            expires = t + asked
+            entries[obj] = (expires, entry[1], entry[2], expires - margin * asked)
+            if lru:
+                touch(obj)
+            renewals += 1
+            renewal_bytes += size
+            if can_expire:
+                push(expiries, (expires, obj))
+        pending.clear()
+        installed.clear()
+
+    frame, frame_at = -1, -1
+    for t, obj, size, only_along, asked, follower, made_from, op in zip(
         stream.time_ms.tolist(),
         stream.object_id.tolist(),
         stream.size.tolist(),
@@ -99,8 +161,14 @@ def ordered_capacity(
         asks,
         made_for,
         repeat(-1) if stream.frame_source is None else stream.frame_source.tolist(),
-        strict=False,  # (asks and frame sources may repeat without end)
+        repeat(-1) if stream.operation is None else stream.operation.tolist(),
+        strict=False,  # (asks, frame sources and operations may repeat without end)
     ):
+        if frames and op != frame:
+            if pending or installed:
+                frame_done(frame_at)
+            along_source.clear()
+            frame, frame_at = op, t
         while k < n_inv and inv_t[k] <= t:
             at, target, via = inv_t[k], inv_o[k], through[k]
             victim = get(target)
@@ -123,6 +191,8 @@ def ordered_capacity(
         if made_from >= 0:
             host.follow_source(obj, made_from, t, lapse(made_from, t))
         if only_along:
+            if frames:
+                along_source[follower] = obj
             # a lease in place is not touched, not renewed; else the host may put one
             if live or not host.puts_along(obj, follower, t, lapse(obj, t)):
                 continue
@@ -131,6 +201,10 @@ def ordered_capacity(
         elif blocked and (went := host.take_blocked(obj, live)) is not None:
             misses[went[0]] += 1  # no source for it: inline, its lease untouched
             host.send_inline(obj, size, t, *went)
+            continue
+        elif live and frames:  # it waits for the frame's PUTs
+            source = made_from if made_from >= 0 else along_source.get(obj, -1)
+            pending.append((obj, size, asked, source, t >= entry[3]))
             continue
         elif live:
             hits += 1
@@ -150,7 +224,8 @@ def ordered_capacity(
         if entry is not None:  # run out, or stale: a new version replaces it
             drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
         if track and not only_along:
-            misses[EndReason.INVALIDATED if orphan else ended_get(obj, never)] += 1
+            charged = _INVALIDATED if orphan else ended_get(obj, never)
+            misses[charged] += 1
         if only_along:
             told.discard(obj)  # a fresh lease
         elif (told or until) and host.goes_inline(obj, size, t, ended_get(obj, never)):
@@ -201,6 +276,12 @@ def ordered_capacity(
         if per_object:
             installs_of[obj] += 1
         install_bytes += size
+        if frames:
+            installed.append(
+                (obj, size, charged, made_from if made_from >= 0 else along_source.get(obj, -1))
+            )
+    if pending or installed:
+        frame_done(frame_at)
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     live = live_ms_bytes / stream.duration_ms
