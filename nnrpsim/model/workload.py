@@ -61,16 +61,23 @@ def popularity(n: int, alpha: float) -> np.ndarray:
 
 
 def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
-    """``n`` object kinds in the proportions of ``mix``, spread evenly: each position takes the
-    kind furthest behind its share of the positions so far (ties: the kind listed first). So
-    every kind is found across the popularity ranks, and ``((a, 1), (b, 1))`` alternates."""
+    """``n`` object kinds in the proportions of ``mix``, spread evenly, so that every kind is
+    found across the popularity ranks: Tijdeman's chairman assignment. Each position goes,
+    among the kinds at least ``c = 1 / (2 (k - 1))`` behind their share of the positions so
+    far, to the one whose next position falls due first (ties: the kind listed first); then
+    every prefix holds each of the ``k`` kinds within ``1 - c`` of its share (taking the kind
+    furthest behind can miss by more than one), and ``((a, 1), (b, 1))`` alternates."""
     kinds = np.array([kind for kind, _ in mix], dtype=np.uint8)
     shares = np.array([weight for _, weight in mix], dtype=np.float64)
     shares /= shares.sum()
+    behind = 1 / (2 * (len(mix) - 1)) if len(mix) > 1 else 0.0
     taken = np.zeros(len(mix))
     spread = np.empty(n, dtype=np.uint8)
     for i in range(n):
-        j = int(np.argmax((i + 1) * shares - taken))
+        due = np.where(
+            (i + 1) * shares - taken >= behind - 1e-9, (taken + 1 - behind) / shares, np.inf
+        )
+        j = int(np.argmin(due))
         taken[j] += 1
         spread[i] = kinds[j]
     return spread

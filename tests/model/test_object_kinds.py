@@ -34,12 +34,23 @@ PROMPT, TOOL, TABLE = (
     n=st.integers(0, 200),
 )
 def test_every_prefix_holds_each_kind_within_one_of_its_share(weights, n):
+    """Tijdeman's bound: within 1 - 1 / (2 (k - 1)) for k kinds (one kind: exactly)."""
     kinds = range(1, len(weights) + 1)
     spread = spread_kinds(tuple(zip(kinds, weights, strict=True)), n)
     shares = np.array(weights) / sum(weights)
+    bound = 1 - 1 / (2 * (len(weights) - 1)) if len(weights) > 1 else 0.0
     for kind, share in zip(kinds, shares, strict=True):
         taken = np.cumsum(spread == kind)
-        assert np.all(np.abs(taken - np.arange(1, n + 1) * share) < 1 + 1e-9)
+        assert np.all(np.abs(taken - np.arange(1, n + 1) * share) <= bound + 1e-9)
+
+
+def test_a_mix_where_taking_the_kind_furthest_behind_misses_by_more_than_one():
+    """Found by the property above: with these weights, the kind furthest behind at each
+    position leaves the first kind 1.009 above its share after 28 positions."""
+    weights = (4.0, 4.0, 0.5, 0.109375)
+    spread = spread_kinds(tuple(zip(range(1, 5), weights, strict=True)), 28)
+    taken = np.cumsum(spread == 1)
+    assert np.abs(taken - np.arange(1, 29) * weights[0] / sum(weights)).max() <= 5 / 6
 
 
 def test_equal_shares_alternate_from_the_first_listed():
