@@ -758,3 +758,31 @@ def test_a_frames_puts_may_evict_what_the_frame_was_to_reference(policy, one_by_
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
     one_by_one = replay(replace(stream, operation=None), [100], "non_reset", 250, policy, True)
     assert one_by_one.object_hits.tolist() == [one_by_one_hits]
+
+
+@pytest.mark.parametrize("policy", ["lru", "size"])
+def test_a_frame_is_decided_before_its_puts_end_anything(policy):
+    """One frame puts S (100 bytes), X (200) and O (10, made from S) into 250 bytes. The host
+    decides all three before the burst, so it puts O too; X's PUT then evicts S, and the host,
+    told, sends S's body and O's (whose source is gone) inline: two PUTs no reference
+    follows. Deciding O after X's PUT, with S's eviction already told, would have sent O
+    inline without a PUT."""
+    stream = ReferenceStream(
+        [0, 0, 0],
+        [0, 1, 2],
+        [100, 200, 10],
+        end_ms=10,
+        operation=[0, 0, 0],
+        frame_source=[-1, -1, 0],
+    )
+    args = ([100], "non_reset", 250, policy, True)
+    result = replay(stream, *args, inline_after_invalidate=True)
+    assert (result.installs[0], result.along_puts[0], result.inlined_after_invalidate[0]) == (
+        1,
+        2,
+        2,
+    )
+    assert result.object_inlined.tolist() == [[1, 0, 1]]
+    limits = CacheLimits(capacity_bytes=250, eviction=policy)
+    table = replay_on_table(stream, 100, "non_reset", limits, inline_after_invalidate=True)
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}

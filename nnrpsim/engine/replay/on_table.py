@@ -78,7 +78,7 @@ def replay_on_table(
         """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
         ack = table.install_one(obj, now, asked, size)
         ended(ack.expired + ack.evicted, now)
-        host.ended_under_host(ack.evicted)
+        evicted_in_frame.extend(ack.evicted)  # its hosts are told once its references are decided
         if ack.status == CacheAckStatus.REJECTED:
             return False
         leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
@@ -88,6 +88,7 @@ def replay_on_table(
     # source or -1), its installs (object, size, the EndReason charged, its source or -1), and
     # the sources put along for what it references
     pending: list[tuple[int, int, int, int]] = []
+    evicted_in_frame: list[int] = []
     installed: list[tuple[int, int, int, int]] = []
     along_source: dict[int, int] = {}
 
@@ -141,10 +142,16 @@ def replay_on_table(
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     k = 0
-    frame, frame_at = -1, -1
-    for t, obj, size, only_along, asked, follower, made_from, op in zip(
+    # a frame's references are decided before any of its PUTs (see ordered_capacity)
+    object_ids = stream.object_id.tolist()
+    starts = iter(stream.operation_bounds().tolist()[1:])
+    at_start: dict[int, int | None] = {}
+    put_along: set[int] = set()
+    frame, frame_at, end = -1, -1, 0
+    for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
+        count(),
         stream.time_ms.tolist(),
-        stream.object_id.tolist(),
+        object_ids,
         stream.size.tolist(),
         stream.along_mask.tolist(),
         stream.ttls(ttl).tolist(),
@@ -152,13 +159,17 @@ def replay_on_table(
         stream.frame_sources.tolist(),
         # without operations, each reference is a frame of its own
         count() if stream.operation is None else stream.operation.tolist(),
-        strict=False,  # (the count never ends)
+        strict=False,  # (the counts never end)
     ):
-        if op != frame:
+        new_frame = op != frame
+        if new_frame:
+            host.ended_under_host(evicted_in_frame)
+            evicted_in_frame.clear()
             if pending or installed:
                 frame_done(frame_at)
             along_source.clear()
-            frame, frame_at = op, t
+            put_along.clear()
+            frame, frame_at, end = op, t, next(starts)
         while k < len(inv_t) and inv_t[k] <= t:
             target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
             # a cascade runs through the source's lease (live now, or until now)
@@ -173,14 +184,17 @@ def replay_on_table(
                 table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
                 ended([target], int(inv_t[k]))
             k += 1
+        if new_frame:
+            at_start = {other: lapse(other, t) for other in object_ids[i:end]}
         if made_from >= 0:
-            host.follow_source(obj, made_from, t, lapse(made_from, t))
+            host.follow_source(obj, made_from, t, at_start.get(made_from, lapse(made_from, t)))
         # one reference at a time: the scalar calls, which keep the batch calls' rules
         if only_along:
             along_source[follower] = obj
-            lapsed = lapse(obj, t)
-            if lapsed is None or not host.puts_along(obj, follower, t, lapsed):
+            lapsed = at_start[obj]
+            if obj in put_along or lapsed is None or not host.puts_along(obj, follower, t, lapsed):
                 continue
+            put_along.add(obj)
             counts["along_puts"] += 1
             counts["along_put_bytes"] += size
             replace_stale(obj, t)
@@ -189,7 +203,7 @@ def replay_on_table(
                 counts["along_rejected"] += 1
                 host.refused(obj, t, follower)
             continue
-        live = lapse(obj, t) is None
+        live = at_start[obj] is None
         if obj in host.blocked and (went := host.take_blocked(obj, live)):
             misses[went[0]] += 1  # no source for it: inline, its lease untouched
             host.send_inline(obj, size, t, *went)
@@ -220,6 +234,7 @@ def replay_on_table(
             counts["rejected"] += 1
             object_rejected[obj] += 1
             host.refused(obj, t)
+    host.ended_under_host(evicted_in_frame)
     if pending or installed:
         frame_done(frame_at)
     ended(list(leases), stream.end_ms)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections import OrderedDict
-from itertools import repeat
+from itertools import count, repeat
 
 import numpy as np
 
@@ -152,10 +152,18 @@ def ordered_capacity(
         pending.clear()
         installed.clear()
 
-    frame, frame_at = -1, -1
-    for t, obj, size, only_along, asked, follower, made_from, op in zip(
+    # A frame's references are decided before any of its PUTs: as its leases stood when it
+    # began (object -> its lapse then, None while live), sources put along once a frame.
+    object_ids = stream.object_id.tolist()
+    starts = iter(stream.operation_bounds().tolist()[1:])
+    at_start: dict[int, int | None] = {}
+    put_along: set[int] = set()
+    evicted_in_frame: set[int] = set()
+    frame, frame_at, end = -1, -1, 0
+    for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
+        count(),
         stream.time_ms.tolist(),
-        stream.object_id.tolist(),
+        object_ids,
         stream.size.tolist(),
         along.tolist(),
         asks,
@@ -164,11 +172,16 @@ def ordered_capacity(
         repeat(-1) if stream.operation is None else stream.operation.tolist(),
         strict=False,  # (asks, frame sources and operations may repeat without end)
     ):
-        if frames and op != frame:
+        new_frame = frames and op != frame
+        if new_frame:
+            if evicted_in_frame:
+                told.update(evicted_in_frame)
+                evicted_in_frame.clear()
             if pending or installed:
                 frame_done(frame_at)
             along_source.clear()
-            frame, frame_at = op, t
+            put_along.clear()
+            frame, frame_at, end = op, t, next(starts)
         while k < n_inv and inv_t[k] <= t:
             at, target, via = inv_t[k], inv_o[k], through[k]
             victim = get(target)
@@ -186,25 +199,35 @@ def ordered_capacity(
                         live_end[target] = at
                         host.ended_under_host((target,))
             k += 1
+        if new_frame:
+            at_start = {other: lapse(other, t) for other in object_ids[i:end]}
         entry = get(obj)
-        live = entry is not None and t < entry[0] and not (stale and obj in stale)
+        if frames:
+            live = at_start[obj] is None
+        else:
+            live = entry is not None and t < entry[0] and not (stale and obj in stale)
         if made_from >= 0:
-            host.follow_source(obj, made_from, t, lapse(made_from, t))
+            host.follow_source(obj, made_from, t, at_start.get(made_from, lapse(made_from, t)))
         if only_along:
             if frames:
                 along_source[follower] = obj
+                if obj in put_along:
+                    continue  # put once a frame
             # a lease in place is not touched, not renewed; else the host may put one
-            if live or not host.puts_along(obj, follower, t, lapse(obj, t)):
+            lapsed = at_start[obj] if frames else lapse(obj, t)
+            if live or not host.puts_along(obj, follower, t, lapsed):
                 continue
+            if frames:
+                put_along.add(obj)
             along_puts += 1
             along_put_bytes += size
         elif blocked and (went := host.take_blocked(obj, live)) is not None:
             misses[went[0]] += 1  # no source for it: inline, its lease untouched
             host.send_inline(obj, size, t, *went)
             continue
-        elif live and frames:  # it waits for the frame's PUTs
+        elif live and frames:  # it waits for the frame's PUTs (which may have evicted it)
             source = made_from if made_from >= 0 else along_source.get(obj, -1)
-            pending.append((obj, size, asked, source, t >= entry[3]))
+            pending.append((obj, size, asked, source, entry is not None and t >= entry[3]))
             continue
         elif live:
             hits += 1
@@ -257,7 +280,9 @@ def ordered_capacity(
                 if track:
                     ended[victim] = evicted
                 if inline_once:
-                    told.add(victim)  # (host.ended_under_host, inline: the hot path)
+                    # (host.ended_under_host, inline: the hot path); a frame's hosts are
+                    # told once its references are decided
+                    (evicted_in_frame if frames else told).add(victim)
                 if stale:
                     stale.discard(victim)
         expires = t + asked
@@ -280,6 +305,7 @@ def ordered_capacity(
             installed.append(
                 (obj, size, charged, made_from if made_from >= 0 else along_source.get(obj, -1))
             )
+    told.update(evicted_in_frame)
     if pending or installed:
         frame_done(frame_at)
     for obj in list(entries):
