@@ -145,12 +145,10 @@ def test_a_notice_for_a_lease_the_host_knows_has_run_out_changes_nothing():
     assert result.references["cause"].tolist() == [InstallCause.COLD, InstallCause.EXPIRED]
 
 
-def test_a_lease_evicted_by_a_later_put_of_its_own_burst_is_announced():
-    """One frame references A (6000 bytes) and B (3000) with room for 8000; the server
-    evicts the largest bytes per hit first (``size``). A's PUT is granted, then B's evicts
-    it: the server announces A's eviction, so the host sends A inline in that frame rather
-    than a reference the server would answer with cache_miss (and a fallback)."""
-    plan = one_session([(0.0, [A, B])], [6_000, 3_000], [10.0, 10.0], 100.0)
+def _a_frame_that_evicts_its_own(operations: list[tuple[float, list[int]]]):
+    """A (6000 bytes) and B (3000) with room for 8000, over instant links; the server evicts
+    the largest bytes per hit first (``size``): in a frame that puts both, B's PUT evicts A."""
+    plan = one_session(operations, [6_000, 3_000], [10.0, 10.0], 100.0)
     link = LinkConfig(latency_ms=0.0)
     config = ModelConfig(
         duration_ms=100.0,
@@ -159,7 +157,15 @@ def test_a_lease_evicted_by_a_later_put_of_its_own_burst_is_announced():
         server=ServerConfig(limits=CacheLimits(capacity_bytes=8_000, eviction="size")),
         policy=PolicyConfig(name="always", ttl_hint_ms=1_000, renew_margin=0.0),
     )
-    result = Simulation(config, 0, plan).run()
+    return Simulation(config, 0, plan).run()
+
+
+def test_a_lease_evicted_by_a_later_put_of_its_own_burst_is_announced():
+    """One frame references A (6000 bytes) and B (3000) with room for 8000; the server
+    evicts the largest bytes per hit first (``size``). A's PUT is granted, then B's evicts
+    it: the server announces A's eviction, so the host sends A inline in that frame rather
+    than a reference the server would answer with cache_miss (and a fallback)."""
+    result = _a_frame_that_evicts_its_own([(0.0, [A, B])])
     assert result.references["outcome"].tolist() == [
         RefOutcome.INLINED_AFTER_INVALIDATE,
         RefOutcome.INSTALLED,
@@ -172,16 +178,7 @@ def test_the_inline_body_of_a_reference_told_invalid_in_flight_is_its_one_inline
     """As above, B's PUT evicts A within the frame that references both, and the host sends A
     inline in that frame: that was the submit after the notice (spec section 14), so at A's
     next use, at 50 ms, the host puts it again rather than send its body inline a second time."""
-    plan = one_session([(0.0, [A, B]), (50.0, [A])], [6_000, 3_000], [10.0, 10.0], 100.0)
-    link = LinkConfig(latency_ms=0.0)
-    config = ModelConfig(
-        duration_ms=100.0,
-        uplink=link,
-        downlink=link,
-        server=ServerConfig(limits=CacheLimits(capacity_bytes=8_000, eviction="size")),
-        policy=PolicyConfig(name="always", ttl_hint_ms=1_000, renew_margin=0.0),
-    )
-    result = Simulation(config, 0, plan).run()
+    result = _a_frame_that_evicts_its_own([(0.0, [A, B]), (50.0, [A])])
     assert result.references["outcome"].tolist() == [
         RefOutcome.INLINED_AFTER_INVALIDATE,
         RefOutcome.INSTALLED,

@@ -15,9 +15,7 @@ while it holds one.
 
 from __future__ import annotations
 
-from ..outcomes import EndReason
-
-_INVALIDATED = int(EndReason.INVALIDATED)
+from .result import INVALIDATED
 
 
 class HostRules:
@@ -84,7 +82,7 @@ class HostRules:
                 self.put_anyway.add(obj)
         elif source_lapse is not None:
             if source in self.told:
-                self.blocked[obj] = (_INVALIDATED, False)
+                self.blocked[obj] = (INVALIDATED, False)
             elif now < self.until.get(source, now):
                 self.blocked[obj] = (source_lapse, True)
 
@@ -111,14 +109,14 @@ class HostRules:
             self.until[obj] = now + self.backoff_ms
         self.refused_at[obj] = now
         if follower is None:
-            self.inlined_at[obj] = (now, _INVALIDATED, False)
+            self.inlined_at[obj] = (now, INVALIDATED, False)
         else:
             self._orphan(follower)
 
     def _orphan(self, obj: int) -> None:
         """``obj``'s source was refused for its frame: its body goes inline, though the host
         puts it all the same where it needs a lease."""
-        self.blocked[obj] = (_INVALIDATED, False)
+        self.blocked[obj] = (INVALIDATED, False)
         self.put_anyway.add(obj)
 
     def take_blocked(self, obj: int, live: bool) -> tuple[int, bool] | None:

@@ -16,10 +16,7 @@ from ..stream import ReferenceStream
 from ..table import LeaseTable
 from .host_rules import HostRules
 from .modes import renewal_margin
-from .result import COUNTS, peak_of_spans, tally
-
-_EXPIRED, _INVALIDATED = int(EndReason.EXPIRED), int(EndReason.INVALIDATED)
-_EVICTED = int(EndReason.EVICTED)
+from .result import COUNTS, EVICTED, EXPIRED, INVALIDATED, peak_of_spans, tally
 
 
 def replay_on_table(
@@ -64,8 +61,8 @@ def replay_on_table(
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
         if not table.holds(obj, now):  # run out (not yet reclaimed), or ended
-            return _EXPIRED if table.scalars.slot_of[obj] >= 0 else table.end_reason.item(obj)
-        return _INVALIDATED if obj in stale else None
+            return EXPIRED if table.scalars.slot_of[obj] >= 0 else table.end_reason.item(obj)
+        return INVALIDATED if obj in stale else None
 
     def replace_stale(obj: int, now: int) -> None:
         """A lease a kept change left in place ends as its host puts the new version (a body
@@ -103,7 +100,7 @@ def replay_on_table(
         renewed = []
         for obj, size, asked, source in pending:
             if not held(obj) or (source >= 0 and not held(source)):
-                reason = _INVALIDATED if held(obj) else _EVICTED
+                reason = INVALIDATED if held(obj) else EVICTED
                 misses[reason] += 1
                 host.told.discard(obj)  # this inline body is its turn
                 host.send_inline(obj, size, t, reason, False)
@@ -117,7 +114,7 @@ def replay_on_table(
                 renewed.append((obj, size, asked))
         for obj, size, charged, source in installed:
             if not held(obj) or (source >= 0 and not held(source)):
-                reason = _INVALIDATED if held(obj) else _EVICTED
+                reason = INVALIDATED if held(obj) else EVICTED
                 misses[charged] -= 1  # put, yet its body inline
                 misses[reason] += 1
                 counts["installs"] -= 1
@@ -214,16 +211,16 @@ def replay_on_table(
             continue
         orphan = host.take_orphan(obj)  # (put, yet inline: no source)
         replace_stale(obj, t)
-        lapsed = _EXPIRED if table.scalars.slot_of[obj] >= 0 else table.end_reason.item(obj)
+        lapsed = EXPIRED if table.scalars.slot_of[obj] >= 0 else table.end_reason.item(obj)
         if host.goes_inline(obj, size, t, lapsed):  # its inline turn, or backing off: no PUT
             misses[lapsed] += 1
             continue
         accepted = put(obj, t, asked, size)
         if accepted and orphan:  # a PUT no reference follows: the body goes inline
-            misses[_INVALIDATED] += 1
+            misses[INVALIDATED] += 1
             counts["along_puts"] += 1
             counts["along_put_bytes"] += size
-            host.send_inline(obj, size, t, _INVALIDATED, False)
+            host.send_inline(obj, size, t, INVALIDATED, False)
             continue
         misses[lapsed] += 1
         if accepted:

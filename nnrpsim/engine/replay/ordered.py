@@ -13,10 +13,7 @@ import numpy as np
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from .host_rules import HostRules
-from .result import peak_of_spans, tally
-
-_EXPIRED, _INVALIDATED = int(EndReason.EXPIRED), int(EndReason.INVALIDATED)
-_EVICTED = int(EndReason.EVICTED)
+from .result import EVICTED, EXPIRED, INVALIDATED, peak_of_spans, tally
 
 
 def ordered_capacity(
@@ -68,7 +65,7 @@ def ordered_capacity(
     # may evict them (see ``frame_done``): their misses must be counted one by one.
     frames = stream.operation is not None
     track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0 or frames
-    never, evicted = int(EndReason.NEVER_INSTALLED), int(EndReason.EVICTED)
+    never, evicted = int(EndReason.NEVER_INSTALLED), EVICTED  # (locals: the hot path)
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
 
@@ -80,8 +77,8 @@ def ordered_capacity(
         if entry is None:
             return ended_get(obj, never)
         if now >= entry[0]:
-            return _EXPIRED
-        return _INVALIDATED if stale and obj in stale else None
+            return EXPIRED
+        return INVALIDATED if stale and obj in stale else None
 
     def drop(obj: int, now: int, reason: EndReason) -> None:
         nonlocal used, live_ms_bytes
@@ -113,7 +110,7 @@ def ordered_capacity(
         for obj, size, asked, source, renew in pending:
             entry = get(obj)
             if entry is None or (source >= 0 and source not in entries):
-                reason = _EVICTED if entry is None else _INVALIDATED
+                reason = EVICTED if entry is None else INVALIDATED
                 misses[reason] += 1
                 told.discard(obj)  # this inline body is its turn
                 host.send_inline(obj, size, t, reason, False)
@@ -126,7 +123,7 @@ def ordered_capacity(
         for obj, size, charged, source in installed:
             gone = obj not in entries
             if gone or (source >= 0 and source not in entries):  # put, yet its body inline
-                reason = _EVICTED if gone else _INVALIDATED
+                reason = EVICTED if gone else INVALIDATED
                 misses[charged] -= 1
                 misses[reason] += 1
                 installs -= 1
@@ -247,7 +244,7 @@ def ordered_capacity(
         if entry is not None:  # run out, or stale: a new version replaces it
             drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
         if track and not only_along:
-            charged = _INVALIDATED if orphan else ended_get(obj, never)
+            charged = INVALIDATED if orphan else ended_get(obj, never)
             misses[charged] += 1
         if only_along:
             told.discard(obj)  # a fresh lease
@@ -295,7 +292,7 @@ def ordered_capacity(
         if orphan:  # a PUT no reference follows: the body goes inline
             along_puts += 1
             along_put_bytes += size
-            host.send_inline(obj, size, t, _INVALIDATED, False)
+            host.send_inline(obj, size, t, INVALIDATED, False)
             continue
         installs += 1
         if per_object:

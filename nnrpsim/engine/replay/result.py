@@ -8,6 +8,13 @@ import numpy as np
 
 from ..outcomes import EndReason
 
+EXPIRED, INVALIDATED, EVICTED = (
+    int(EndReason.EXPIRED),
+    int(EndReason.INVALIDATED),
+    int(EndReason.EVICTED),
+)
+"""End reasons as plain ints: the sequential paths index their misses by them, and charge them."""
+
 COUNTS = (
     "hits",
     "cold_misses",
