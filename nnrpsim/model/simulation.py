@@ -193,14 +193,15 @@ class Simulation:
         action()
 
     def _run_until(self, until: float) -> None:
-        """``env.run(until=until)``, counting the events it processes."""
-        env, step, peek = self.env, self.env.step, self.env.peek
-        events = 0
-        while peek() < until:
-            step()
-            events += 1
-        env.run(until=until)  # no event is left before ``until``: this only moves the clock
-        self.events = events
+        """``env.run(until=until)``, counting the events it processes without a step of its
+        own: SimPy schedules each event once, numbering them in turn (its ``_eid`` counter,
+        read before and after), so those processed are those queued before or scheduled
+        since, less those still queued and the run's own ``until`` event."""
+        env = self.env
+        queued, first = len(env._queue), next(env._eid)
+        env.run(until=until)
+        scheduled = next(env._eid) - first - 1
+        self.events = queued + scheduled - len(env._queue) - 1
 
     def run(self) -> ModelResult:
         config, env = self.config, self.env

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+import simpy
 
 from nnrpsim.engine import CacheLimits
 from nnrpsim.model import (
@@ -150,3 +151,21 @@ def test_operations_a_session_falls_behind_on_count_as_never_completed():
     assert completed < 20
     assert result.audit["operation_never_completed"] == result.operations_behind == n - completed
     assert result.link_utilisation >= 1
+
+
+def test_the_event_count_is_every_event_the_run_stepped_through(monkeypatch):
+    """``events`` (what the benchmark's event rate counts) is read off SimPy's schedule
+    numbering, not counted per step: it must equal the steps taken, less the run's own
+    ``until`` event."""
+    steps = 0
+    step = simpy.Environment.step
+
+    def counting_step(env: simpy.Environment) -> None:
+        nonlocal steps
+        steps += 1
+        step(env)
+
+    monkeypatch.setattr(simpy.Environment, "step", counting_step)
+    result = simulate(_config(faults=FaultConfig(restart_at_ms=30_000.0)), 3)
+    assert result.events > 1_000
+    assert result.events == steps - 1
