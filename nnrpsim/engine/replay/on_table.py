@@ -14,9 +14,10 @@ from ..limits import CacheLimits
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from ..table import LeaseTable
+from .frame import Frame
 from .host_rules import HostRules
 from .modes import renewal_margin
-from .result import COUNTS, EVICTED, EXPIRED, INVALIDATED, peak_of_spans, tally
+from .result import COUNTS, EXPIRED, INVALIDATED, peak_of_spans, tally
 
 
 def replay_on_table(
@@ -81,58 +82,36 @@ def replay_on_table(
         leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
         return True
 
-    # the frame under way, as on the ordered path: its hits (object, size, TTL asked, its
-    # source or -1), its installs (object, size, the EndReason charged, its source or -1), and
-    # the sources put along for what it references
-    pending: list[tuple[int, int, int, int]] = []
-    evicted_in_frame: list[int] = []
-    installed: list[tuple[int, int, int, int]] = []
-    along_source: dict[int, int] = {}
+    def held(obj: int) -> bool:  # (resolving may reallocate the columns: look each time)
+        return table.scalars.slot_of[obj] >= 0
 
-    def frame_done(t: int) -> None:
-        """The frame's PUTs are in: what they ended, or ended the source of, goes inline
-        (:func:`ordered_capacity`'s ``frame_done``); the server resolves the hits, then what
-        the frame installed, and renews last."""
+    def hit(obj: int, now: int) -> bool:
+        """The server resolves a frame's hit; whether its renewal is due."""
+        table.resolve(obj, now)
+        object_hits[obj] += 1
+        _, expires, _, granted = leases[obj]
+        return bool(margin) and now >= expires - margin * granted
 
-        def held(obj: int) -> bool:  # ended by none of the frame's PUTs (resolve may
-            return table.scalars.slot_of[obj] >= 0  # reallocate the columns: look each time)
+    def resolve_install(obj: int, now: int) -> None:  # the server counts it a hit of the lease
+        table.resolve(obj, now)
 
-        renewed = []
-        for obj, size, asked, source in pending:
-            if not held(obj) or (source >= 0 and not held(source)):
-                reason = INVALIDATED if held(obj) else EVICTED
-                misses[reason] += 1
-                host.told.discard(obj)  # this inline body is its turn
-                host.send_inline(obj, size, t, reason, False)
-                continue
-            table.resolve(obj, t)
-            counts["hits"] += 1
-            counts["hit_bytes"] += size
-            object_hits[obj] += 1
-            _, expires, _, granted = leases[obj]
-            if margin and t >= expires - margin * granted:
-                renewed.append((obj, size, asked))
-        for obj, size, charged, source in installed:
-            if not held(obj) or (source >= 0 and not held(source)):
-                reason = INVALIDATED if held(obj) else EVICTED
-                misses[charged] -= 1  # put, yet its body inline
-                misses[reason] += 1
-                counts["installs"] -= 1
-                counts["install_bytes"] -= size
-                counts["along_puts"] += 1
-                counts["along_put_bytes"] += size
-                host.told.discard(obj)
-                host.send_inline(obj, size, t, reason, False)
-            else:
-                table.resolve(obj, t)  # the server counts it a hit of the lease
-        for obj, size, asked in renewed:
-            installed_at = leases[obj][0]
-            granted = table.install_one(obj, t, asked, size).accepted_ttl_ms
-            leases[obj] = (installed_at, t + granted, size, granted)
-            counts["renewals"] += 1
-            counts["renewal_bytes"] += size
-        pending.clear()
-        installed.clear()
+    def renew(obj: int, now: int, size: int, asked: int) -> None:
+        installed_at = leases[obj][0]
+        granted = table.install_one(obj, now, asked, size).accepted_ttl_ms
+        leases[obj] = (installed_at, now + granted, size, granted)
+
+    # without operations, each reference is a frame of its own
+    frame = Frame(
+        host,
+        misses,
+        iter(stream.operation_bounds().tolist()[1:]),
+        held,
+        hit,
+        resolve_install,
+        renew,
+    )
+    pending, installed, evicted_in_frame = frame.pending, frame.installed, frame.evicted
+    along_source, put_along = frame.along_source, frame.put_along
 
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
     kept, through = stream.kept_mask, stream.through
@@ -141,10 +120,6 @@ def replay_on_table(
     k = 0
     # a frame's references are decided before any of its PUTs (see ordered_capacity)
     object_ids = stream.object_id.tolist()
-    starts = iter(stream.operation_bounds().tolist()[1:])
-    at_start: dict[int, int | None] = {}
-    put_along: set[int] = set()
-    frame, frame_at, end = -1, -1, 0
     for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
         count(),
         stream.time_ms.tolist(),
@@ -158,15 +133,9 @@ def replay_on_table(
         count() if stream.operation is None else stream.operation.tolist(),
         strict=False,  # (the counts never end)
     ):
-        new_frame = op != frame
+        new_frame = op != frame.op
         if new_frame:
-            host.ended_under_host(evicted_in_frame)
-            evicted_in_frame.clear()
-            if pending or installed:
-                frame_done(frame_at)
-            along_source.clear()
-            put_along.clear()
-            frame, frame_at, end = op, t, next(starts)
+            frame.begin(op, t)
         while k < len(inv_t) and inv_t[k] <= t:
             target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
             # a cascade runs through the source's lease (live now, or until now)
@@ -182,7 +151,7 @@ def replay_on_table(
                 ended([target], int(inv_t[k]))
             k += 1
         if new_frame:
-            at_start = {other: lapse(other, t) for other in object_ids[i:end]}
+            at_start = frame.decide(lapse, object_ids, i)
         if made_from >= 0:
             host.follow_source(obj, made_from, t, at_start.get(made_from, lapse(made_from, t)))
         # one reference at a time: the scalar calls, which keep the batch calls' rules
@@ -231,9 +200,13 @@ def replay_on_table(
             counts["rejected"] += 1
             object_rejected[obj] += 1
             host.refused(obj, t)
-    host.ended_under_host(evicted_in_frame)
-    if pending or installed:
-        frame_done(frame_at)
+    frame.done()
+    for name in ("hits", "hit_bytes", "renewals", "renewal_bytes"):
+        counts[name] += getattr(frame, name)
+    counts["installs"] -= frame.unput  # put, yet their bodies inline: PUTs no reference follows
+    counts["install_bytes"] -= frame.unput_bytes
+    counts["along_puts"] += frame.unput
+    counts["along_put_bytes"] += frame.unput_bytes
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return tally(

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
+from .frame import Frame
 from .host_rules import HostRules
 from .result import EVICTED, EXPIRED, INVALIDATED, peak_of_spans, tally
 
@@ -92,71 +93,47 @@ def ordered_capacity(
         ended[obj] = reason
         stale.discard(obj)
 
-    # the frame under way: its hits (object, size, TTL asked, its source or -1, renewed), its
-    # installs (object, size, the EndReason its miss was charged to, its source or -1), and
-    # the sources put along for what it references
-    pending: list[tuple[int, int, int, int, bool]] = []
-    installed: list[tuple[int, int, int, int]] = []
-    along_source: dict[int, int] = {}
+    def hit(obj: int, now: int) -> bool:
+        """A frame's hit touches its lease; whether it is near enough its expiry to renew."""
+        if lru:
+            touch(obj)
+        return now >= entries[obj][3]
 
-    def frame_done(t: int) -> None:
-        """A DES host decides a frame's references, then sends its PUTs, then the frame: the
-        PUTs may evict what the frame was to reference, or its source, and the host (told)
-        sends that body inline instead. The server then resolves the references, hits first,
-        then what the frame installed (each touches its lease), and renews last."""
-        nonlocal hits, renewals, renewal_bytes, installs, install_bytes, along_puts
-        nonlocal along_put_bytes
-        renewed = []
-        for obj, size, asked, source, renew in pending:
-            entry = get(obj)
-            if entry is None or (source >= 0 and source not in entries):
-                reason = EVICTED if entry is None else INVALIDATED
-                misses[reason] += 1
-                told.discard(obj)  # this inline body is its turn
-                host.send_inline(obj, size, t, reason, False)
-                continue
-            hits += 1
-            if lru:
-                touch(obj)
-            if renew:
-                renewed.append((obj, size, asked))
-        for obj, size, charged, source in installed:
-            gone = obj not in entries
-            if gone or (source >= 0 and source not in entries):  # put, yet its body inline
-                reason = EVICTED if gone else INVALIDATED
-                misses[charged] -= 1
-                misses[reason] += 1
-                installs -= 1
-                install_bytes -= size
-                if per_object:
-                    installs_of[obj] -= 1
-                along_puts += 1
-                along_put_bytes += size
-                told.discard(obj)
-                host.send_inline(obj, size, t, reason, False)
-            elif lru:
-                touch(obj)
-        for obj, size, asked in renewed:
-            entry = entries[obj]
-            expires = t + asked
-            entries[obj] = (expires, entry[1], entry[2], expires - margin * asked)
-            if lru:
-                touch(obj)
-            renewals += 1
-            renewal_bytes += size
-            if can_expire:
-                push(expiries, (expires, obj))
-        pending.clear()
-        installed.clear()
+    def resolve_install(obj: int, now: int) -> None:  # a reference to what the frame put
+        if lru:
+            touch(obj)
+
+    def renew(obj: int, now: int, size: int, asked: int) -> None:
+        """The hosts' proactive renewal: the lease runs ``asked`` from now."""
+        _, installed_at, held_size, _ = entries[obj]
+        expires = now + asked
+        entries[obj] = (expires, installed_at, held_size, expires - margin * asked)
+        if lru:
+            touch(obj)
+        if can_expire:
+            push(expiries, (expires, obj))
+
+    def take_back(obj: int) -> None:
+        installs_of[obj] -= 1
+
+    frame = Frame(
+        host,
+        misses,
+        iter(stream.operation_bounds().tolist()[1:]),
+        entries.__contains__,
+        hit,
+        resolve_install,
+        renew,
+        take_back if per_object else None,
+    )
+    # the frame's lists, by local names: the hot path appends to them
+    pending, installed, evicted_in_frame = frame.pending, frame.installed, frame.evicted
+    along_source, put_along = frame.along_source, frame.put_along
 
     # A frame's references are decided before any of its PUTs: as its leases stood when it
     # began (object -> its lapse then, None while live), sources put along once a frame.
     object_ids = stream.object_id.tolist()
-    starts = iter(stream.operation_bounds().tolist()[1:])
     at_start: dict[int, int | None] = {}
-    put_along: set[int] = set()
-    evicted_in_frame: set[int] = set()
-    frame, frame_at, end = -1, -1, 0
     for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
         count(),
         stream.time_ms.tolist(),
@@ -169,16 +146,9 @@ def ordered_capacity(
         repeat(-1) if stream.operation is None else stream.operation.tolist(),
         strict=False,  # (asks, frame sources and operations may repeat without end)
     ):
-        new_frame = frames and op != frame
+        new_frame = frames and op != frame.op
         if new_frame:
-            if evicted_in_frame:
-                told.update(evicted_in_frame)
-                evicted_in_frame.clear()
-            if pending or installed:
-                frame_done(frame_at)
-            along_source.clear()
-            put_along.clear()
-            frame, frame_at, end = op, t, next(starts)
+            frame.begin(op, t)
         while k < n_inv and inv_t[k] <= t:
             at, target, via = inv_t[k], inv_o[k], through[k]
             victim = get(target)
@@ -197,7 +167,7 @@ def ordered_capacity(
                         host.ended_under_host((target,))
             k += 1
         if new_frame:
-            at_start = {other: lapse(other, t) for other in object_ids[i:end]}
+            at_start = frame.decide(lapse, object_ids, i)
         entry = get(obj)
         if frames:
             live = at_start[obj] is None
@@ -224,19 +194,16 @@ def ordered_capacity(
             continue
         elif live and frames:  # it waits for the frame's PUTs (which may have evicted it)
             source = made_from if made_from >= 0 else along_source.get(obj, -1)
-            pending.append((obj, size, asked, source, entry is not None and t >= entry[3]))
+            pending.append((obj, size, asked, source))
             continue
         elif live:
             hits += 1
             if lru:
                 touch(obj)
-            if t >= entry[3]:  # near enough its expiry: renewed (the hosts' proactive renewal)
-                expires = t + asked
-                entries[obj] = (expires, entry[1], entry[2], expires - margin * asked)
+            if t >= entry[3]:  # near enough its expiry: renewed
+                renew(obj, t, size, asked)
                 renewals += 1
                 renewal_bytes += size
-                if can_expire:
-                    push(expiries, (expires, obj))
             continue
         orphan = bool(put_anyway) and host.take_orphan(obj)  # (put, yet inline: no source)
         if orphan:
@@ -279,7 +246,10 @@ def ordered_capacity(
                 if inline_once:
                     # (host.ended_under_host, inline: the hot path); a frame's hosts are
                     # told once its references are decided
-                    (evicted_in_frame if frames else told).add(victim)
+                    if frames:
+                        evicted_in_frame.append(victim)
+                    else:
+                        told.add(victim)
                 if stale:
                     stale.discard(victim)
         expires = t + asked
@@ -302,9 +272,14 @@ def ordered_capacity(
             installed.append(
                 (obj, size, charged, made_from if made_from >= 0 else along_source.get(obj, -1))
             )
-    told.update(evicted_in_frame)
-    if pending or installed:
-        frame_done(frame_at)
+    frame.done()
+    hits += frame.hits
+    renewals += frame.renewals
+    renewal_bytes += frame.renewal_bytes
+    installs -= frame.unput  # put, yet their bodies inline: PUTs no reference follows
+    install_bytes -= frame.unput_bytes
+    along_puts += frame.unput
+    along_put_bytes += frame.unput_bytes
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     live = live_ms_bytes / stream.duration_ms
