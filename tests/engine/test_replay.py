@@ -384,6 +384,33 @@ def test_what_a_frame_makes_from_a_source_it_sends_inline_goes_inline_too(capaci
     assert result.renewals[0] == (0 if named else 2)  # named, 1's lease is left untouched
 
 
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (10**6, "fifo"), (10**6, "ttl")])
+def test_a_source_another_frame_of_the_same_millisecond_sent_inline_holds_back_nothing(
+    capacity, policy
+):
+    """Two sessions' frames in one millisecond: 0's lease ended under its host at 5, and the
+    first frame at 10 sends 0's body inline (its turn). The second puts 0 again and 1, made
+    from it, with it: what the first frame sent inline is not the second's affair."""
+    stream = ReferenceStream(
+        [0, 10, 10, 10],
+        [0, 0, 0, 1],
+        [10] * 4,
+        [5],
+        [0],
+        end_ms=100,
+        operation=[0, 1, 2, 2],
+        frame_source=[-1, -1, -1, 0],
+    )
+    result = replay(
+        stream, [100], "reset", capacity, policy, per_object=True, inline_after_invalidate=True
+    )
+    assert (result.installs[0], result.inlined_after_invalidate[0]) == (3, 1)
+    assert result.object_inlined.tolist() == [[1, 0]]
+    limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+    table = replay_on_table(stream, 100, "reset", limits, inline_after_invalidate=True)
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
 @pytest.mark.parametrize(
     ("capacity", "policy", "renewal"),
     [

@@ -31,8 +31,11 @@ class Frame:
         resolve_install: Callable[[int, int], None],
         renew: Callable[[int, int, int, int], None],
         take_back: Callable[[int], None] | None = None,
+        named: bool = True,
     ) -> None:
-        """``starts``: where each operation after the first begins in the stream. The lease
+        """``starts``: where each operation after the first begins in the stream; ``named``:
+        whether the stream names its operations (else each reference is a frame here, and the
+        hosts' rules take the references of one millisecond for one frame). The lease
         store's part: ``held(obj)``, whether ``obj`` holds a lease (none of the frame's PUTs
         ended it); ``hit(obj, now)`` resolves a hit, returning whether its renewal is due;
         ``resolve_install(obj, now)`` resolves a reference to what the frame installed;
@@ -41,7 +44,7 @@ class Frame:
         self.host, self.misses, self.starts = host, misses, starts
         self.held, self.hit, self.renew = held, hit, renew
         self.resolve_install = resolve_install
-        self.take_back = take_back
+        self.take_back, self.named = take_back, named
         self.op = self.at = -1  # the operation under way, and when it began
         self.end = 0  # where its references end in the stream
         self.at_start: dict[int, int | None] = {}  # object -> its lapse as the frame began
@@ -62,6 +65,8 @@ class Frame:
         self.along_source.clear()
         self.put_along.clear()
         self.op, self.at, self.end = op, now, next(self.starts)
+        if self.named:
+            self.host.frame = op
 
     def decide(
         self, lapse: Callable[[int, int], int | None], objects: list[int], first: int

@@ -30,15 +30,20 @@ class HostRules:
         # object -> its next reference goes inline, its source refused or backing off: the
         # EndReason charged, and whether backing off (a source with no follower, -1, blocks none)
         self.blocked: dict[int, tuple[int, bool]] = {}
-        # object -> when a PUT of it was last refused: what the frame makes from it goes inline
-        # too (put all the same where it needs a lease), with no second PUT of it
-        self.refused_at: dict[int, int] = {}
+        # The frame under way (set by the path as each begins): "this frame" below is this
+        # operation at this time; without operations, the references of one millisecond.
+        self.frame = -1
+        # object -> the frame that last had a PUT of it refused (:attr:`frame`, time): what
+        # that frame makes from it goes inline too (put all the same where it needs a lease),
+        # with no second PUT of it
+        self.refused_at: dict[int, tuple[int, int]] = {}
         # of those blocked, the ones whose source's PUT the frame's burst had refused: the DES
         # host put them in that burst all the same (a lease, or a refusal), bodies inline anyway
         self.put_anyway: set[int] = set()
-        # object -> (when its reference last went inline, the EndReason charged, whether
-        # backing off): what the same frame made from it goes inline too (``frame_source``)
-        self.inlined_at: dict[int, tuple[int, int, bool]] = {}
+        # object -> (the frame whose reference last sent it inline, and that frame's time, the
+        # EndReason charged, whether backing off): what the same frame made from it goes
+        # inline too (``frame_source``)
+        self.inlined_at: dict[int, tuple[int, int, int, bool]] = {}
         self.inlined = self.inlined_bytes = self.backed_off = self.backed_off_bytes = 0
         self.inlined_of = [0] * n_objects
 
@@ -67,7 +72,7 @@ class HostRules:
             self.inlined_bytes += size
         if self.inlined_of:
             self.inlined_of[obj] += 1
-        self.inlined_at[obj] = (now, reason, backing_off)
+        self.inlined_at[obj] = (self.frame, now, reason, backing_off)
 
     def follow_source(self, obj: int, source: int, now: int, source_lapse: int | None) -> None:
         """``obj`` is made from ``source``, which its frame references too: it goes inline if
@@ -76,9 +81,9 @@ class HostRules:
         if obj in self.told:
             return
         went = self.inlined_at.get(source)
-        if went is not None and went[0] == now:
-            self.blocked[obj] = went[1:]
-            if self.refused_at.get(source) == now:
+        if went is not None and went[0] == self.frame and went[1] == now:
+            self.blocked[obj] = went[2:]
+            if self.refused_at.get(source) == (self.frame, now):
                 self.put_anyway.add(obj)
         elif source_lapse is not None:
             if source in self.told:
@@ -93,7 +98,7 @@ class HostRules:
         from, which sends the follower inline."""
         if follower in self.told or now < self.until.get(follower, now):
             return False
-        if self.refused_at.get(source) == now:
+        if self.refused_at.get(source) == (self.frame, now):
             self._orphan(follower)
             return False
         if now < self.until.get(source, now):
@@ -107,9 +112,9 @@ class HostRules:
         in the same burst all the same."""
         if self.backoff_ms:
             self.until[obj] = now + self.backoff_ms
-        self.refused_at[obj] = now
+        self.refused_at[obj] = (self.frame, now)
         if follower is None:
-            self.inlined_at[obj] = (now, INVALIDATED, False)
+            self.inlined_at[obj] = (self.frame, now, INVALIDATED, False)
         else:
             self._orphan(follower)
 

@@ -109,6 +109,7 @@ def replay_on_table(
         hit,
         resolve_install,
         renew,
+        named=stream.operation is not None,
     )
     pending, installed, evicted_in_frame = frame.pending, frame.installed, frame.evicted
     along_source, put_along = frame.along_source, frame.put_along
