@@ -96,7 +96,7 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     # in time order, as the DES runs them: two sessions' references within one millisecond
     # keep their order (an operation's share its time, and keep theirs)
     order = np.argsort(times, kind="stable")
-    changes = _lease_ends(plan, config, closes, released)
+    changes = _lease_ends(plan, config, closes, released, times[order])
     stream = ReferenceStream(
         times_ms[order],
         objects_arr[order],
@@ -110,33 +110,35 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
         frame_source=np.asarray(sources, dtype=np.int64)[order]
         if max(sources, default=-1) >= 0
         else None,
+        invalidation_position=changes[4],
     )
     return stream, np.asarray(cached, dtype=bool)[order]
 
 
 def _lease_ends(
-    plan: WorkloadPlan, config: ModelConfig, closes: list[float], released: list[int]
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """What ends leases, as the stream's invalidations (times, objects, kept, through): the
-    plan's content changes; with each, a change of what was made from the object (through
-    the server's cascade, or kept without it: the hosts see the change themselves); and the
-    session closes ``closes`` of the objects ``released``."""
+    plan: WorkloadPlan,
+    config: ModelConfig,
+    closes: list[float],
+    released: list[int],
+    reference_times: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """What ends leases, as the stream's invalidations (times, objects, kept, through,
+    positions): the plan's content changes; with each, a change of what was made from the
+    object (through the server's cascade, or kept without it: the hosts see the change
+    themselves); and the session closes ``closes`` of the objects ``released``. Content
+    changes come on the millisecond, before its references; a close comes after the
+    references made before it (``reference_times``, in order, as the DES runs them), also
+    within one millisecond."""
     times, objects = plan.change_times_ms.astype(np.int64), plan.change_objects
     made_from = plan.dependents()
     made = [made_from.get(obj, []) for obj in objects.tolist()]
     counts = np.array([len(dependents) for dependents in made], dtype=np.int64)
     n_made, n_released = int(counts.sum()), len(released)
     cascade = config.server.cascade_dependencies
+    changed = np.concatenate([times, np.repeat(times, counts)])
+    closes = np.asarray(closes, np.float64)
     return (
-        np.concatenate(
-            # a close follows its session's last reference, also within one millisecond: it
-            # ends only the session's own leases, which no other session references
-            [
-                times,
-                np.repeat(times, counts),
-                np.ceil(np.asarray(closes, np.float64)).astype(np.int64),
-            ]
-        ),
+        np.concatenate([changed, np.floor(closes).astype(np.int64)]),
         np.concatenate(
             [
                 objects,
@@ -150,6 +152,12 @@ def _lease_ends(
         np.concatenate(
             [np.full(len(objects), -1), np.repeat(objects, counts), np.full(n_released, -1)]
         ).astype(np.int64),
+        np.concatenate(
+            [
+                np.searchsorted(reference_times, changed, side="left"),
+                np.searchsorted(reference_times, closes, side="right"),
+            ]
+        ),
     )
 
 

@@ -40,7 +40,10 @@ class ReferenceStream:
     reference to an object made from another that the same operation references too, that
     source; -1 for the others. While the source's body goes inline in that operation (its
     inline turn, a back-off, or a refused PUT), so does the reference's: it could not resolve
-    without it.
+    without it. ``invalidation_position`` places each invalidation among the references of its
+    millisecond, for what happened within one: it comes just before the reference of that
+    index (one past the last of its millisecond: after them all). Without it, each comes
+    before them all.
     """
 
     time_ms: np.ndarray
@@ -57,6 +60,7 @@ class ReferenceStream:
     invalidation_kept: np.ndarray | None = None
     invalidation_through: np.ndarray | None = None
     frame_source: np.ndarray | None = None
+    invalidation_position: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -104,6 +108,17 @@ class ReferenceStream:
         if len(inv_t) and (inv_t.min() < 0 or inv_o.min() < 0):
             raise ValueError("invalidation times and objects must be >= 0")
         order = np.lexsort((inv_o, inv_t))
+        if self.invalidation_position is not None:
+            position = np.asarray(self.invalidation_position, dtype=np.int64)
+            first = np.searchsorted(self.time_ms, inv_t, side="left")
+            past = np.searchsorted(self.time_ms, inv_t, side="right")
+            if position.shape != inv_t.shape or ((position < first) | (position > past)).any():
+                raise ValueError(
+                    "invalidation_position must place each invalidation among the references "
+                    "of its millisecond"
+                )
+            order = np.lexsort((inv_o, position, inv_t))
+            object.__setattr__(self, "invalidation_position", position[order])
         object.__setattr__(self, "invalidation_time_ms", inv_t[order])
         object.__setattr__(self, "invalidation_object_id", inv_o[order])
         if self.invalidation_kept is not None:
@@ -139,8 +154,9 @@ class ReferenceStream:
         if end_ms >= self.end_ms:
             return self
         earlier = self.invalidation_time_ms < end_ms
+        kept = self.references(self.time_ms < end_ms)
         return replace(
-            self.references(self.time_ms < end_ms),
+            kept,
             invalidation_time_ms=self.invalidation_time_ms[earlier],
             invalidation_object_id=self.invalidation_object_id[earlier],
             invalidation_kept=None
@@ -149,11 +165,19 @@ class ReferenceStream:
             invalidation_through=None
             if self.invalidation_through is None
             else self.invalidation_through[earlier],
+            invalidation_position=None
+            if kept.invalidation_position is None
+            else kept.invalidation_position[earlier],
             end_ms=max(end_ms, self.start_ms + 1),
         )
 
     def references(self, keep: np.ndarray) -> ReferenceStream:
-        """The references ``keep`` marks, with every invalidation and the same window."""
+        """The references ``keep`` (a boolean mask) marks, with every invalidation, each as
+        placed among them before, and the same window."""
+        position = None
+        if self.invalidation_position is not None:  # the references kept before each
+            kept_before = np.concatenate([[0], np.cumsum(keep, dtype=np.int64)])
+            position = kept_before[self.invalidation_position]
         return ReferenceStream(
             self.time_ms[keep],
             self.object_id[keep],
@@ -169,6 +193,7 @@ class ReferenceStream:
             self.invalidation_kept,
             self.invalidation_through,
             None if self.frame_source is None else self.frame_source[keep],
+            position,
         )
 
     @property
@@ -212,6 +237,13 @@ class ReferenceStream:
         if self.frame_source is None:
             return np.full(len(self), -1, dtype=np.int64)
         return self.frame_source
+
+    def invalidation_positions(self) -> np.ndarray:
+        """``invalidation_position``, or each invalidation before every reference of its
+        millisecond: the replay takes each before the reference of that index."""
+        if self.invalidation_position is None:
+            return np.searchsorted(self.time_ms, self.invalidation_time_ms, side="left")
+        return self.invalidation_position
 
     @property
     def kept_mask(self) -> np.ndarray:

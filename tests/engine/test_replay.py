@@ -121,6 +121,10 @@ def test_bad_arguments():
         ReferenceStream([1, 2], [0, 1], [1, 1], frame_source=[-1])
     with pytest.raises(ValueError, match="refused_backoff_ms must be >= 0"):
         replay(stream, [1], capacity_bytes=10, refused_backoff_ms=-1)
+    with pytest.raises(ValueError, match="invalidation_position must place each"):
+        ReferenceStream([1, 2, 2], [0, 1, 0], [1] * 3, [2], [0], invalidation_position=[0])
+    with pytest.raises(ValueError, match="invalidation_position must place each"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], [2, 2], [0, 1], invalidation_position=[1])
 
 
 def test_operations_group_consecutive_references_and_survive_a_cut():
@@ -813,3 +817,62 @@ def test_a_frame_is_decided_before_its_puts_end_anything(policy):
     limits = CacheLimits(capacity_bytes=250, eviction=policy)
     table = replay_on_table(stream, 100, "non_reset", limits, inline_after_invalidate=True)
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
+def _positioned() -> ReferenceStream:
+    """Objects 0 and 1 (100 bytes each) put at 0; at 10, 0 is referenced, then its lease ends
+    (its session closes), then 2 is put: the invalidation is placed among the references of
+    its millisecond, after the first."""
+    return ReferenceStream(
+        [0, 0, 10, 10, 20],
+        [0, 1, 0, 2, 1],
+        [100] * 5,
+        [10],
+        [0],
+        end_ms=100,
+        invalidation_position=[3],
+    )
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo", "size"])
+def test_an_invalidation_comes_where_it_is_placed_within_its_millisecond(policy):
+    """0's reference at 10 comes before its lease ends, and hits; 2's PUT after it fits in
+    what 0's end freed, so 1 is still there at 20. Before every reference of the millisecond
+    (the default), 0's reference would miss and its new lease take the room."""
+    stream = _positioned()
+    limits = CacheLimits(capacity_bytes=200, eviction=policy)
+    result = replay(stream, [1_000], "reset", 200, policy, per_object=True)
+    table = replay_on_table(stream, 1_000, "reset", limits)
+    assert (result.hits[0], result.installs[0]) == (2, 3)
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert result.object_hits.tolist() == [[1, 1, 0]]
+    early = replay(replace(stream, invalidation_position=None), [1_000], "reset", 200, policy)
+    assert (early.hits[0], early.installs[0]) == (0, 5)
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+def test_the_closed_sweeps_place_an_invalidation_as_the_sequential_rules_do(mode):
+    grid = [5, 15, 1_000]
+    closed = replay(_positioned(), grid, mode, per_object=True)
+    for k, ttl in enumerate(grid):
+        table = replay_on_table(_positioned(), ttl, mode, CacheLimits(capacity_bytes=None))
+        assert {c: int(getattr(closed, c)[k]) for c in COUNTS} == {c: table[c] for c in COUNTS}
+        assert closed.mean_live_bytes[k] == pytest.approx(table["mean_live_bytes"])
+    assert closed.hits.tolist() == [0, 1, 2]
+
+
+def test_a_streams_references_keep_each_invalidations_place_among_them():
+    stream = _positioned()
+    assert stream.references(
+        np.array([True, False, True, True, True])
+    ).invalidation_position.tolist() == [2]
+    assert stream.before(15).invalidation_position.tolist() == [3]
+    assert replace(stream, invalidation_position=None).invalidation_positions().tolist() == [2]
+
+
+@pytest.mark.parametrize(("capacity", "policy"), [(None, "lru"), (10**6, "lru"), (10**6, "ttl")])
+def test_an_invalidation_after_the_last_reference_ends_its_lease_too(capacity, policy):
+    stream = ReferenceStream([0], [0], [100], [50], [0], end_ms=100)
+    result = replay(stream, [1_000], "reset", capacity, policy, per_object=True)
+    assert result.mean_live_bytes[0] == 50.0
+    assert result.object_live_bytes.tolist() == [[50.0]]

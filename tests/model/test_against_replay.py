@@ -9,7 +9,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from nnrpsim.engine import CacheLimits
+from nnrpsim.engine import CacheLimits, ObjectCatalog
 from nnrpsim.engine.replay import replay
 from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.metrics import des_metrics, vector_metrics
@@ -20,12 +20,14 @@ from nnrpsim.model import (
     PolicyConfig,
     RefOutcome,
     ServerConfig,
+    SessionPlan,
     WorkloadConfig,
+    WorkloadPlan,
     simulate,
     stream_plan,
     synthetic_plan,
 )
-from nnrpsim.protocol import MessageType, packet_bytes
+from nnrpsim.protocol import CacheObjectKind, MessageType, packet_bytes
 from nnrpsim.vector_run import plan_stream, vector_run
 from tests.engine.streams import poisson_stream
 
@@ -502,3 +504,39 @@ def test_under_memory_pressure_the_engines_agree_frame_by_frame(eviction):
     assert result.invalidations["evicted"] > 500
     for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss", "refused_puts"):
         assert des[name] == vector[name], name
+
+
+def test_a_session_that_ends_within_the_millisecond_of_anothers_frame_frees_its_bytes_first():
+    """Session 1 ends at 9,000.4 ms, which ends the lease of object 0, its own; session 2's
+    frame at 9,000.6 ms puts object 2 into 250 bytes. The DES frees 0's 100 bytes first, so
+    2 fits and 1 stays for its reference at 11,000. The vector run places the close among the
+    references of its millisecond as the DES runs them (after the millisecond's, 1 would be
+    evicted instead)."""
+    ids = np.arange(3, dtype=np.uint64)
+    kinds = np.full(3, CacheObjectKind.PROMPT_SEGMENT)
+    sessions = [
+        SessionPlan(1, 0, 0.0, 9_000.4, 9_000.4, [(1_000.0, [0]), (5_000.0, [0])], {0: 2.0}),
+        SessionPlan(
+            2,
+            0,
+            0.0,
+            20_000.0,
+            20_000.0,
+            [(2_000.0, [1]), (9_000.6, [2]), (11_000.0, [1])],
+            {1: 2.0, 2: 1.0},
+        ),
+    ]
+    plan = WorkloadPlan(
+        ObjectCatalog.from_arrays(np.ones(3), ids, ids, kinds),
+        np.array([100, 100, 100]),
+        sessions,
+        np.zeros(0),
+        np.zeros(0, np.int64),
+        np.zeros(3),
+    )
+    config = replace(_config("reset", CacheLimits(capacity_bytes=250)), duration_ms=30_000.0)
+    result = simulate(config, 0, plan)
+    assert result.invalidations["evicted"] == 0
+    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    assert des["hit_rate"] == vector["hit_rate"] == 2 / 5
+    assert des["installs"] == vector["installs"] == 3

@@ -115,9 +115,29 @@ def replay_on_table(
     along_source, put_along = frame.along_source, frame.put_along
 
     inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
-    kept, through = stream.kept_mask, stream.through
+    inv_pos, kept, through = stream.invalidation_positions(), stream.kept_mask, stream.through
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
+
+    def changes_before(k: int, position: int) -> int:
+        """The invalidations from the ``k``-th on that come before reference ``position``;
+        returns the next's index."""
+        while k < len(inv_t) and inv_pos[k] <= position:
+            target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
+            # a cascade runs through the source's lease (live now, or until now)
+            cascades = via < 0 or table.holds(via, at) or live_end.get(via) == at
+            if kept[k] or not cascades:
+                if table.holds(target, at):
+                    stale.add(target)
+            elif table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
+                if table.holds(target, at):
+                    live_end[target] = at
+                    host.ended_under_host((target,))
+                table.invalidate_objects(inv_o[k : k + 1], at)
+                ended([target], at)
+            k += 1
+        return k
+
     k = 0
     # a frame's references are decided before any of its PUTs (see ordered_capacity)
     object_ids = stream.object_id.tolist()
@@ -137,20 +157,7 @@ def replay_on_table(
         new_frame = op != frame.op
         if new_frame:
             frame.begin(op, t)
-        while k < len(inv_t) and inv_t[k] <= t:
-            target, at, via = int(inv_o[k]), int(inv_t[k]), int(through[k])
-            # a cascade runs through the source's lease (live now, or until now)
-            cascades = via < 0 or table.holds(via, at) or live_end.get(via) == at
-            if kept[k] or not cascades:
-                if table.holds(target, at):
-                    stale.add(target)
-            elif table.scalars.slot_of[target] >= 0:  # freed now, live or already expired
-                if table.holds(target, at):
-                    live_end[target] = at
-                    host.ended_under_host((target,))
-                table.invalidate_objects(inv_o[k : k + 1], int(inv_t[k]))
-                ended([target], int(inv_t[k]))
-            k += 1
+        k = changes_before(k, i)
         if new_frame:
             at_start = frame.decide(lapse, object_ids, i)
         if made_from >= 0:
@@ -208,6 +215,7 @@ def replay_on_table(
     counts["install_bytes"] -= frame.unput_bytes
     counts["along_puts"] += frame.unput
     counts["along_put_bytes"] += frame.unput_bytes
+    changes_before(k, len(stream))  # those after the last reference end leases too
     ended(list(leases), stream.end_ms)
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return tally(

@@ -49,6 +49,7 @@ def ordered_capacity(
     told, until, blocked, put_anyway = host.told, host.until, host.blocked, host.put_anyway
     inv_t = stream.invalidation_time_ms.tolist()
     inv_o = stream.invalidation_object_id.tolist()
+    inv_pos = stream.invalidation_positions().tolist()
     kept, through = stream.kept_mask.tolist(), stream.through.tolist()
     k, n_inv = 0, len(inv_t)
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
@@ -130,6 +131,28 @@ def ordered_capacity(
     pending, installed, evicted_in_frame = frame.pending, frame.installed, frame.evicted
     along_source, put_along = frame.along_source, frame.put_along
 
+    def changes_before(k: int, position: int) -> int:
+        """The invalidations from the ``k``-th on that come before reference ``position``;
+        returns the next's index."""
+        while k < n_inv and inv_pos[k] <= position:
+            at, target, via = inv_t[k], inv_o[k], through[k]
+            victim = get(target)
+            if victim is not None:
+                live = at < victim[0]
+                if via >= 0:  # a cascade, through the source's lease (live now or until now)
+                    source = get(via)
+                    cascades = (source is not None and at < source[0]) or live_end.get(via) == at
+                if kept[k] or (via >= 0 and not cascades):
+                    if live:
+                        stale.add(target)
+                else:
+                    drop(target, at, EndReason.INVALIDATED if live else EndReason.EXPIRED)
+                    if live:
+                        live_end[target] = at
+                        host.ended_under_host((target,))
+            k += 1
+        return k
+
     # A frame's references are decided before any of its PUTs: as its leases stood when it
     # began (object -> its lapse then, None while live), sources put along once a frame.
     object_ids = stream.object_id.tolist()
@@ -149,23 +172,8 @@ def ordered_capacity(
         new_frame = frames and op != frame.op
         if new_frame:
             frame.begin(op, t)
-        while k < n_inv and inv_t[k] <= t:
-            at, target, via = inv_t[k], inv_o[k], through[k]
-            victim = get(target)
-            if victim is not None:
-                live = at < victim[0]
-                if via >= 0:  # a cascade, through the source's lease (live now or until now)
-                    source = get(via)
-                    cascades = (source is not None and at < source[0]) or live_end.get(via) == at
-                if kept[k] or (via >= 0 and not cascades):
-                    if live:
-                        stale.add(target)
-                else:
-                    drop(target, at, EndReason.INVALIDATED if live else EndReason.EXPIRED)
-                    if live:
-                        live_end[target] = at
-                        host.ended_under_host((target,))
-            k += 1
+        if k < n_inv and inv_pos[k] <= i:
+            k = changes_before(k, i)
         if new_frame:
             at_start = frame.decide(lapse, object_ids, i)
         entry = get(obj)
@@ -280,6 +288,7 @@ def ordered_capacity(
     install_bytes -= frame.unput_bytes
     along_puts += frame.unput
     along_put_bytes += frame.unput_bytes
+    changes_before(k, len(stream))  # those after the last reference end leases too
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     live = live_ms_bytes / stream.duration_ms

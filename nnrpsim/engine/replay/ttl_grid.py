@@ -24,7 +24,9 @@ class _ByObject:
     size: np.ndarray
     first: np.ndarray  # first reference of its object
     last: np.ndarray  # last reference of its object
-    next_inv: np.ndarray  # first invalidation of the object strictly after this reference
+    index: np.ndarray  # its place in the stream
+    next_inv: np.ndarray  # when the first invalidation of the object after this reference is
+    next_inv_at: np.ndarray  # and the stream place it comes before (see invalidation_position)
     run_end: np.ndarray  # index one past the object's last reference
     keys: np.ndarray  # obj * span + (time - t0), sorted
     span: int
@@ -42,20 +44,40 @@ def _by_object(stream: ReferenceStream) -> _ByObject:
     last[:-1] = first[1:]
     t0 = min(stream.start_ms, int(time.min()) if n else 0)
     span = stream.end_ms - t0 + 2
-    if max(stream.n_objects, 1) * span >= 2**62:
+    if max(stream.n_objects, 1) * max(span, n + 1) >= 2**62:
         raise ValueError("stream too long for replay keys (objects x duration overflows int64)")
     keys = obj * span + (time - t0)
+    # the invalidations by (object, place in the stream): the first after a reference is the
+    # first of its object placed after it
+    places = n + 1
     inv_o, inv_t = stream.invalidation_object_id, stream.invalidation_time_ms
-    inv_keys = np.sort(inv_o * span + (inv_t - t0))
-    idx = np.searchsorted(inv_keys, keys, side="right")
-    found = idx < len(inv_keys)
-    next_inv = np.full(n, np.iinfo(np.int64).max // 4, dtype=np.int64)
-    hit_keys = inv_keys[idx[found]]
-    same = hit_keys // span == obj[found]
-    next_inv[np.flatnonzero(found)[same]] = hit_keys[same] % span + t0
+    inv_keys = inv_o * places + stream.invalidation_positions()
+    by_key = np.argsort(inv_keys, kind="stable")  # (same place: the earlier first)
+    inv_keys, inv_t = inv_keys[by_key], inv_t[by_key]
+    idx = np.searchsorted(inv_keys, obj * places + order, side="right")
+    found = np.flatnonzero(idx < len(inv_keys))
+    found = found[inv_keys[idx[found]] // places == obj[found]]
+    never = np.iinfo(np.int64).max // 4
+    next_inv, next_inv_at = np.full(n, never, dtype=np.int64), np.full(n, never, dtype=np.int64)
+    next_inv[found] = inv_t[idx[found]]
+    next_inv_at[found] = inv_keys[idx[found]] % places
     starts = np.flatnonzero(first)
     run_end = np.repeat(_run_ends(starts, n), np.diff(np.append(starts, n)))
-    return _ByObject(obj, time, size, first, last, next_inv, run_end, keys, span, t0, stream.end_ms)
+    return _ByObject(
+        obj,
+        time,
+        size,
+        first,
+        last,
+        order,
+        next_inv,
+        next_inv_at,
+        run_end,
+        keys,
+        span,
+        t0,
+        stream.end_ms,
+    )
 
 
 def _run_ends(starts: np.ndarray, n: int) -> np.ndarray:
@@ -95,9 +117,11 @@ def reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> R
     prev_time[1:] = b.time[:-1]
     prev_next_inv = np.empty(n, dtype=np.int64)
     prev_next_inv[1:] = b.next_inv[:-1]
+    prev_next_inv_at = np.empty(n, dtype=np.int64)
+    prev_next_inv_at[1:] = b.next_inv_at[:-1]
     repeat = ~b.first
     gap = (b.time - prev_time)[repeat]
-    killed = (prev_next_inv <= b.time)[repeat]
+    killed = (prev_next_inv_at <= b.index)[repeat]  # an invalidation came between
     kill_age = (prev_next_inv - prev_time)[repeat][killed]
     clean = np.argsort(gap[~killed])
     hits = _count_below(gap[~killed][clean], grid)
@@ -183,7 +207,7 @@ def non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) 
     prev_time[1:] = b.time[:-1]
     gap = np.where(b.first, np.iinfo(np.int64).max, b.time - prev_time)
     inv_before = np.zeros(n, dtype=bool)  # an invalidation since the previous reference
-    inv_before[1:] = b.next_inv[:-1] <= b.time[1:]
+    inv_before[1:] = b.next_inv_at[:-1] <= b.index[1:]
     inv_before &= ~b.first
     restart = b.first | inv_before
     live_for = np.minimum(b.next_inv, b.end) - b.time  # a lease from here lasts at most this
