@@ -424,10 +424,10 @@ class Host:
         """Accepted installs join the references, refused ones go inline (and, with the
         policy's back-off, are not put again for a while); a source installed along (it has no
         outcome: the operation does not use it) joins neither."""
-        backoff, refused = self.sim.policy.refused_backoff_ms, self.refused[server]
+        policy, refused = self.sim.policy, self.refused[server]
         for obj in installs:
-            if backoff and obj not in accepted:
-                refused[obj] = self.sim.env.now + backoff
+            if policy.refused_backoff_ms and obj not in accepted:
+                refused[obj] = policy.backed_off_until_ms(self.sim.env.now)
             if obj not in outcome:
                 continue
             if obj in accepted:

@@ -57,6 +57,11 @@ class CachePolicy:
             return math.inf
         return math.ceil(expires_ms - self.renew_margin * ttl_ms)
 
+    def backed_off_until_ms(self, refused_at_ms: float) -> float:
+        """No CACHE_PUT of an object refused at ``refused_at_ms`` before this: the back-off,
+        in whole milliseconds from the refusal's millisecond (the vector engine's clock)."""
+        return math.floor(refused_at_ms) + math.ceil(self.refused_backoff_ms)
+
 
 def _from_config(config: PolicyConfig, **overrides) -> CachePolicy:
     values = {

@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from nnrpsim.engine import CacheLimits
+from nnrpsim.metrics import des_metrics
 from nnrpsim.model import (
     FaultConfig,
     LinkConfig,
@@ -17,7 +18,8 @@ from nnrpsim.model import (
     ServerConfig,
     simulate,
 )
-from nnrpsim.protocol import inline_object_bytes
+from nnrpsim.protocol import MessageType, inline_object_bytes, packet_bytes
+from nnrpsim.vector_run import vector_run
 
 from .plans import one_session
 from .test_dependencies import MADE
@@ -105,9 +107,9 @@ def test_what_is_made_from_a_refused_source_goes_inline_while_the_host_backs_off
     [
         # Told of the restart, the host puts B at its next use, into the emptied cache.
         (True, [REFUSED, REFUSED, INSTALLED] + [HIT] * 11),
-        # Not told, it backs off all the same, until 1000 ms after the refusal reached it
-        # (just after 1100): B is put at 1200.
-        (False, [REFUSED] * 11 + [INSTALLED] + [HIT] * 2),
+        # Not told, it backs off all the same, for 1000 ms from the millisecond the refusal
+        # reached it (100, just after): B is put at 1100.
+        (False, [REFUSED] * 10 + [INSTALLED] + [HIT] * 3),
     ],
 )
 def test_a_restart_the_host_is_told_of_ends_its_back_off(announce, b_outcomes):
@@ -118,3 +120,21 @@ def test_a_restart_the_host_is_told_of_ends_its_back_off(announce, b_outcomes):
     result = simulate(config, 1, _a_then_b())
     refs = result.references
     assert refs["outcome"][refs["object"] == B].tolist() == b_outcomes
+
+
+def test_a_back_off_counts_whole_milliseconds_on_both_engines():
+    """B's PUT is refused at 100.6 ms (A fills the cache until its lease ends at 1,000); the
+    back-off of 1,000 ms runs from millisecond 100 to 1,100, the clock of the vector engine
+    too, so B is put at 1,100.3 on both (counted from 100.6, it would still be backing off)."""
+    plan = one_session(
+        [(0.6, [A]), (100.6, [B]), (1_100.3, [B])], [SIZE, SIZE], [10.0, 10.0], 1_500
+    )
+    config = _config(1_000.0)
+    result = simulate(config, 1, plan)
+    refs = result.references
+    assert refs["outcome"][refs["object"] == B].tolist() == [REFUSED, INSTALLED]
+    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    for name in ("hit_rate", "installs", "refused_puts"):
+        assert des[name] == vector[name], name
+    notices = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)  # DES only
+    assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - notices
