@@ -136,9 +136,9 @@ def _lease_ends(
     n_made, n_released = int(counts.sum()), len(released)
     cascade = config.server.cascade_dependencies
     changed = np.concatenate([times, np.repeat(times, counts)])
-    closes = np.asarray(closes, np.float64)
+    close_times = np.asarray(closes, np.float64)
     return (
-        np.concatenate([changed, np.floor(closes).astype(np.int64)]),
+        np.concatenate([changed, np.floor(close_times).astype(np.int64)]),
         np.concatenate(
             [
                 objects,
@@ -155,7 +155,7 @@ def _lease_ends(
         np.concatenate(
             [
                 np.searchsorted(reference_times, changed, side="left"),
-                np.searchsorted(reference_times, closes, side="right"),
+                np.searchsorted(reference_times, close_times, side="right"),
             ]
         ),
     )
