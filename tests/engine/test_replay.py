@@ -876,3 +876,28 @@ def test_an_invalidation_after_the_last_reference_ends_its_lease_too(capacity, p
     result = replay(stream, [1_000], "reset", capacity, policy, per_object=True)
     assert result.mean_live_bytes[0] == 50.0
     assert result.object_live_bytes.tolist() == [[50.0]]
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+def test_a_lease_put_again_later_in_the_burst_that_evicted_it_is_not_told_of(policy):
+    """0's lease is stale after a kept change at 5. The frame at 10 puts 2, which evicts it,
+    then 0's new version, which evicts 1: the DES host reads the eviction's notice before
+    the new lease's CACHE_ACK and ignores it. So when the new lease has run out, at 500, 0
+    is put again, not sent inline as if the server had ended it under its host."""
+    stream = ReferenceStream(
+        [0, 0, 10, 10, 500],
+        [0, 1, 2, 0, 0],
+        [100] * 5,
+        [5],
+        [0],
+        end_ms=1_000,
+        operation=[0, 1, 2, 2, 3],
+        invalidation_kept=np.array([True]),
+    )
+    result = replay(
+        stream, [100], "reset", 200, policy, per_object=True, inline_after_invalidate=True
+    )
+    assert (result.installs[0], result.inlined_after_invalidate[0]) == (5, 0)
+    limits = CacheLimits(capacity_bytes=200, eviction=policy)
+    table = replay_on_table(stream, 100, "reset", limits, inline_after_invalidate=True)
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}

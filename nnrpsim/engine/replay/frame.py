@@ -78,10 +78,13 @@ class Frame:
         return self.at_start
 
     def done(self) -> None:
-        """The frame's PUTs are in: its hosts are told what they evicted. What they ended, or
-        ended the source of, goes inline (the host was told in time); the rest resolves."""
+        """The frame's PUTs are in: its hosts are told what they evicted (and did not put
+        again). What they ended, or ended the source of, goes inline (the host was told in
+        time); the rest resolves."""
         host, misses, held, now = self.host, self.misses, self.held, self.at
-        host.ended_under_host(self.evicted)
+        # one put again later in the burst holds a lease its host was granted after the
+        # notice was sent: the host reads the notice first, and ignores it
+        host.ended_under_host([obj for obj in self.evicted if not held(obj)])
         self.evicted.clear()
         renewed = []
         for obj, size, asked, source in self.pending:
