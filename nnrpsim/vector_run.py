@@ -217,7 +217,7 @@ def _server_replay(config: ModelConfig, plan: WorkloadPlan) -> _ServerReplay:
         per_object=True,
         renew_margin=margin or 1.0,
         inline_after_invalidate=policy.inline_after_invalidate,
-        # the DES host's float back-off, over the stream's whole milliseconds
+        # the DES host's back-off, in whole milliseconds (CachePolicy.backed_off_until_ms)
         refused_backoff_ms=math.ceil(policy.refused_backoff_ms),
         max_cache_entries=limits.max_cache_entries,
         renewal=limits.renewal,

@@ -201,6 +201,8 @@ class ModelConfig:
 
     duration_ms: float = 600_000.0
     warmup_ms: float = 0.0
+    """Counted from the first whole millisecond at or after this (rounded up here): the
+    protocol's clock, and the vector engine's, on which both engines cut the warm-up."""
     hosts: int = 1
     servers: int = 1
     routing: str = "round_robin"
@@ -216,8 +218,11 @@ class ModelConfig:
     def __post_init__(self) -> None:
         _positive("duration_ms", self.duration_ms)
         _positive("warmup_ms", self.warmup_ms, allow_zero=True)
-        if self.warmup_ms >= self.duration_ms:
+        if not self.warmup_ms < self.duration_ms:  # (inf, nan)
             raise ValueError("warmup_ms must be shorter than duration_ms")
+        object.__setattr__(self, "warmup_ms", float(math.ceil(self.warmup_ms)))
+        if self.warmup_ms >= self.duration_ms:
+            raise ValueError("warmup_ms must end a whole millisecond before duration_ms")
         _positive("hosts", self.hosts)
         _positive("servers", self.servers)
         if self.routing not in ROUTING_RULES:

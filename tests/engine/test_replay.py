@@ -901,3 +901,26 @@ def test_a_lease_put_again_later_in_the_burst_that_evicted_it_is_not_told_of(pol
     limits = CacheLimits(capacity_bytes=200, eviction=policy)
     table = replay_on_table(stream, 100, "reset", limits, inline_after_invalidate=True)
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
+def test_a_refused_put_of_a_source_made_along_leaves_its_inline_turn_to_come():
+    """0's lease ends under its host at 5 (its next reference goes inline, spec section 14).
+    At 20 the host puts 0 along for 3, made from it, into a full server that never evicts:
+    refused, so no fresh lease, and 0's own reference at 30 is still its inline turn, not a
+    second refused PUT."""
+    stream = ReferenceStream(
+        [0, 1, 10, 20, 20, 30],
+        [0, 1, 2, 0, 3, 0],
+        [100, 100, 100, 100, 10, 100],
+        [5],
+        [0],
+        end_ms=100,
+        operation=[0, 1, 2, 3, 3, 4],
+        along=np.array([False, False, False, True, False, False]),
+    )
+    result = replay(
+        stream, [1_000], "reset", 200, "none", per_object=True, inline_after_invalidate=True
+    )
+    assert (result.installs[0], result.along_rejected[0], result.rejected[0]) == (3, 1, 1)
+    assert result.inlined_after_invalidate[0] == 1
+    assert result.object_inlined.tolist() == [[1, 0, 0, 0]]

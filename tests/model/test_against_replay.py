@@ -540,3 +540,23 @@ def test_a_session_that_ends_within_the_millisecond_of_anothers_frame_frees_its_
     des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
     assert des["hit_rate"] == vector["hit_rate"] == 2 / 5
     assert des["installs"] == vector["installs"] == 3
+
+
+def test_a_warm_up_ends_at_a_whole_millisecond_on_both_engines():
+    """A warm-up of 400,000.3 ms is counted from 400,001 (the protocol's clock), on both
+    engines: the references at 400,000 are the warm-up's, and the vector run's replay cut
+    falls where its count starts."""
+    stream = _stream(1 / MEAN_GAP)
+    at = int(stream.time_ms[np.searchsorted(stream.time_ms, 400_000)])  # a reference's ms
+    limits = CacheLimits(capacity_bytes=int(stream.size.mean() * 40))
+    config = replace(_config("reset", limits, 0.2, True), warmup_ms=at + 0.3)
+    assert config.warmup_ms == at + 1
+    result = simulate(config, 0, stream_plan(stream))
+    des, (vector, _) = (
+        des_metrics(result, config.warmup_ms),
+        vector_run(config, stream_plan(stream)),
+    )
+    for name in ("hit_rate", "installs", "renewals", "refused_puts", "miss_rate_cache_miss"):
+        assert des[name] == vector[name], name
+    with pytest.raises(ValueError, match="whole millisecond before duration_ms"):
+        replace(config, duration_ms=1_000.5, warmup_ms=1_000.2)

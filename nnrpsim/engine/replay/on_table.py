@@ -172,8 +172,9 @@ def replay_on_table(
             counts["along_puts"] += 1
             counts["along_put_bytes"] += size
             replace_stale(obj, t)
-            host.told.discard(obj)
-            if not put(obj, t, asked, size):
+            if put(obj, t, asked, size):
+                host.told.discard(obj)  # a fresh lease (a refused PUT leaves the turn to come)
+            else:
                 counts["along_rejected"] += 1
                 host.refused(obj, t, follower)
             continue

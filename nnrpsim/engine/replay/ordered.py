@@ -221,9 +221,11 @@ def ordered_capacity(
         if track and not only_along:
             charged = INVALIDATED if orphan else ended_get(obj, never)
             misses[charged] += 1
-        if only_along:
-            told.discard(obj)  # a fresh lease
-        elif (told or until) and host.goes_inline(obj, size, t, ended_get(obj, never)):
+        if (
+            not only_along
+            and (told or until)
+            and host.goes_inline(obj, size, t, ended_get(obj, never))
+        ):
             continue  # its inline turn, or backing off after a refusal: no PUT
         if used + size > capacity:
             while expiries and expiries[0][0] <= t:
@@ -266,6 +268,7 @@ def ordered_capacity(
             push(expiries, (expires, obj))
         used += size
         if only_along:
+            told.discard(obj)  # a fresh lease (a refused PUT leaves the turn to come)
             continue
         if orphan:  # a PUT no reference follows: the body goes inline
             along_puts += 1
