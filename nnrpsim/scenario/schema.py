@@ -3,6 +3,7 @@ every field. Unknown keys are rejected; sizes and durations take human units."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Annotated, Literal, get_args, get_origin
 
@@ -36,7 +37,7 @@ class Study(Section):
 
     @model_validator(mode="after")
     def _warmup_shorter(self) -> Study:
-        if self.warmup >= self.duration:
+        if math.ceil(self.warmup) >= self.duration:  # (it ends at a whole millisecond)
             raise ValueError("warmup must be shorter than duration")
         return self
 

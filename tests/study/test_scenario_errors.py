@@ -112,6 +112,10 @@ CASES = [
         {"study": {"warmup": "2min", "duration": "1min"}},
         "error: study: warmup must be shorter than duration",
     ),
+    (  # the warm-up ends at a whole millisecond: 999.5 ms is counted from 1 s
+        {"study": {"warmup": "999.5ms", "duration": "1s"}},
+        "error: study: warmup must be shorter than duration",
+    ),
     ({"engine": "quantum"}, "error: engine: must be one of 'des' or 'vector'"),
     (
         {"workload": {"operations": {"max_in_flight": 0}}},
