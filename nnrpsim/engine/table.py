@@ -58,6 +58,9 @@ _HIT, _CACHE_MISS, _LEASE_EXPIRED, _VERSION_MISMATCH, _DEPENDENCY_INVALID = (
     int(o) for o in Outcome
 )
 _EXPIRED = int(EndReason.EXPIRED)
+_ONE_HIT = SLOT_COLUMNS["hits"](1)
+"""A hit, in the ``hits`` column's own type: with a Python int ``np.add.at`` takes its generic
+loop, forty times slower (90 ms against 2.4 for a million hits)."""
 
 
 @dataclass
@@ -322,7 +325,7 @@ class LeaseTable:
         hit_slots = ps[found == Outcome.HIT]
         if len(hit_slots):
             np.maximum.at(self.last_access_seq, hit_slots, self._next_seqs(len(hit_slots)))
-            np.add.at(self.hits, hit_slots, 1)
+            np.add.at(self.hits, hit_slots, _ONE_HIT)
         return outcome
 
     def _lookup_small(self, objects, now_ms: int, expected_versions) -> list[int]:
