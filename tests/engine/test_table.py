@@ -294,6 +294,26 @@ def test_batch_install_equals_one_by_one():
             assert batch.last_access_seq[b] == single.last_access_seq[o]
 
 
+def test_a_batch_that_repeats_an_object_equals_one_by_one():
+    """A repeat leaves the vectorised path: its second PUT renews what its first granted."""
+    n = 2 * SMALL_BATCH
+    ids = np.arange(n, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(np.ones(n), ids, ids, np.full(n, 7))
+    batch, single = (LeaseTable(catalog, CacheLimits()) for _ in range(2))
+    objs = np.concatenate([np.arange(n), [5, 5]])
+    ttls = np.arange(len(objs)) * 10 + 100
+    got = batch.install(objs, 3, ttls, 8)
+    for i, obj in enumerate(objs.tolist()):
+        one = single.install_one(obj, 3, int(ttls[i]), 8)
+        assert (one.status, one.detail, one.lease_id) == (
+            got.status[i],
+            got.detail[i],
+            got.lease_id[i],
+        )
+    assert got.detail[-2:].tolist() == [DetailCode.RENEWED] * 2
+    assert batch.lease(5) == single.lease(5) and batch.lease(5).ttl_ms == ttls[-1]
+
+
 def test_slots_are_reused_and_capacity_grows():
     table = _table(initial_capacity=2)
     table.install(np.arange(8), 0, 10, 1)

@@ -246,7 +246,7 @@ def ordered_capacity(
             while used + size > capacity:
                 victim, (expires, start, victim_size, _) = evict_oldest(last=False)
                 used -= victim_size
-                end = min(expires, t)
+                end = expires if expires < t else t  # (min() is a call: the hot path)
                 live_ms_bytes += (end - start) * victim_size
                 if per_object:  # (inline, as in drop: this loop is the replay's hot path)
                     live_of[victim] += (end - start) * victim_size
@@ -301,7 +301,9 @@ def ordered_capacity(
     hit_bytes = counted_bytes - install_bytes - rejected_bytes - inline_bytes
     if not track:  # an object that never fits misses cold every time; others once, then evicted
         too_big = stream.size > capacity
-        misses[never] = len(np.unique(stream.object_id[~too_big])) + int(too_big.sum())
+        fitting = stream.object_id[~too_big]
+        # distinct objects, by a count per id (numpy 2.4's np.unique hashes, a tenth as fast)
+        misses[never] = np.count_nonzero(np.bincount(fitting)) + int(too_big.sum())
         misses[evicted] = installs + rejected - misses[never]
     references_of = (
         np.bincount(stream.object_id[~along], minlength=n_objects)
