@@ -84,8 +84,9 @@ class Frame:
         host, misses, held, now = self.host, self.misses, self.held, self.at
         # one put again later in the burst holds a lease its host was granted after the
         # notice was sent: the host reads the notice first, and ignores it
-        host.ended_under_host([obj for obj in self.evicted if not held(obj)])
-        self.evicted.clear()
+        if self.evicted:
+            host.ended_under_host([obj for obj in self.evicted if not held(obj)])
+            self.evicted.clear()
         renewed = []
         for obj, size, asked, source in self.pending:
             if not held(obj) or (source >= 0 and not held(source)):
