@@ -448,9 +448,14 @@ class LeaseTable:
         if done is not None:
             detail, lease_id, accepted = done
             return InstallAck(CacheAckStatus.ACCEPTED, detail, accepted, lease_id, [], [], [])
-        if SMALL_BATCH >= 1 and self.scalars.slot_of[obj] < 0 and self._admissible(obj, size):
-            return self._grant_making_room(
-                obj, now_ms, accepted, size, version, pinned, tenant, owner
+        if SMALL_BATCH >= 1 and self._admissible(obj, size):
+            slot = self.scalars.slot_of[obj]
+            if slot < 0:
+                return self._grant_making_room(
+                    obj, now_ms, accepted, size, version, pinned, tenant, owner
+                )
+            return self._grant_after_ending(
+                slot, obj, now_ms, accepted, size, version, pinned, tenant, owner
             )
         result = self.install(
             np.array([obj]),
@@ -559,6 +564,35 @@ class LeaseTable:
         lease_id = self._grant_one(obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner)
         return InstallAck(
             CacheAckStatus.ACCEPTED, DetailCode.NONE, accepted_ttl, lease_id, expired, evicted, []
+        )
+
+    def _grant_after_ending(
+        self, slot, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
+    ) -> InstallAck:
+        """A PUT of an admissible object whose lease in ``slot`` it cannot renew: run out (a
+        new grant) or of another version (replaced, the new lease its own). The general
+        path's rules without its per-call arrays: the old lease ends first, and its room
+        counts before any is made. Expiries that are not yet reclaimed come this way."""
+        c = self.scalars
+        if c.granted_at[slot] + c.ttl[slot] > now_ms:
+            expired, replaced = [], [self._release_slot(slot, EndReason.INVALIDATED)]
+            status = CacheAckStatus.REPLACED
+        else:
+            expired, replaced = [self._release_slot(slot, EndReason.EXPIRED)], []
+            status = CacheAckStatus.ACCEPTED
+        evicted: list[int] = []
+        short_bytes, short_entries = self._shortfall(size, 1)
+        if short_bytes > 0 or short_entries > 0:
+            made, reclaimed, evicted = self._make_room(now_ms, short_bytes, short_entries)
+            expired += reclaimed
+            if not made:  # (the lease it ended freed the entry it needs: none more is asked)
+                detail = self._refusal_detail(0)
+                return InstallAck(
+                    CacheAckStatus.REJECTED, detail, accepted_ttl, 0, expired, [], replaced
+                )
+        lease_id = self._grant_one(obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner)
+        return InstallAck(
+            status, DetailCode.NONE, accepted_ttl, lease_id, expired, evicted, replaced
         )
 
     def _install_batch(
@@ -780,13 +814,19 @@ class LeaseTable:
         ids are the leases that invalidation ended (those a server tells the host about).
         """
         self._ensure_objects()
-        objects = np.unique(np.asarray(objects, dtype=np.int64))
-        slots = self.slot_of[objects]
-        freed = self._release_unexpired(slots[slots >= 0], now_ms, EndReason.INVALIDATED)
+        objects = np.asarray(objects, dtype=np.int64)
+        if len(objects) == 1 and SMALL_BATCH >= 1:  # a content change: one object
+            freed = self._invalidate_one(objects.item(0), now_ms)
+        else:
+            objects = np.unique(objects)
+            slots = self.slot_of[objects]
+            freed = self._release_unexpired(slots[slots >= 0], now_ms, EndReason.INVALIDATED)
         if cascade:
             frontier = set(freed)
             while frontier:
                 dependents = set().union(*(self._dependents.get(o, set()) for o in frontier))
+                if not dependents:
+                    break
                 dep_slots = self.slot_of[
                     np.fromiter(dependents, dtype=np.int64, count=len(dependents))
                 ]
@@ -795,6 +835,17 @@ class LeaseTable:
                 )
                 freed += sorted(frontier)
         return freed
+
+    def _invalidate_one(self, obj: int, now_ms: int) -> list[int]:
+        """:meth:`_release_unexpired` for one object, with scalar reads and writes."""
+        c = self.scalars
+        slot = c.slot_of[obj]
+        if slot < 0:
+            return []
+        if c.granted_at[slot] + c.ttl[slot] > now_ms:
+            return [self._release_slot(slot, EndReason.INVALIDATED)]
+        self._release_slot(slot, EndReason.EXPIRED)
+        return []
 
     def invalidate(
         self,

@@ -136,6 +136,8 @@ def _put(table: LeaseTable, scalar: bool, obj: int, now: int, ttl: int, size: in
     if scalar:
         ack = table.install_one(obj, now, ttl, size, **kw)
         return ack.status, ack.detail, ack.expired, ack.evicted
+    if "version" in kw:  # (the batch call takes one per item)
+        kw["versions"] = kw.pop("version")
     result = table.install([obj], now, ttl, size, **kw)
     return result.status[0], result.detail[0], result.expired, result.evicted
 
@@ -154,6 +156,53 @@ def test_memory_limit_reclaims_expired_before_evicting(scalar):
         [],
     )
     assert table.held_bytes == 300
+
+
+@pytest.mark.parametrize("scalar", [False, True])
+def test_a_put_over_a_lease_it_cannot_renew_ends_it_first(scalar):
+    """A PUT of an object whose lease ran out (not yet reclaimed), or is of another version,
+    ends that lease first and counts its room: then it reclaims what else ran out, evicts,
+    or is refused, as a fresh grant would."""
+    table = _table(capacity_bytes=300, eviction="lru")
+    table.install([0, 1, 2], 0, [100, 1000, 100], 100, versions=1)
+    # 0 ran out at 100: a new grant, that fits in its own room
+    assert _put(table, scalar, 0, 200, 1000, 100, version=1) == (
+        CacheAckStatus.ACCEPTED,
+        DetailCode.NONE,
+        [0],
+        [],
+    )
+    # 0 again, a new version and larger: replaced; 2 ran out (reclaimed), 1 evicted
+    status, detail, expired, evicted = _put(table, scalar, 0, 300, 1000, 300, version=2)
+    assert (status, detail, expired, evicted) == (CacheAckStatus.REPLACED, 0, [2], [1])
+    assert table.lease(0).object_version == 2 and table.held_bytes == 300
+    # a version larger than the memory: refused, its old lease ended all the same
+    status, detail, expired, evicted = _put(table, scalar, 0, 400, 1000, 400, version=3)
+    assert (status, detail, expired, evicted) == (
+        CacheAckStatus.REJECTED,
+        DetailCode.INSUFFICIENT_MEMORY,
+        [],
+        [],
+    )
+    assert table.lease(0) is None and table.held_bytes == 0
+
+
+@pytest.mark.parametrize("vectorised", [False, True])
+def test_invalidating_a_lease_that_ran_out_counts_as_its_expiry(vectorised, monkeypatch):
+    """One object's change (the model's, one at a time) and a batch follow the same rule: a
+    live lease ends invalidated and is reported; one that ran out ends expired, unreported."""
+    if vectorised:
+        monkeypatch.setattr("nnrpsim.engine.table.SMALL_BATCH", -1)
+    table = _table()
+    table.install([0, 1], 0, [100, 1000], 64)
+    assert table.invalidate_objects(np.array([0]), 500) == []
+    assert table.invalidate_objects(np.array([1]), 500) == [1]
+    assert table.invalidate_objects(np.array([2]), 500) == []  # no lease: nothing to end
+    assert [table.resolve(obj, 600) for obj in (0, 1)] == [
+        Outcome.LEASE_EXPIRED,
+        Outcome.CACHE_MISS,
+    ]
+    assert table.held_objects == 0
 
 
 @pytest.mark.parametrize("scalar", [False, True])
