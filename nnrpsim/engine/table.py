@@ -26,7 +26,7 @@ from nnrpsim.protocol import (
 )
 
 from .catalog import ObjectCatalog
-from .eviction import UNIQUE_KEYS, policy_key, victim_order
+from .eviction import UNIQUE_KEYS, EvictionFront, policy_key, victim_order
 from .limits import CacheLimits
 from .outcomes import EndReason, Outcome
 
@@ -143,6 +143,7 @@ class LeaseTable:
         # No lease expires before this (a lower bound, kept by every grant and renewal): an
         # expire() before it has nothing to scan for. Under memory pressure every install asks.
         self._no_expiry_before = U64_MAX
+        self._front = EvictionFront()  # LRU and FIFO victims without a sort each time
         self._grow(initial_capacity)
         self._ensure_objects()
 
@@ -785,12 +786,11 @@ class LeaseTable:
         policy = policy or self.limits.eviction
         if policy_key(policy) is None:  # a policy that never evicts (nor scans the table)
             return None
+        if policy in UNIQUE_KEYS:  # (these keys never tie)
+            slots = self._front.victims(self, policy, bytes_needed, entries_needed)
+            if slots is not None:
+                return [self._release_slot(slot, EndReason.EVICTED) for slot in slots]
         candidates = np.flatnonzero(self.occupied & ~self.pinned)
-        if policy in UNIQUE_KEYS and entries_needed <= 1 and len(candidates):
-            # one victim usually does: the least key, no sort (these keys never tie)
-            first = candidates.item(policy_key(policy)(self, candidates).argmin())
-            if self.scalars.size[first] >= bytes_needed:
-                return [self._release_slot(first, EndReason.EVICTED)]
         order = victim_order(self, candidates, policy)
         # the fewest victims in order: enough bytes (the running sum never falls), and entries
         freed = np.add.accumulate(self.size[order], dtype=np.int64)
