@@ -181,7 +181,12 @@ class Host:
             MessageType.SESSION_CLOSE_ACK,
             sim.servers[server].close_session,
             plan.session_id,
+            self.index,
         )
+        # the session's own leases ended with it: the host knows, and is told nothing
+        leases = self.leases[server]
+        for obj in plan.expected_reuse:
+            leases.pop(obj, None)
 
     # ------------------------------------------------------------------ operations
     def _operations(
@@ -509,7 +514,7 @@ class Host:
             yield from self._round_trip(
                 server,
                 HEADER_LEN,
-                lambda _, c=close, s=server: (c(self.connection_id(s)), HEADER_LEN),
+                lambda _, c=close, s=server: (c(self.connection_id(s), self.index), HEADER_LEN),
             )
 
     def _inline_once(self, lease: LocalLease | None) -> bool:

@@ -53,16 +53,21 @@ class Server:
         self.session_connection[session_id] = connection_id
         return session_lease_ttl_ms(self.config, hint_ms)
 
-    def close_connection(self, connection_id: int) -> None:
-        """CLOSE: the connection's leases end, with its sessions' and their operations'."""
+    def close_connection(self, connection_id: int, host: int) -> None:
+        """CLOSE from ``host``: the connection's leases end, with its sessions' and their
+        operations'; the other hosts that hold any of them are told."""
         self.notify(
-            self.table.release_owner(OwnerScope.CONNECTION, connection_id), ReasonCode.OWNER_CLOSED
+            self.table.release_owner(OwnerScope.CONNECTION, connection_id),
+            ReasonCode.OWNER_CLOSED,
+            host,
         )
 
-    def close_session(self, session_id: int) -> None:
+    def close_session(self, session_id: int, host: int) -> None:
+        """SESSION_CLOSE from ``host``: the session's leases end; the other hosts that hold
+        any of them are told."""
         self.session_connection.pop(session_id, None)
         self.notify(
-            self.table.release_owner(OwnerScope.SESSION, session_id), ReasonCode.OWNER_CLOSED
+            self.table.release_owner(OwnerScope.SESSION, session_id), ReasonCode.OWNER_CLOSED, host
         )
 
     # ------------------------------------------------------------------ cache frames
@@ -151,11 +156,13 @@ class Server:
         return outcomes
 
     # ------------------------------------------------------------------ server-side events
-    def notify(self, objects: list[int], reason: ReasonCode) -> None:
-        """Send CACHE_INVALIDATE(object_key, reason) to every host that holds the object."""
+    def notify(self, objects: list[int], reason: ReasonCode, closer: int = -1) -> None:
+        """Send CACHE_INVALIDATE(object_key, reason) to every host that holds the object, but
+        ``closer``, whose own close ended the lease: it knows."""
         for obj in objects:
             for host in self.holders.pop(obj, ()):
-                self.sim.deliver_invalidate(self.index, host, [obj], reason)
+                if host != closer:
+                    self.sim.deliver_invalidate(self.index, host, [obj], reason)
 
     def change_content(self, obj: int) -> None:
         """The object's content changed: its lease ends, and with ``cascade_dependencies`` the

@@ -219,3 +219,46 @@ def test_a_notice_about_an_earlier_lease_leaves_the_one_just_granted_alone():
         RefOutcome.INSTALLED,
         RefOutcome.HIT,
     ]
+
+
+def test_an_owner_close_is_told_to_the_other_hosts_that_hold_its_leases():
+    """A session's close ends the leases it owns, a connection's the ones its connection owns
+    (the shared object S, put first by host 0 and put again by host 1 while live: a renewal,
+    its owner unchanged). The host that closes knows; only host 1, which holds S, is told
+    (owner closed): it sends S inline once, then puts it again."""
+    shared, private = A, B
+    ids = np.arange(2, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(2), ids, ids, np.full(2, CacheObjectKind.PROMPT_SEGMENT)
+    )
+    first = SessionPlan(
+        1,
+        0,
+        0.0,
+        1_000.0,
+        1_000.0,
+        [(0.0, [shared, private]), (100.0, [shared, private])],
+        {private: 2.0},
+    )
+    second = SessionPlan(
+        2, 1, 50.0, 3_000.0, 3_000.0, [(50.0, [shared]), (2_000.0, [shared]), (2_100.0, [shared])]
+    )
+    plan = WorkloadPlan(
+        catalog, np.full(2, SIZE), [first, second], np.zeros(0), np.zeros(0, np.int64), np.zeros(2)
+    )
+    config = ModelConfig(
+        duration_ms=3_000.0,
+        hosts=2,
+        policy=PolicyConfig(name="always", ttl_hint_ms=10_000),
+    )
+    sim = Simulation(config, 1, plan)
+    result = sim.run()
+    assert result.invalidations["owner_closed"] == 1
+    refs = result.references
+    assert refs["outcome"][refs["session"] == 2].tolist() == [
+        RefOutcome.INSTALLED,  # a renewal on the server: host 1 held no lease of its own
+        RefOutcome.INLINED_AFTER_INVALIDATE,  # told at host 0's close
+        RefOutcome.INSTALLED,
+    ]
+    assert private not in sim.hosts[0].leases[0]  # its session's leases ended with it
+    assert result.violations == 0
