@@ -98,7 +98,8 @@ def _points(indices) -> str:
 
 def _violation_warnings(summary) -> list[str]:
     """Invariant violations mean a bug, except operations that sessions fell behind on: a link,
-    or a session's own transfers (at most max_in_flight at a time), could not keep up."""
+    a server's workers, or a session's own transfers (at most max_in_flight at a time), could
+    not keep up."""
     if summary.empty or "invariant_violations" not in summary:
         return []
     flagged = summary[summary["invariant_violations"] > 0]
@@ -108,8 +109,9 @@ def _violation_warnings(summary) -> list[str]:
         points = _points(flagged["point"][behind])
         warnings.append(
             f"warning: {points}: sessions fell behind the offered load (a link, see "
-            "peak_link_utilisation, or their own max_in_flight window), and operations not "
-            "done 60 s after the end count as never completed (invariant_violations)"
+            "peak_link_utilisation; the server's workers, see peak_server_load; or their own "
+            "max_in_flight window), and operations not done 60 s after the end count as never "
+            "completed (invariant_violations)"
         )
     if (~behind).any():
         points = _points(flagged["point"][~behind])

@@ -110,7 +110,12 @@ def scenarios(draw) -> dict:
 def test_any_scenario_runs_and_its_metrics_make_sense(raw):
     row = nnrpsim.sweep(parse_scenario(raw)).iloc[0]
     assert row["failures"] == 0 and row["replications"] == 1
-    assert row["invariant_violations"] == 0
+    workers = raw["topology"]["server_workers"]
+    if workers is not None and row["peak_server_load"] > workers:  # (DES: NaN on the vector)
+        # more processing offered than the workers give: sessions fall behind, as documented
+        assert row["invariant_violations"] <= row["operations_behind"]
+    else:
+        assert row["invariant_violations"] == 0
     rates = [row[name] for name in (*OUTCOME_RATES, "fallback_rate")]
     assert all(0 <= rate <= 1 for rate in rates)
     total = sum(row[name] for name in OUTCOME_RATES)

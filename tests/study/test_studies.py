@@ -530,8 +530,9 @@ def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, 
     err = capsys.readouterr().err
     assert err == (
         "warning: point 1: sessions fell behind the offered load (a link, see "
-        "peak_link_utilisation, or their own max_in_flight window), and operations not done "
-        "60 s after the end count as never completed (invariant_violations)\n"
+        "peak_link_utilisation; the server's workers, see peak_server_load; or their own "
+        "max_in_flight window), and operations not done 60 s after the end count as never "
+        "completed (invariant_violations)\n"
     )
     summary = pd.read_parquet(tmp_path / "out/summary.parquet")
     fast, slow = summary["peak_link_utilisation"].tolist()
