@@ -1,17 +1,23 @@
-"""Model group: hot-path frames per wall second for the default scenario, against raw SimPy.
+"""Model group: hot-path frames per wall second for the default scenario, against raw SimPy,
+and against the same model loaded from its sources (interpreted, in a process of its own).
 
-Both figures are the fastest of a few runs in this process (as the other groups do with
-``best_of``): the least disturbed by whatever else the machine is doing.
+Each figure is the fastest of a few runs (as the other groups do with ``best_of``): the least
+disturbed by whatever else the machine is doing.
 """
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import time
 from dataclasses import replace
+from pathlib import Path
 
 import simpy
 
-from nnrpsim.model import ModelConfig, simulate
+from nnrpsim.model import BUILD_STATUS, ModelConfig, simulate
+from nnrpsim.model.compiled import INTERPRETED_VARIABLE
 
 RUNS = 5
 RAW_EVENTS = 300_000
@@ -45,6 +51,28 @@ def _fastest(config: ModelConfig):
     return min((simulate(config, 2026) for _ in range(RUNS)), key=lambda r: r.wall_s)
 
 
+def _frames_per_s(config: ModelConfig) -> float:
+    fastest = _fastest(config)
+    return fastest.counters["hot_path_frames"] / fastest.wall_s
+
+
+def _interpreted_frames_per_s() -> float:
+    """The default scenario's frame rate with the model loaded from its sources."""
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import benchmarks.model as m; print(m._frames_per_s(m.DEFAULT_SCENARIO))",
+        ],
+        env={**os.environ, INTERPRETED_VARIABLE: "1"},
+        cwd=Path(__file__).resolve().parents[1],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return float(run.stdout)
+
+
 def run() -> dict[str, float]:
     """``wall_s`` times the event loop of a run (not drawing the plan or assembling records);
     ``events`` counts every SimPy event the run processed."""
@@ -52,11 +80,13 @@ def run() -> dict[str, float]:
     frames_per_s = fastest.counters["hot_path_frames"] / fastest.wall_s
     model_events_per_s = fastest.events / fastest.wall_s
     raw = max(_raw_simpy_events_per_s() for _ in range(RUNS))
-    pressed = _fastest(MEMORY_PRESSURE)
     frames = fastest.counters["hot_path_frames"]
-    return {
+    compiled = BUILD_STATUS == "compiled"
+    figures = {
         "model.frames_per_s": frames_per_s,
-        "model.frames_per_s_memory_pressure": pressed.counters["hot_path_frames"] / pressed.wall_s,
+        "model.frames_per_s_memory_pressure": _frames_per_s(MEMORY_PRESSURE),
+        # 1: the figures are the compiled model's (mypyc; setup.py), 0: its sources'
+        "model.compiled": float(compiled),
         "model.events_per_s": model_events_per_s,
         "model.simpy_events_per_s": raw,
         "model.events_ratio_vs_simpy": model_events_per_s / raw,
@@ -66,3 +96,8 @@ def run() -> dict[str, float]:
         "model.events_per_frame": fastest.events / frames,
         "model.own_us_per_frame": (fastest.wall_s - fastest.events / raw) / frames * 1e6,
     }
+    if compiled:
+        figures["model.speedup_compiled_vs_interpreted"] = (
+            frames_per_s / _interpreted_frames_per_s()
+        )
+    return figures

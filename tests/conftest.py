@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -54,3 +56,33 @@ def write_yaml(folder: Path, document: dict | str, name: str = "s.yaml") -> Path
     path = folder / name
     path.write_text(document if isinstance(document, str) else yaml.safe_dump(document))
     return path
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
+    """A test marked ``interpreted`` patches classes of the model's event loop. Compiled, those
+    call one another directly and a patch would change nothing, so where this process runs the
+    model compiled the test runs in a pytest of its own with the model loaded from its sources
+    (``NNRPSIM_INTERPRETED``), and passes or fails with it."""
+    if pyfuncitem.get_closest_marker("interpreted") is None:
+        return None
+    from nnrpsim.model import BUILD_STATUS
+    from nnrpsim.model.compiled import INTERPRETED_VARIABLE
+
+    if BUILD_STATUS != "compiled":
+        return None
+    run = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", pyfuncitem.nodeid],
+        env={**os.environ, INTERPRETED_VARIABLE: "1"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if run.returncode != 0:
+        pytest.fail(
+            f"with {INTERPRETED_VARIABLE}=1 (exit status {run.returncode}):\n"
+            f"{run.stdout[-4000:]}{run.stderr[-2000:]}",
+            pytrace=False,
+        )
+    return True

@@ -236,6 +236,13 @@ class LeaseTable:
             int(self.ttl[slot]),
         )
 
+    def terms(self, obj: int) -> tuple[int, int]:
+        """When the lease ``obj`` holds now expires (unsaturated) and its version: what a check
+        of a hit needs, with scalars. ``obj`` must hold a lease."""
+        c = self.scalars
+        slot = c.slot_of[obj]
+        return c.granted_at[slot] + c.ttl[slot], c.version[slot]
+
     def live_mask(self, now_ms: int) -> np.ndarray:
         return self.occupied & (self.expires_at() > np.uint64(now_ms))
 

@@ -3,6 +3,7 @@
 Timing and wiring only; every cache decision is made by :mod:`nnrpsim.engine`.
 """
 
+from .compiled import STATUS as BUILD_STATUS  # first: it decides where the modules below load from
 from .config import FaultConfig, LinkConfig, ModelConfig, PolicyConfig, ServerConfig, WorkloadConfig
 from .policies import POLICIES, CachePolicy, make_policy
 from .records import InstallCause, RefOutcome
@@ -10,6 +11,7 @@ from .simulation import ModelResult, Simulation, simulate
 from .workload import SessionPlan, WorkloadPlan, stream_plan, synthetic_plan
 
 __all__ = [
+    "BUILD_STATUS",
     "POLICIES",
     "CachePolicy",
     "FaultConfig",

@@ -315,7 +315,7 @@ class Host:
                 if leaves >= lease.renew_from_ms:
                     renewals.append(obj)
                 continue
-            if self._inline_once(lease):
+            if lease is not None and self._inline_once(lease):
                 inline.append(obj)
                 outcome[obj], cause[obj] = RefOutcome.INLINED_AFTER_INVALIDATE, lease.cause
                 continue
@@ -379,7 +379,7 @@ class Host:
                 cause[obj] = cause.get(source, InstallCause.INVALIDATED)
                 continue
             lease = leases.get(source)
-            if self._holds(lease, versions[source], leaves):
+            if lease is not None and self._holds(lease, versions[source], leaves):
                 earliest = min(earliest, lease.expires_ms)
                 continue
             source_cause = self._install_cause(lease, versions[source], leaves)
@@ -391,7 +391,7 @@ class Host:
                 cause[source] = source_cause
                 along = True
         if along:  # each source just before the first object that relies on it
-            position = {obj: i for i, obj in enumerate(objects)}
+            position: dict[int, float] = {obj: i for i, obj in enumerate(objects)}
             for obj in objects:
                 source = depends_on.get(obj)
                 relied_on = obj in references or obj in installs
@@ -517,10 +517,10 @@ class Host:
                 lambda _, c=close, s=server: (c(self.connection_id(s), self.index), HEADER_LEN),
             )
 
-    def _inline_once(self, lease: LocalLease | None) -> bool:
+    def _inline_once(self, lease: LocalLease) -> bool:
         """After a CACHE_INVALIDATE (or a cache error) the next submit inlines; the one after
         reinstalls. Leases that simply ran out are reinstalled at once."""
-        if lease is None or lease.valid or lease.cause == InstallCause.EXPIRED:
+        if lease.valid or lease.cause == InstallCause.EXPIRED:
             return False
         if not self.sim.policy.inline_after_invalidate or lease.inlined_since_invalid:
             return False
@@ -557,7 +557,7 @@ class Host:
             else:
                 runs.append((owner, [obj]))
         depends_on = sim.depends_on
-        for (scope, owner), group in runs:
+        for (scope, owner_id), group in runs:
             made_from = {  # made from the content current now
                 obj: (depends_on[obj], versions[depends_on[obj]])
                 for obj in group
@@ -570,7 +570,7 @@ class Host:
                 sim.policy.put_ttl_ms(ttl, scope == OwnerScope.CONNECTION),
                 [sim.sizes[obj] for obj in group],
                 scope,
-                owner,
+                owner_id,
                 made_from,
             )
             for obj, ack, acked in zip(group, acks, sent, strict=True):

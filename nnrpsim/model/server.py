@@ -141,15 +141,12 @@ class Server:
         """Resolve a FRAME_SUBMIT's object references at ``now`` (an :class:`Outcome` code each,
         one at a time: a frame carries a handful); the auditor re-checks every hit."""
         table, auditor, current = self.table, self.sim.auditor, self.sim.content_version
-        resolve = table.resolve
+        resolve, terms = table.resolve, table.terms
         outcomes = []
         for obj, expected in zip(objects, versions, strict=True):
             code = resolve(obj, now, expected)
             if code == 0:
-                columns = table.scalars  # (resolve may have reallocated them)
-                slot = columns.slot_of[obj]
-                expires = columns.granted_at[slot] + columns.ttl[slot]
-                version = columns.version[slot]
+                expires, version = terms(obj)
                 if expires <= now or version != expected or version != current[obj]:
                     auditor.check_hit(now, expires, version, expected, current[obj])
             outcomes.append(code)
@@ -194,8 +191,9 @@ class Server:
         limits = self.table.limits
         if limits.capacity_bytes is None:
             return
-        self.table.limits = replace(limits, capacity_bytes=int(limits.capacity_bytes * fraction))
-        excess = self.table.held_bytes - self.table.limits.capacity_bytes
+        capacity = int(limits.capacity_bytes * fraction)
+        self.table.limits = replace(limits, capacity_bytes=capacity)
+        excess = self.table.held_bytes - capacity
         if excess > 0:
             evicted = self.table.evict(excess) or []
             self.notify(evicted, ReasonCode.EVICTED)

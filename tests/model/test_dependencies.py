@@ -64,6 +64,7 @@ def test_the_source_is_installed_along_with_the_first_use_of_what_was_made_from_
     assert result.violations == 0 and result.audit["fallbacks"] == 0
 
 
+@pytest.mark.interpreted
 def test_without_installing_the_source_along_the_segment_never_hits(monkeypatch):
     # A host that does not install the source along: after each install of the segment the last
     # look before the frame leaves finds no lease of the source and inlines it; the next

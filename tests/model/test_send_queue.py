@@ -5,6 +5,8 @@ error and no fallback, where a host that looked only at the clock would draw one
 
 from __future__ import annotations
 
+import pytest
+
 from nnrpsim.model import (
     InstallCause,
     LinkConfig,
@@ -103,6 +105,7 @@ def test_a_host_that_sees_its_queue_sends_no_reference_too_late_on_a_saturated_l
     assert result.audit["fallbacks"] == 0
 
 
+@pytest.mark.interpreted
 def test_a_host_blind_to_its_queue_draws_lease_expired_errors_there(monkeypatch):
     monkeypatch.setattr(Link, "free_at", lambda self, now: now)
     monkeypatch.setattr(Link, "last_byte_at", lambda self, now, n_bytes: now)

@@ -1,0 +1,101 @@
+"""Whether the model's hot loop runs compiled, and its sources whenever the build is not current.
+
+Installing nnrpsim (``pip install -e .``, which every make target runs) compiles the modules of
+the discrete-event model's event loop with mypyc: an extension beside each source, which Python
+imports before the source. An edit to a source does not reach its extension until the next
+build, so a build that is not current would run old code without a word. The build records a
+digest of each source it compiled (``BUILD_RECORD``); before any of those modules loads, the
+model compares them, and if one differs, if the record is missing, or if ``NNRPSIM_INTERPRETED``
+is set, all of them load from their sources (compiled modules call one another directly: half
+a build is no build). Only an out-of-date build warns.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import json
+import os
+import sys
+import warnings
+from pathlib import Path
+
+BUILD_RECORD = "compiled_sources.json"
+"""Written by setup.py beside the sources: ``{"host.py": sha256 of the source compiled, ...}``."""
+INTERPRETED_VARIABLE = "NNRPSIM_INTERPRETED"
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def source_digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def extensions(directory: Path) -> list[str]:
+    """The sources in ``directory`` that have an extension module beside them."""
+    return sorted(
+        {  # (a file may end in several of the suffixes: ".abi3.so" and ".so")
+            f"{path.name.split('.')[0]}.py"
+            for suffix in importlib.machinery.EXTENSION_SUFFIXES
+            for path in directory.glob(f"*{suffix}")
+            if (directory / f"{path.name.split('.')[0]}.py").is_file()
+        }
+    )
+
+
+def out_of_date(directory: Path) -> list[str]:
+    """The sources with an extension that is not their current build: changed since it was
+    compiled, or compiled by a build that left no record of them."""
+    record_path = directory / BUILD_RECORD
+    record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+    return [
+        name
+        for name in extensions(directory)
+        if record.get(name) != source_digest(directory / name)
+    ]
+
+
+class _FromSources(importlib.abc.MetaPathFinder):
+    """Finds these modules' sources before the path finder finds their extensions."""
+
+    def __init__(self, sources: dict[str, Path]) -> None:
+        self.sources = sources
+
+    def find_spec(self, fullname, path, target=None):
+        source = self.sources.get(fullname)
+        return None if source is None else importlib.util.spec_from_file_location(fullname, source)
+
+
+def _choose() -> str:
+    """Load every compiled module of this package from its source unless the build is current;
+    say which way it went."""
+    compiled = extensions(PACKAGE_DIR)
+    if not compiled:
+        return "interpreted (not compiled)"
+    if os.environ.get(INTERPRETED_VARIABLE):
+        status = f"interpreted ({INTERPRETED_VARIABLE} is set)"
+    else:
+        changed = out_of_date(PACKAGE_DIR)
+        if not changed:
+            return "compiled"
+        status = (
+            f"interpreted ({', '.join(changed)} changed since the build)"
+            if (PACKAGE_DIR / BUILD_RECORD).is_file()
+            else "interpreted (no record of the build that left its extensions)"
+        )
+        warnings.warn(
+            f"nnrpsim.model runs {status}, about 1.5 times slower: `make build` (or "
+            "`pip install -e .`) compiles it again",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+    sys.meta_path.insert(
+        0,
+        _FromSources({f"{__package__}.{name[:-3]}": PACKAGE_DIR / name for name in compiled}),
+    )
+    return status
+
+
+STATUS = _choose()
+"""``"compiled"``, or ``"interpreted (...)"`` with the reason."""

@@ -1,0 +1,157 @@
+"""The compiled model is its sources compiled: the same records, bit for bit; and an extension
+whose source has changed since the build is never what runs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import subprocess
+import sys
+from dataclasses import fields
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine import CacheLimits
+from nnrpsim.model import (
+    BUILD_STATUS,
+    FaultConfig,
+    LinkConfig,
+    ModelConfig,
+    ModelResult,
+    PolicyConfig,
+    ServerConfig,
+    WorkloadConfig,
+    simulate,
+)
+from nnrpsim.model.compiled import BUILD_RECORD, INTERPRETED_VARIABLE, out_of_date, source_digest
+
+from ..conftest import ROOT
+
+BUSY = WorkloadConfig(
+    session_rate_per_s=1.0,
+    session_duration_ms=20_000.0,
+    operation_rate_per_s=2.0,
+    shared_objects_per_namespace=20,
+    content_change_rate_per_s=0.02,
+    private_dependency_share=0.5,
+)
+CONFIGS = {
+    "default": ModelConfig(duration_ms=60_000.0),
+    # every fault, several hosts and servers, a worker limit, memory pressure, dependencies
+    "faults": ModelConfig(
+        duration_ms=60_000.0,
+        warmup_ms=5_000.0,
+        hosts=2,
+        servers=2,
+        uplink=LinkConfig(loss=0.1, retransmit_timeout_ms=5.0),
+        downlink=LinkConfig(loss=0.1, retransmit_timeout_ms=5.0),
+        server=ServerConfig(
+            limits=CacheLimits(capacity_bytes=2 << 20, eviction="fifo"),
+            sweep_interval_ms=500.0,
+            workers=1,
+        ),
+        policy=PolicyConfig(refused_backoff_ms=2_000.0),
+        workload=BUSY,
+        faults=FaultConfig(restart_at_ms=30_000.0, memory_pressure_at_ms=40_000.0),
+    ),
+    # leases far shorter than sessions: expiries, renewals and reinstalls
+    "short_leases": ModelConfig(
+        duration_ms=60_000.0,
+        policy=PolicyConfig(name="threshold", ttl_fraction=0.05, min_expected_reuse=0.5),
+        workload=BUSY,
+    ),
+}
+
+
+def digest(result: ModelResult) -> str:
+    """Every output of a run (values and types), but its wall time."""
+    h = hashlib.sha256()
+    for field in fields(result):
+        value = getattr(result, field.name)
+        if field.name == "wall_s":
+            continue
+        h.update(field.name.encode())
+        if isinstance(value, dict) and all(isinstance(v, np.ndarray) for v in value.values()):
+            for name, column in value.items():
+                h.update(f"{name}:{column.dtype}".encode() + column.tobytes())
+        elif isinstance(value, np.ndarray):
+            h.update(str(value.dtype).encode() + value.tobytes())
+        else:
+            h.update(repr(value).encode())
+    return h.hexdigest()
+
+
+def digests() -> dict[str, str]:
+    return {name: digest(simulate(config, 11)) for name, config in CONFIGS.items()}
+
+
+def _interpreted(code: str) -> str:
+    """What ``code`` prints in a new process that loads the model from its sources."""
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, INTERPRETED_VARIABLE: "1"},
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return run.stdout
+
+
+compiled_only = pytest.mark.skipif(
+    BUILD_STATUS != "compiled", reason=f"the model runs {BUILD_STATUS}"
+)
+
+
+@compiled_only
+def test_the_compiled_model_gives_the_records_of_its_sources():
+    interpreted = json.loads(
+        _interpreted(
+            "import json; from tests.model.test_compiled import digests; "
+            "print(json.dumps(digests()))"
+        )
+    )
+    assert digests() == interpreted
+
+
+@compiled_only
+def test_the_variable_loads_every_compiled_module_from_its_source():
+    names = ("host", "link", "server", "window", "records")
+    compiled = [getattr(__import__(f"nnrpsim.model.{n}").model, n).__file__ for n in names]
+    assert not any(path.endswith(".py") for path in compiled)
+    printed = _interpreted(
+        "import importlib, nnrpsim.model as m; print(m.BUILD_STATUS); "
+        f"print(*[importlib.import_module('nnrpsim.model.' + n).__file__ for n in {names}])"
+    ).split("\n")
+    assert printed[0] == f"interpreted ({INTERPRETED_VARIABLE} is set)"
+    assert all(path.endswith(".py") for path in printed[1].split())
+
+
+def _package(tmp_path, sources: dict[str, str], extensions: list[str], record: dict | None):
+    for name, text in sources.items():
+        (tmp_path / name).write_text(text)
+    for name in extensions:
+        (tmp_path / name).write_bytes(b"\x7fELF")
+    if record is not None:
+        (tmp_path / BUILD_RECORD).write_text(json.dumps(record))
+    return tmp_path
+
+
+def test_an_extension_is_current_only_while_its_source_is_what_was_compiled(tmp_path):
+    so = ".cpython-311-x86_64-linux-gnu.so"
+    directory = _package(
+        tmp_path,
+        {"host.py": "x = 1\n", "link.py": "y = 2\n", "plain.py": "z = 3\n"},
+        [f"host{so}", f"link{so}", f"native__mypyc{so}"],
+        None,
+    )
+    assert out_of_date(directory) == ["host.py", "link.py"]  # no record: no current build
+    record = {name: source_digest(directory / name) for name in ("host.py", "link.py")}
+    (directory / BUILD_RECORD).write_text(json.dumps(record))
+    assert out_of_date(directory) == []
+    (directory / "link.py").write_text("y = 3\n")
+    assert out_of_date(directory) == ["link.py"]
+    (directory / "plain.py").write_text("z = 4\n")  # not compiled: no concern of the build
+    assert out_of_date(directory) == ["link.py"]
