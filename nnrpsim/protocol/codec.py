@@ -96,7 +96,9 @@ def _passes_screen(layout: Layout, arr: np.ndarray) -> bool:
         bounds = _SCREENS[layout.name] = _screen_bounds(layout)
     for bound in bounds:
         words = arr.view(bound.view)["w"]
-        if words.min() < bound.lo or words.max() > bound.hi:
+        # lo <= w <= hi as one reduction: below lo, the unsigned difference wraps past hi - lo
+        # (a strided min and max are two passes over every block)
+        if np.subtract(words, words.dtype.type(bound.lo)).max() > bound.hi - bound.lo:
             return False
     for name, mask in layout.masks.items():
         if int(np.bitwise_or.reduce(arr[name])) & ~mask:

@@ -94,3 +94,24 @@ def test_batch_decode_rejects_partial_blocks_and_names_first_bad_block(seed, cut
     with pytest.raises(WireError) as err:
         decode_batch(layout, records.tobytes())
     assert (err.value.field, err.value.index) == ("object_kind", 5)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    kind=st.sampled_from([0, 1, 5, 9, 10, 255, 2**16 - 1]),
+    flags=st.sampled_from([0, 1, 2**15, 2**16 - 1]),
+)
+def test_batch_decode_accepts_exactly_the_kinds_in_range_with_no_flags(seed, kind, flags):
+    # the fast screen folds both fields into one unsigned word checked against [1, 9]: a kind
+    # below 1 must wrap past the range, a flag bit must push the word above it
+    layout = BLOCKS["orb"]
+    records = random_valid(layout, 50, np.random.default_rng(seed))
+    at = seed % 50
+    records[at]["object_kind"], records[at]["ref_flags"] = kind, flags
+    if 1 <= kind <= 9 and flags == 0:
+        assert len(decode_batch(layout, records.tobytes())) == 50
+    else:
+        with pytest.raises(WireError) as err:
+            decode_batch(layout, records.tobytes())
+        assert err.value.index == at
