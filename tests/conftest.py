@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import subprocess
@@ -86,3 +87,32 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
             pytrace=False,
         )
     return True
+
+
+@pytest.fixture
+def monkeypatch(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
+    """pytest's ``monkeypatch``, refusing to patch a compiled module or one of its classes in a
+    test not marked ``interpreted``: compiled code calls it directly, so the patch would
+    change nothing and the test would pass for nothing."""
+    from nnrpsim.model import BUILD_STATUS
+    from nnrpsim.model.compiled import PACKAGE_DIR, extensions
+
+    if BUILD_STATUS != "compiled" or request.node.get_closest_marker("interpreted"):
+        return monkeypatch
+    compiled = {f"nnrpsim.model.{name[:-3]}" for name in extensions(PACKAGE_DIR)}
+    setattr_ = monkeypatch.setattr
+
+    def checked_setattr(target, *args, **kwargs):
+        if isinstance(target, str):  # "package.module.name" or "package.module.Class.name"
+            owner = target.rsplit(".", 1)[0]
+        else:
+            owner = target.__name__ if inspect.ismodule(target) else target.__module__
+        if any(owner == module or owner.startswith(f"{module}.") for module in compiled):
+            pytest.fail(
+                f"{owner} is compiled: mark the test @pytest.mark.interpreted to patch it",
+                pytrace=False,
+            )
+        return setattr_(target, *args, **kwargs)
+
+    monkeypatch.setattr = checked_setattr  # type: ignore[method-assign]
+    return monkeypatch
