@@ -29,6 +29,7 @@ PACKAGE_DIR = Path(__file__).resolve().parent
 
 
 def source_digest(path: Path) -> str:
+    """What the build record holds for a source: the SHA-256 of its bytes."""
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
@@ -62,7 +63,9 @@ class _FromSources(importlib.abc.MetaPathFinder):
     def __init__(self, sources: dict[str, Path]) -> None:
         self.sources = sources
 
-    def find_spec(self, fullname, path, target=None):
+    def find_spec(
+        self, fullname: str, path: object, target: object = None
+    ) -> importlib.machinery.ModuleSpec | None:
         source = self.sources.get(fullname)
         return None if source is None else importlib.util.spec_from_file_location(fullname, source)
 
