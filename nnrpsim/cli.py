@@ -35,6 +35,20 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
+class _Version(argparse.Action):
+    """``--version``: the release, and whether the model runs compiled (imported only here:
+    the other commands that do not simulate stay light)."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, **kwargs) -> None:
+        super().__init__(option_strings, dest, nargs=0, help="show the version and the build")
+
+    def __call__(self, parser, namespace, values, option_string=None) -> None:
+        from .model import BUILD_STATUS
+
+        print(f"nnrpsim {__version__}, model {BUILD_STATUS}")
+        parser.exit()
+
+
 def _parse_hex(text: str) -> bytes:
     cleaned = "".join(text.split()).removeprefix("0x")
     try:
@@ -219,7 +233,7 @@ def _add_scenario_commands(commands) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="nnrpsim", description=__doc__.splitlines()[0])
-    parser.add_argument("--version", action="version", version=f"nnrpsim {__version__}")
+    parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     frames = commands.add_parser("frames", help="encode and decode NNRP/1 cache frames")

@@ -13,6 +13,8 @@ from dataclasses import fields
 import numpy as np
 import pytest
 
+from nnrpsim import __version__
+from nnrpsim.cli import main
 from nnrpsim.engine import CacheLimits
 from nnrpsim.model import (
     BUILD_STATUS,
@@ -155,3 +157,14 @@ def test_an_extension_is_current_only_while_its_source_is_what_was_compiled(tmp_
     assert out_of_date(directory) == ["link.py"]
     (directory / "plain.py").write_text("z = 4\n")  # not compiled: no concern of the build
     assert out_of_date(directory) == ["link.py"]
+
+
+def test_the_version_says_how_the_model_runs(capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main(["--version"])
+    assert exit_.value.code == 0
+    assert capsys.readouterr().out == f"nnrpsim {__version__}, model {BUILD_STATUS}\n"
+    printed = _interpreted("from nnrpsim.cli import main; main(['--version'])")
+    assert printed == f"nnrpsim {__version__}, model interpreted (not compiled)\n" or printed == (
+        f"nnrpsim {__version__}, model interpreted ({INTERPRETED_VARIABLE} is set)\n"
+    )
