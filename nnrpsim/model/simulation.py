@@ -21,7 +21,7 @@ from .policies import make_policy
 from .records import Recorder
 from .routing import route_sessions
 from .server import INVALIDATE_BYTES, Server
-from .workload import SessionPlan, WorkloadPlan, synthetic_plan
+from .workload import SessionPlan, WorkloadPlan, synthetic_plan, with_python_numbers
 
 
 @dataclass
@@ -70,8 +70,10 @@ class Simulation:
         seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
         plan_seed, link_seed = seq.spawn(2)
         self.config = config
-        self.plan = plan or synthetic_plan(
-            config.workload, config.hosts, config.duration_ms, plan_seed
+        self.plan = (
+            synthetic_plan(config.workload, config.hosts, config.duration_ms, plan_seed)
+            if plan is None
+            else with_python_numbers(plan)
         )
         self.env = simpy.Environment()
         self.recorder = Recorder()
@@ -260,7 +262,7 @@ class Simulation:
             sum(at < self.config.duration_ms for at, _ in plan.operations) - done[plan.session_id]
             for plan in self.plan.sessions
         ]
-        auditor.operation_never_completed = sum(missing)
+        auditor.operation_never_completed = int(sum(missing))  # (the config's times may be numpy's)
         behind = sum(n for n, process in zip(missing, processes, strict=True) if process.is_alive)
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(

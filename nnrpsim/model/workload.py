@@ -7,7 +7,7 @@ from a reference stream (a trace).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import pairwise
 
 import numpy as np
@@ -45,6 +45,9 @@ class WorkloadPlan:
     sessions_per_ms: float = 0.0  # mean session arrivals per host
     depends_on: dict[int, int] = field(default_factory=dict)
     """Object -> the object it was made from (spec section 11); most objects have none."""
+    python_numbers: bool = False
+    """Whether every number a host reads is a Python ``int`` or ``float`` already (the plans
+    drawn here): see :func:`with_python_numbers`."""
 
     def dependents(self) -> dict[int, list[int]]:
         """Object -> the objects made from it, in id order."""
@@ -52,6 +55,31 @@ class WorkloadPlan:
         for obj, source in sorted(self.depends_on.items()):
             made_from.setdefault(source, []).append(obj)
         return made_from
+
+
+def with_python_numbers(plan: WorkloadPlan) -> WorkloadPlan:
+    """``plan`` with plain Python numbers wherever a plan built by hand may hold numpy's: the
+    compiled model checks the types of what it reads, and refuses an ``np.int64`` object id
+    that a Python host would take. Plans drawn here say they hold Python numbers already."""
+    if plan.python_numbers:
+        return plan
+    sessions = [
+        replace(
+            session,
+            session_id=int(session.session_id),
+            host=int(session.host),
+            start_ms=float(session.start_ms),
+            end_ms=float(session.end_ms),
+            expected_ms=float(session.expected_ms),
+            operations=[
+                (float(at), [int(o) for o in objects]) for at, objects in session.operations
+            ],
+            expected_reuse={int(o): float(n) for o, n in session.expected_reuse.items()},
+        )
+        for session in plan.sessions
+    ]
+    depends_on = {int(o): int(source) for o, source in plan.depends_on.items()}
+    return replace(plan, sessions=sessions, depends_on=depends_on, python_numbers=True)
 
 
 def popularity(n: int, alpha: float) -> np.ndarray:
@@ -228,6 +256,7 @@ def synthetic_plan(
         shared_reuse,
         sessions_per_ms,
         depends_on,
+        python_numbers=True,
     )
 
 
@@ -270,4 +299,5 @@ def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
         stream.invalidation_time_ms.astype(np.float64),
         stream.invalidation_object_id,
         np.zeros(n_objects),
+        python_numbers=True,
     )

@@ -4,6 +4,7 @@ whose source has changed since the build is never what runs."""
 from __future__ import annotations
 
 import hashlib
+import importlib
 import json
 import os
 import subprocess
@@ -16,6 +17,7 @@ import pytest
 from nnrpsim import __version__
 from nnrpsim.cli import main
 from nnrpsim.engine import CacheLimits
+from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.model import (
     BUILD_STATUS,
     FaultConfig,
@@ -26,10 +28,21 @@ from nnrpsim.model import (
     ServerConfig,
     WorkloadConfig,
     simulate,
+    stream_plan,
+    synthetic_plan,
 )
-from nnrpsim.model.compiled import BUILD_RECORD, INTERPRETED_VARIABLE, out_of_date, source_digest
+from nnrpsim.model.compiled import (
+    BUILD_RECORD,
+    INTERPRETED_VARIABLE,
+    PACKAGE_DIR,
+    extensions,
+    out_of_date,
+    source_digest,
+)
+from nnrpsim.model.workload import with_python_numbers
 
 from ..conftest import ROOT
+from .plans import one_session
 
 BUSY = WorkloadConfig(
     session_rate_per_s=1.0,
@@ -120,8 +133,9 @@ def test_the_compiled_model_gives_the_records_of_its_sources():
 
 @compiled_only
 def test_the_variable_loads_every_compiled_module_from_its_source():
-    names = ("host", "link", "server", "window", "records")
-    compiled = [getattr(__import__(f"nnrpsim.model.{n}").model, n).__file__ for n in names]
+    names = tuple(name[:-3] for name in extensions(PACKAGE_DIR))
+    assert {"host", "server", "link"} <= set(names)  # the event loop's core, at least
+    compiled = [importlib.import_module(f"nnrpsim.model.{n}").__file__ for n in names]
     assert not any(path.endswith(".py") for path in compiled)
     printed = _interpreted(
         "import importlib, nnrpsim.model as m; print(m.BUILD_STATUS); "
@@ -168,3 +182,47 @@ def test_the_version_says_how_the_model_runs(capsys):
     assert printed == f"nnrpsim {__version__}, model interpreted (not compiled)\n" or printed == (
         f"nnrpsim {__version__}, model interpreted ({INTERPRETED_VARIABLE} is set)\n"
     )
+
+
+def test_a_plan_built_with_numpy_numbers_runs_as_with_python_numbers():
+    # compiled, a host refuses an np.int64 where its type hints say int: the simulation takes
+    # a plan given to it with plain Python numbers
+    def plan(number, real):
+        built = one_session(
+            [(real(10.0 * i), [number(i % 3), number(3)]) for i in range(20)],
+            [4096] * 4,
+            [5.0] * 4,
+            real(400.0),
+        )
+        session = built.sessions[0]
+        session.session_id, session.host = number(7), number(0)
+        session.expected_reuse = {number(o): real(n) for o, n in session.expected_reuse.items()}
+        built.depends_on = {number(3): number(2)}
+        return built
+
+    config = ModelConfig(duration_ms=np.float64(600.0))
+    with_numpy = simulate(config, 3, plan(np.int64, np.float64))
+    assert digest(with_numpy) == digest(simulate(config, 3, plan(int, float)))
+    assert with_numpy.counters["hot_path_frames"] >= 20 and with_numpy.violations == 0
+
+
+@pytest.mark.parametrize(
+    "draw",
+    [
+        lambda: synthetic_plan(BUSY, 2, 30_000.0, np.random.SeedSequence(5)),
+        lambda: stream_plan(
+            ReferenceStream(np.arange(0, 500, 10), np.arange(50) % 7, np.full(50, 4096))
+        ),
+    ],
+)
+def test_the_plans_drawn_here_hold_the_python_numbers_they_say(draw):
+    # the simulation takes them as they are: a numpy number in them would stop a compiled host
+    plan = draw()
+    assert plan.python_numbers
+    numbers = [plan.depends_on.keys(), plan.depends_on.values()]
+    for session in plan.sessions:
+        numbers += [(session.session_id, session.host), session.expected_reuse.keys()]
+        numbers += [[at for at, _ in session.operations]]
+        numbers += [objects for _, objects in session.operations]
+    assert all(type(n) in (int, float) for group in numbers for n in group)
+    assert with_python_numbers(plan) is plan
