@@ -15,7 +15,7 @@ from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
 from .model.routing import route_sessions
 from .model.server import session_lease_ttl_ms
-from .model.workload import WorkloadPlan
+from .model.workload import WorkloadPlan, with_python_numbers
 
 
 def session_ttl_ms(config: ModelConfig, expected_ms: float) -> int:
@@ -166,6 +166,7 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
     the warm-up as the DES's are (``peak_gpu_bytes`` is the whole run's). Each server replays
     the sessions routed to it, in its own memory; their counts and bytes add up, and so do
     their peaks (each server's budget that never evicts)."""
+    plan = with_python_numbers(plan)  # the hosts' decisions are compiled code
     server_of = route_sessions(plan.sessions, config.servers, config.routing)
     parts = [
         _server_replay(

@@ -6,7 +6,9 @@ Times are milliseconds, sizes bytes, rates per millisecond unless a name says ot
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+
+import numpy as np
 
 from nnrpsim.engine import CacheLimits
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
@@ -15,6 +17,15 @@ KindMix = tuple[tuple[int, float], ...]
 """Object kinds with their relative shares: ((kind code, weight), ...)."""
 KindSizes = tuple[tuple[int, int, float], ...]
 """Size distributions by kind: ((kind code, median bytes, lognormal sigma), ...)."""
+
+
+def _python_numbers(config: object) -> None:
+    """numpy scalars as Python numbers (``np.int64(2)`` as ``2``): a notebook sweeps with numpy
+    values, and the compiled model refuses an ``np.int64`` where its type hints say ``int``."""
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if isinstance(value, np.generic):
+            object.__setattr__(config, f.name, value.item())
 
 
 def _positive(name: str, value: float, allow_zero: bool = False) -> None:
@@ -37,6 +48,7 @@ class LinkConfig:
     retransmit_timeout_ms: float = 20.0
 
     def __post_init__(self) -> None:
+        _python_numbers(self)
         _positive("latency_ms", self.latency_ms, allow_zero=True)
         _positive("bandwidth_bytes_per_ms", self.bandwidth_bytes_per_ms)
         if not 0 <= self.loss < 1:
@@ -61,6 +73,7 @@ class ServerConfig:
     cascade_dependencies: bool = True
 
     def __post_init__(self) -> None:
+        _python_numbers(self)
         if not 0 < self.default_lease_ttl_ms <= U32_MAX:
             raise ValueError(f"default_lease_ttl_ms must be in 1..{U32_MAX}")
         if self.workers is not None and self.workers < 1:
@@ -92,6 +105,7 @@ class PolicyConfig:
     refused_backoff_ms: float = 0.0
 
     def __post_init__(self) -> None:
+        _python_numbers(self)
         if not 0 < self.ttl_fraction <= 10:
             raise ValueError(f"ttl_fraction must be in (0, 10], got {self.ttl_fraction}")
         if not 0 <= self.renew_margin <= 1:
@@ -139,6 +153,7 @@ class WorkloadConfig:
     max_in_flight_operations: int = 4
 
     def __post_init__(self) -> None:
+        _python_numbers(self)
         for name in ("session_rate_per_s", "session_duration_ms", "operation_rate_per_s"):
             _positive(name, getattr(self, name))
         if not 1 <= self.max_in_flight_operations <= U16_MAX:
@@ -191,6 +206,7 @@ class FaultConfig:
     memory_pressure_fraction: float = 0.5
 
     def __post_init__(self) -> None:
+        _python_numbers(self)
         if not 0 < self.memory_pressure_fraction <= 1:
             raise ValueError("memory_pressure_fraction must be in (0, 1]")
 
@@ -216,6 +232,7 @@ class ModelConfig:
     operation_timeout_ms: float = 60_000.0
 
     def __post_init__(self) -> None:
+        _python_numbers(self)
         _positive("duration_ms", self.duration_ms)
         _positive("warmup_ms", self.warmup_ms, allow_zero=True)
         if not self.warmup_ms < self.duration_ms:  # (inf, nan)

@@ -9,7 +9,7 @@ import json
 import os
 import subprocess
 import sys
-from dataclasses import fields
+from dataclasses import fields, replace
 
 import numpy as np
 import pytest
@@ -40,6 +40,7 @@ from nnrpsim.model.compiled import (
     source_digest,
 )
 from nnrpsim.model.workload import with_python_numbers
+from nnrpsim.vector_run import vector_run
 
 from ..conftest import ROOT
 from .plans import one_session
@@ -204,6 +205,26 @@ def test_a_plan_built_with_numpy_numbers_runs_as_with_python_numbers():
     with_numpy = simulate(config, 3, plan(np.int64, np.float64))
     assert digest(with_numpy) == digest(simulate(config, 3, plan(int, float)))
     assert with_numpy.counters["hot_path_frames"] >= 20 and with_numpy.violations == 0
+    vector = [
+        repr(vector_run(config, plan(n, r))) for n, r in ((np.int64, np.float64), (int, float))
+    ]
+    assert vector[0] == vector[1]  # (by repr: its latencies are nan)
+
+
+def test_a_config_with_numpy_numbers_runs_as_with_python_numbers():
+    # a notebook's sweep hands numpy scalars to the configs; they keep Python's
+    def config(number, real):
+        return ModelConfig(
+            duration_ms=real(30_000.0),
+            uplink=LinkConfig(latency_ms=real(1.0)),
+            server=ServerConfig(workers=number(2), sweep_interval_ms=real(500.0)),
+            policy=PolicyConfig(ttl_hint_ms=number(4_000), min_object_bytes=number(2_048)),
+            workload=replace(BUSY, max_in_flight_operations=number(2)),
+        )
+
+    with_numpy = config(np.int64, np.float64)
+    assert type(with_numpy.server.workers) is int and type(with_numpy.duration_ms) is float
+    assert digest(simulate(with_numpy, 5)) == digest(simulate(config(int, float), 5))
 
 
 @pytest.mark.parametrize(
