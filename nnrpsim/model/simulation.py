@@ -262,7 +262,7 @@ class Simulation:
             sum(at < self.config.duration_ms for at, _ in plan.operations) - done[plan.session_id]
             for plan in self.plan.sessions
         ]
-        auditor.operation_never_completed = int(sum(missing))  # (the config's times may be numpy's)
+        auditor.operation_never_completed = sum(missing)
         behind = sum(n for n, process in zip(missing, processes, strict=True) if process.is_alive)
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(
