@@ -42,14 +42,31 @@ def test_what_a_frame_makes_from_a_source_sent_inline_goes_inline_too():
     when it will go inline (its turn, its back-off), not when it will simply be put."""
     rules = HostRules(3, inline_once=True, backoff_ms=0)
     rules.send_inline(SOURCE, 100, 7, EVICTED, False)
-    rules.follow_source(MADE, SOURCE, 7, source_lapse=EVICTED)
+    rules.follow_source(MADE, SOURCE, 7, live=True, source_lapse=EVICTED)
     assert rules.take_blocked(MADE, live=True) == (EVICTED, False)
     assert rules.take_blocked(MADE, live=True) is None  # taken once
-    rules.follow_source(MADE, SOURCE, 8, source_lapse=EXPIRED)  # later in the frame: put
+    rules.follow_source(MADE, SOURCE, 8, live=True, source_lapse=EXPIRED)  # later in the frame: put
     assert rules.take_blocked(MADE, live=True) is None
     rules.ended_under_host([SOURCE])
-    rules.follow_source(MADE, SOURCE, 9, source_lapse=EVICTED)  # later, in its inline turn
+    rules.follow_source(
+        MADE, SOURCE, 9, live=True, source_lapse=EVICTED
+    )  # later, in its inline turn
     assert rules.take_blocked(MADE, live=True) == (INVALIDATED, False)
+
+
+def test_an_object_backing_off_itself_goes_inline_for_its_own_lapse_not_its_sources():
+    """The DES host decides an object by its own lease before its source: one that holds no
+    live lease and is backing off from its own refused PUT goes inline charged its own lapse,
+    even when its source went inline earlier in the frame; with a live lease, the source's."""
+    rules = HostRules(3, inline_once=False, backoff_ms=50)
+    rules.refused(MADE, 100)
+    rules.send_inline(SOURCE, 100, 120, INVALIDATED, True)
+    rules.follow_source(MADE, SOURCE, 120, live=False, source_lapse=INVALIDATED)
+    assert rules.take_blocked(MADE, live=False) is None
+    assert rules.goes_inline(MADE, 10, 120, EXPIRED)
+    assert rules.inlined_at[MADE][2] == EXPIRED
+    rules.follow_source(MADE, SOURCE, 120, live=True, source_lapse=INVALIDATED)
+    assert rules.take_blocked(MADE, live=True) == (INVALIDATED, True)
 
 
 def test_a_source_refused_for_its_frame_sends_what_is_made_from_it_inline_but_put():

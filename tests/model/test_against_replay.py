@@ -252,6 +252,60 @@ def test_a_host_backing_off_after_refusals_acts_alike_on_both_engines(mode, depe
     assert des["wire_bytes_saved"] == saved
 
 
+def test_an_object_backing_off_itself_is_charged_its_own_lapse_not_its_sources():
+    """An object made from a source, whose own lease ran out and whose own PUT was refused
+    (so the host backs off from it), in a frame whose source goes inline for a content change:
+    the DES host decides the object by its own lease first, so the miss is an expired lease.
+    The vector run once charged it the source's invalidation (a cache miss); a random draw of
+    the engines against each other found it (its plan, seed 376)."""
+    config = replace(
+        _config("reset", CacheLimits(capacity_bytes=1 << 20, eviction="none"), 0.5),
+        duration_ms=120_000.0,
+        policy=PolicyConfig(
+            name="always",
+            ttl_fraction=0.1,
+            renew_margin=0.5,
+            inline_after_invalidate=False,
+            refused_backoff_ms=2_000.0,
+        ),
+        workload=WorkloadConfig(
+            namespaces=2,
+            shared_objects_per_namespace=5,
+            shared_refs_per_operation=1,
+            private_refs_per_operation=2,
+            private_objects_per_session=2,
+            object_size_sigma=0.0,
+            session_duration_cv=0.0,
+            content_change_rate_per_s=0.01,
+            private_dependency_share=1.0,
+        ),
+    )
+    config = replace(config, server=replace(config.server, cascade_dependencies=False))
+    plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(376))
+    result = simulate(config, 0, plan)
+    refs = result.references
+    # the case is there: in one operation, a source sent inline for a content change and
+    # something made from it sent inline for its own expired lease, backing off
+    operation = list(zip(refs["time_ms"].tolist(), refs["session"].tolist(), strict=True))
+    body_sent = np.isin(
+        refs["outcome"], [RefOutcome.INLINED_AFTER_INVALIDATE, RefOutcome.INSTALL_REJECTED]
+    )
+    changed = {
+        (operation[i], obj)
+        for i, obj in enumerate(refs["object"].tolist())
+        if body_sent[i] and refs["cause"][i] == InstallCause.INVALIDATED
+    }
+    assert any(
+        (operation[i], plan.depends_on.get(obj)) in changed
+        for i, obj in enumerate(refs["object"].tolist())
+        if refs["outcome"][i] == RefOutcome.INSTALL_REJECTED
+        and refs["cause"][i] == InstallCause.EXPIRED
+    )
+    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    for name in ("hit_rate", "installs", "miss_rate_cache_miss", "miss_rate_lease_expired"):
+        assert des[name] == vector[name]
+
+
 def test_a_session_closes_after_its_last_use_within_one_millisecond():
     """The session's last use of A at 999.3 ms hits on the DES, whose close at 999.6 ends A's
     lease after it; so it does on the vector engine, which counts in whole milliseconds."""

@@ -74,11 +74,15 @@ class HostRules:
             self.inlined_of[obj] += 1
         self.inlined_at[obj] = (self.frame, now, reason, backing_off)
 
-    def follow_source(self, obj: int, source: int, now: int, source_lapse: int | None) -> None:
+    def follow_source(
+        self, obj: int, source: int, now: int, live: bool, source_lapse: int | None
+    ) -> None:
         """``obj`` is made from ``source``, which its frame references too: it goes inline if
         the source went inline earlier in the frame, or comes later and will (its inline
-        turn, its back-off). Its own inline turn comes first."""
-        if obj in self.told:
+        turn, its back-off). Its own inline turn comes first, and so does its own back-off
+        when it holds no ``live`` lease: the DES host decides an object by its own lease
+        before it looks at the source, so the miss is charged to the object's own lapse."""
+        if obj in self.told or (not live and now < self.until.get(obj, now)):
             return
         went = self.inlined_at.get(source)
         if went is not None and went[0] == self.frame and went[1] == now:

@@ -161,7 +161,8 @@ def replay_on_table(
         if new_frame:
             at_start = frame.decide(lapse, object_ids, i)
         if made_from >= 0:
-            host.follow_source(obj, made_from, t, at_start.get(made_from, lapse(made_from, t)))
+            source_lapse = at_start.get(made_from, lapse(made_from, t))
+            host.follow_source(obj, made_from, t, at_start[obj] is None, source_lapse)
         # one reference at a time: the scalar calls, which keep the batch calls' rules
         if only_along:
             along_source[follower] = obj

@@ -182,7 +182,8 @@ def ordered_capacity(
         else:
             live = entry is not None and t < entry[0] and not (stale and obj in stale)
         if made_from >= 0:
-            host.follow_source(obj, made_from, t, at_start.get(made_from, lapse(made_from, t)))
+            source_lapse = at_start.get(made_from, lapse(made_from, t))
+            host.follow_source(obj, made_from, t, live, source_lapse)
         if only_along:
             if frames:
                 along_source[follower] = obj
