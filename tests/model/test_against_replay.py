@@ -31,7 +31,7 @@ from nnrpsim.protocol import CacheObjectKind, MessageType, packet_bytes
 from nnrpsim.vector_run import plan_stream, vector_run
 from tests.engine.streams import poisson_stream
 
-from .plans import one_session
+from .plans import one_object_each, one_session
 
 A = 0
 T = 10_000
@@ -314,6 +314,31 @@ def test_a_session_closes_after_its_last_use_within_one_millisecond():
     config = replace(config, policy=replace(config.policy, ttl_hint_ms=10_000))
     des, (vector, _) = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan)
     assert des["hit_rate"] == vector["hit_rate"] == 0.5
+
+
+def test_operations_due_at_one_instant_race_on_the_des_and_queue_on_the_vector_engine():
+    """Three requests at the same instant, each putting an object, on a server that holds two,
+    over links that take no time but the bytes' (the README's recipe, a petabyte a second): on
+    the DES they are in flight together (up to ``max_in_flight``), so the third PUT evicts the
+    first lease before its frame arrives (a cache error, then the body inline); the vector
+    engine takes them one after another. With one operation in flight the two agree again."""
+    plan = one_object_each([0.0, 0.0, 0.0], 4096, 1_000.0)
+    fast = LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=1e12)
+    config = replace(
+        _config("reset", CacheLimits(capacity_bytes=None, max_cache_entries=2)),
+        duration_ms=2_000.0,
+        uplink=fast,
+        downlink=fast,
+    )
+    vector, _ = vector_run(config, plan)
+    racing = des_metrics(simulate(config, 0, plan), 0.0)
+    assert config.workload.max_in_flight_operations > 1
+    assert racing["fallback_rate"] == 1 / 3 and vector["fallback_rate"] == 0
+    assert racing["wire_bytes_saved"] < vector["wire_bytes_saved"] - 4096  # a body sent twice
+    one_at_a_time = replace(config, workload=replace(config.workload, max_in_flight_operations=1))
+    queued = des_metrics(simulate(one_at_a_time, 0, plan), 0.0)
+    for name in ("hit_rate", "installs", "fallback_rate", "miss_rate_cache_miss"):
+        assert queued[name] == vector[name]
 
 
 @pytest.mark.parametrize(
