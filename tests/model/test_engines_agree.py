@@ -4,10 +4,15 @@ DES"), each draw run on both and compared in every count the two share."""
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
+
 import numpy as np
+import pandas as pd
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+import nnrpsim
 from nnrpsim.engine import CacheLimits
 from nnrpsim.metrics import des_metrics
 from nnrpsim.model import (
@@ -19,6 +24,7 @@ from nnrpsim.model import (
     synthetic_plan,
 )
 from nnrpsim.protocol import MessageType, packet_bytes
+from nnrpsim.scenario import parse_scenario
 from nnrpsim.vector_run import vector_run
 
 from .test_against_replay import INSTANT
@@ -34,6 +40,13 @@ ALIKE = (
     "fallback_rate",
 )
 U32_MAX = 2**32 - 1
+KINDS = ("prompt_segment", "tool_schema", "codec_table")
+INSTANT_KEYS = {  # the README's recipe: no latency, a petabyte a second, no processing
+    "link": {"latency": "0s", "bandwidth": "1000000GB/s"},
+    "per_operation_cost": "0s",
+    "per_inline_byte_cost": "0s",
+    "per_put_byte_cost": "0s",
+}
 
 
 def drawn_config(rng: np.random.Generator) -> ModelConfig:
@@ -112,3 +125,64 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     assert {name: des[name] for name in ALIKE} == {name: vector[name] for name in ALIKE}
     invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
     assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
+
+
+def drawn_log(rng: np.random.Generator, path: Path) -> None:
+    """A reference log of up to 400 requests to up to 60 objects of three kinds, some at one
+    instant, with or without its operation and kind columns."""
+    n_objects = int(rng.integers(1, 60))
+    sizes, kinds = rng.integers(100, 40_000, n_objects), rng.integers(0, 3, n_objects)
+    rows = []
+    for request, time_ms in enumerate(np.sort(rng.integers(0, 60_000, rng.integers(5, 400)))):
+        named = rng.choice(n_objects, min(n_objects, int(rng.integers(1, 5))), replace=False)
+        rows += [(time_ms, f"o{o}", sizes[o], request, KINDS[kinds[o]]) for o in named]
+    log = pd.DataFrame(rows, columns=["time_ms", "object", "size_bytes", "operation", "kind"])
+    dropped = [name for name in ("operation", "kind") if rng.integers(2)]
+    log.drop(columns=dropped).to_csv(path, index=False)
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_reference_log_one_request_at_a_time_counts_the_same_on_both_engines(seed):
+    """Through the scenario keys and the runner, as a user's trace goes: with one operation
+    in flight the DES takes requests that share a timestamp in turn, as the vector engine
+    does (with more they race: ``test_against_replay``)."""
+    rng = np.random.default_rng(seed)
+
+    def one(options):
+        return options[int(rng.integers(len(options)))]
+
+    with tempfile.TemporaryDirectory() as folder:
+        log = Path(folder) / "log.csv"
+        drawn_log(rng, log)
+        raw = {
+            "study": {"name": "log", "seed": seed, "replications": 1, "duration": "60s"},
+            "topology": {
+                "gpu_memory": one([None, "32KiB", "256KiB", "1MiB"]),
+                "max_cache_entries": one([0, 3, 20]),
+                "object_kinds": one([["prompt_segment"], list(KINDS)]),
+                "ttl_floor": one(["0s", "1s"]),
+                "ttl_ceiling": one(["2s", "1h"]),
+                "max_object_bytes": one(["1GiB", "20KiB"]),
+                "eviction": one(["lru", "fifo", "ttl", "size", "none"]),
+                "renewal": one(["touch", "extend"]),
+                **INSTANT_KEYS,
+            },
+            "workload": {
+                "trace": {"path": str(log), "time_scale": one([1, 0.2, 3])},
+                "operations": {"max_in_flight": 1},
+                "invalidations": {"rate_per_s": one([0, 0.02, 0.1])},
+            },
+            "host_policy": {
+                "name": one(["best_practice", "always", "threshold"]),
+                "ttl_hint": one(["1s", "5s", "30s"]),
+                "renew_margin": one([0, 0.2, 1]),
+                "refused_put_backoff": one(["0s", "2s"]),
+            },
+        }
+        des, vector = (
+            nnrpsim.sweep(parse_scenario({**raw, "engine": engine})).iloc[0]
+            for engine in ("des", "vector")
+        )
+    assert des["failures"] == vector["failures"] == 0
+    assert des[list(ALIKE)].to_dict() == vector[list(ALIKE)].to_dict()
