@@ -48,9 +48,8 @@ def test_what_a_frame_makes_from_a_source_sent_inline_goes_inline_too():
     rules.follow_source(MADE, SOURCE, 8, live=True, source_lapse=EXPIRED)  # later in the frame: put
     assert rules.take_blocked(MADE, live=True) is None
     rules.ended_under_host([SOURCE])
-    rules.follow_source(
-        MADE, SOURCE, 9, live=True, source_lapse=EVICTED
-    )  # later, in its inline turn
+    # later, in its inline turn
+    rules.follow_source(MADE, SOURCE, 9, live=True, source_lapse=EVICTED)
     assert rules.take_blocked(MADE, live=True) == (INVALIDATED, False)
 
 
