@@ -49,13 +49,15 @@ INSTANT_KEYS = {  # the README's recipe: no latency, a petabyte a second, no pro
 }
 
 
+def chooser(rng: np.random.Generator):
+    """``one(options)``: each choice uniform over its options. Hypothesis's own draws favour
+    the first (no budget, no entry limit, ...), which rarely meet one another's edges."""
+    return lambda options: options[int(rng.integers(len(options)))]
+
+
 def drawn_config(rng: np.random.Generator) -> ModelConfig:
-    """A configuration whose every choice is uniform over its options: hypothesis's own draws
-    favour the first (no budget, no entry limit, ...), which rarely meet each other's edges."""
-
-    def one(options):
-        return options[int(rng.integers(len(options)))]
-
+    """A configuration of every host feature and server limit the engines share."""
+    one = chooser(rng)
     limits = CacheLimits(
         capacity_bytes=one([None, 512 << 10, 1 << 20, 4 << 20]),
         max_cache_entries=one([0, 20, 60]),
@@ -148,10 +150,7 @@ def test_a_reference_log_one_request_at_a_time_counts_the_same_on_both_engines(s
     in flight the DES takes requests that share a timestamp in turn, as the vector engine
     does (with more they race: ``test_against_replay``)."""
     rng = np.random.default_rng(seed)
-
-    def one(options):
-        return options[int(rng.integers(len(options)))]
-
+    one = chooser(rng)
     with tempfile.TemporaryDirectory() as folder:
         log = Path(folder) / "log.csv"
         drawn_log(rng, log)
