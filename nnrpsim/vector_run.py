@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, replace
+from itertools import chain
 
 import numpy as np
 
@@ -15,7 +16,7 @@ from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
 from .model.routing import route_sessions
 from .model.server import session_lease_ttl_ms
-from .model.workload import WorkloadPlan, with_python_numbers
+from .model.workload import SessionPlan, WorkloadPlan, with_python_numbers
 
 
 def session_ttl_ms(config: ModelConfig, expected_ms: float) -> int:
@@ -49,50 +50,63 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     references before it sends its PUTs. A session's end (before the run's) ends the leases
     of the objects it cached of its own."""
     policy = make_policy(config.policy)
-    decisions = CacheDecisions(policy, config.workload, plan)
-    limits, depends_on = config.server.limits, plan.depends_on
+    limits, sessions, depends_on = config.server.limits, plan.sessions, plan.depends_on
+    width = max(len(plan.sizes), 1)  # a (session, object) pair is session * width + object
     base = base_ttl_ms(plan, config)
-    # the connection's objects (not the session's own) ask for the policy's connection TTL
-    connection_ttl = min(
-        max(policy.put_ttl_ms(base, True), limits.ttl_floor_ms), limits.ttl_ceiling_ms
+    # the TTLs a session's PUTs ask for, against the replay's: of the objects it owns, and of
+    # the others (the connection's: with a connection TTL, the policy's, clamped)
+    own_scale = np.array(
+        [session_ttl_ms(config, s.expected_ms) / base if base > 0 else 1.0 for s in sessions]
     )
-    times, objects, along, cached, scales, sources, frames = [], [], [], [], [], [], []
-    closes, released = [], []  # session ends, and the objects whose leases they end
-    for session in plan.sessions:
-        caches: dict[int, bool] = {}  # the decision per object, for this session
-        # the TTLs its PUTs ask for, against the replay's: of the objects the session owns,
-        # and of the others (the connection's)
-        session_ttl = session_ttl_ms(config, session.expected_ms)
-        own_scale = session_ttl / base if base > 0 else 1.0
-        shared_scale = own_scale if policy.connection_ttl_ms is None else connection_ttl / base
-        own = session.expected_reuse
-        for at, refs in session.operations:
-            made = 0  # the sources made along in this operation
-            for obj in refs:
-                if obj not in caches:
-                    caches[obj] = decisions.caches(session, obj, limits)
-                source = depends_on.get(obj) if caches[obj] else None
-                if source is not None and source not in refs:
-                    made += 1
-                    objects.append(source)
-                    along.append(True)
-                    cached.append(True)
-                    scales.append(own_scale if source in own else shared_scale)
-                    sources.append(-1)
-                objects.append(obj)
-                along.append(False)
-                cached.append(caches[obj])
-                scales.append(own_scale if obj in own else shared_scale)
-                sources.append(-1 if source is None or source not in refs else source)
-            times.extend([at] * (len(refs) + made))
-            frames.extend([len(times)] * (len(refs) + made))  # (one number per operation)
-        if session.end_ms < config.duration_ms:
-            owned = [obj for obj, c in caches.items() if c and obj in session.expected_reuse]
-            closes.extend([session.end_ms] * len(owned))
-            released.extend(owned)
-    times = np.asarray(times, dtype=np.float64)
+    shared_scale = own_scale
+    if policy.connection_ttl_ms is not None:
+        connection_ttl = min(
+            max(policy.put_ttl_ms(base, True), limits.ttl_floor_ms), limits.ttl_ceiling_ms
+        )
+        shared_scale = np.full(len(sessions), connection_ttl / base)
+    refs = _References.of(plan)
+    # the policy's decision, once per session and object
+    pairs, first, inverse = _unique_with_first(refs.session * width + refs.obj)
+    decisions = CacheDecisions(policy, config.workload, plan)
+    decided = np.array(
+        [decisions.caches(sessions[p // width], p % width, limits) for p in pairs.tolist()],
+        dtype=bool,
+    )
+    cached = decided[inverse]
+    # a cached object made from a source: the source is in its operation, or is made along
+    source_of = np.full(width, -1, dtype=np.int64)
+    source_of[list(depends_on)] = list(depends_on.values())
+    source = np.where(cached, source_of[refs.obj], -1)
+    in_operation = (source >= 0) & _member(
+        refs.operation * width + source, refs.operation * width + refs.obj
+    )
+    made_along = (source >= 0) & ~in_operation
+    # each reference, just after the one to its source made along if any
+    at_ref = np.arange(len(refs.obj)) + np.cumsum(made_along)
+    at_along = at_ref[made_along] - 1
+    n = len(refs.obj) + len(at_along)
+    objects_arr, operation = np.empty(n, dtype=np.int64), np.empty(n, dtype=np.int64)
+    objects_arr[at_ref], objects_arr[at_along] = refs.obj, source[made_along]
+    operation[at_ref], operation[at_along] = refs.operation, refs.operation[made_along]
+    along, replayed = np.zeros(n, dtype=bool), np.ones(n, dtype=bool)
+    along[at_along], replayed[at_ref] = True, cached
+    sources = np.full(n, -1, dtype=np.int64)
+    sources[at_ref] = np.where(in_operation, source, -1)
+    session = refs.session_of_operation[operation]
+    owned = _owned_pairs(sessions, width)
+    own = _member(session * width + objects_arr, owned)
+    scales = np.where(own, own_scale[session], shared_scale[session])
+    # an operation is one frame, numbered by how many references there are up to its end
+    frames = np.cumsum(np.bincount(operation, minlength=len(refs.time_of_operation)))[operation]
+    times = refs.time_of_operation[operation]
+    # a session's end (before the run's) ends the leases of the objects it cached of its own,
+    # in the order it first used them
+    end_ms = np.array([s.end_ms for s in sessions], dtype=np.float64)
+    ending = decided & (end_ms < config.duration_ms)[pairs // width] & _member(pairs, owned)
+    by_first_use = np.argsort(first[ending], kind="stable")
+    released = (pairs[ending] % width)[by_first_use]
+    closes = end_ms[pairs[ending] // width][by_first_use]
     times_ms = times.astype(np.int64)
-    objects_arr = np.asarray(objects, dtype=np.int64)
     # in time order, as the DES runs them: two sessions' references within one millisecond
     # keep their order (an operation's share its time, and keep theirs)
     order = np.argsort(times, kind="stable")
@@ -102,17 +116,73 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
         objects_arr[order],
         plan.sizes[objects_arr[order]],
         *changes[:2],
-        operation=np.asarray(frames, dtype=np.int64)[order],
-        along=np.asarray(along, dtype=bool)[order] if any(along) else None,
-        ttl_scale=np.asarray(scales)[order] if any(x != 1.0 for x in scales) else None,
+        operation=frames[order],
+        along=along[order] if along.any() else None,
+        ttl_scale=scales[order] if (scales != 1.0).any() else None,
         invalidation_kept=changes[2] if changes[2].any() else None,
         invalidation_through=changes[3] if (changes[3] >= 0).any() else None,
-        frame_source=np.asarray(sources, dtype=np.int64)[order]
-        if max(sources, default=-1) >= 0
-        else None,
+        frame_source=sources[order] if (sources >= 0).any() else None,
         invalidation_position=changes[4],
     )
-    return stream, np.asarray(cached, dtype=bool)[order]
+    return stream, replayed[order]
+
+
+@dataclass(frozen=True)
+class _References:
+    """A plan's references in plan order (session by session, operation by operation): each
+    one's object and operation, and each operation's session and planned time."""
+
+    obj: np.ndarray
+    operation: np.ndarray
+    session_of_operation: np.ndarray
+    time_of_operation: np.ndarray
+
+    @property
+    def session(self) -> np.ndarray:
+        return self.session_of_operation[self.operation]
+
+    @classmethod
+    def of(cls, plan: WorkloadPlan) -> _References:
+        operations = [op for session in plan.sessions for op in session.operations]
+        counts = np.fromiter((len(refs) for _, refs in operations), np.int64, len(operations))
+        return cls(
+            np.fromiter(
+                chain.from_iterable(refs for _, refs in operations), np.int64, int(counts.sum())
+            ),
+            np.repeat(np.arange(len(operations)), counts),
+            np.repeat(
+                np.arange(len(plan.sessions)), [len(s.operations) for s in plan.sessions]
+            ).astype(np.int64),
+            np.fromiter((at for at, _ in operations), np.float64, len(operations)),
+        )
+
+
+def _unique_with_first(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``np.unique(keys, return_index=True, return_inverse=True)`` by a stable sort: numpy
+    2.4's unique hashes, several times slower on the million keys of a long run."""
+    order = np.argsort(keys, kind="stable")
+    ordered = keys[order]
+    starts = np.ones(len(keys), dtype=bool)
+    starts[1:] = ordered[1:] != ordered[:-1]
+    inverse = np.empty(len(keys), dtype=np.int64)
+    inverse[order] = np.cumsum(starts) - 1
+    return ordered[starts], order[starts], inverse
+
+
+def _member(keys: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Per key, whether ``among`` holds it (``np.isin``, by a sort and a binary search)."""
+    if not len(among):
+        return np.zeros(len(keys), dtype=bool)
+    among = np.sort(among)
+    return among[np.minimum(np.searchsorted(among, keys), len(among) - 1)] == keys
+
+
+def _owned_pairs(sessions: list[SessionPlan], width: int) -> np.ndarray:
+    """The (session, object) pairs of the objects each session owns: its expected reuses."""
+    return np.fromiter(
+        (i * width + obj for i, session in enumerate(sessions) for obj in session.expected_reuse),
+        np.int64,
+    )
 
 
 def _lease_ends(
