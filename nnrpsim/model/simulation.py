@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import TypeAlias
 
 import numpy as np
 import simpy
@@ -22,6 +23,10 @@ from .records import Recorder
 from .routing import route_sessions
 from .server import INVALIDATE_BYTES, Server
 from .workload import SessionPlan, WorkloadPlan, synthetic_plan, with_python_numbers
+
+Seed: TypeAlias = "np.random.SeedSequence | int | np.integer"
+"""A run's seed: numpy's integers too (a notebook loops over ``np.arange``), which a compiled
+function whose hint says ``int`` would refuse."""
 
 
 @dataclass
@@ -64,7 +69,7 @@ class Simulation:
     def __init__(
         self,
         config: ModelConfig,
-        seed: np.random.SeedSequence | int,
+        seed: Seed,
         plan: WorkloadPlan | None = None,
     ) -> None:
         seq = seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed)
@@ -300,8 +305,6 @@ class Simulation:
         )
 
 
-def simulate(
-    config: ModelConfig, seed: np.random.SeedSequence | int, plan: WorkloadPlan | None = None
-) -> ModelResult:
+def simulate(config: ModelConfig, seed: Seed, plan: WorkloadPlan | None = None) -> ModelResult:
     """Run the model once: same config, seed and plan give the same records."""
     return Simulation(config, seed, plan).run()

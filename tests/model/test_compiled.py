@@ -211,6 +211,12 @@ def test_a_plan_built_with_numpy_numbers_runs_as_with_python_numbers():
     assert vector[0] == vector[1]  # (by repr: its latencies are nan)
 
 
+def test_a_numpy_integer_seed_runs_as_its_python_int():
+    # a notebook loops over np.arange; compiled, a hint of plain int would refuse np.int64
+    config = ModelConfig(duration_ms=20_000.0)
+    assert digest(simulate(config, np.int64(3))) == digest(simulate(config, 3))
+
+
 def test_a_config_with_numpy_numbers_runs_as_with_python_numbers():
     # a notebook's sweep hands numpy scalars to the configs; they keep Python's
     def config(number, real):
