@@ -2,7 +2,7 @@
 
 The modules below are where a run of the model spends its own time (a frame's decisions, the
 link, the server, the operation window, the records, the cache policy, the auditor, and the
-simulation whose attributes they all read). Compiled, the default scenario runs about 1.6 times
+simulation whose attributes they all read). Compiled, the default scenario runs about 1.5 times
 as many frames a second; their sources stay the reference, type-checked by the same
 compile. ``NNRPSIM_COMPILE=0`` builds without compiling (pure Python, same results; extensions
 an earlier build left in the tree still run while their sources are unchanged, and `make clean`
