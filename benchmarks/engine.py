@@ -1,4 +1,5 @@
-"""Engine group: lease-table operations at 10k/100k/1M leases, replay throughput, LRU vs libcachesim."""
+"""Engine group: lease-table operations at 10k/100k/1M leases, replay throughput, LRU vs
+libcachesim, and capacity replays on the table under each sorted eviction policy."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import numpy as np
 from benchmarks.timing import best_of
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.engine.replay import replay
+from nnrpsim.engine.replay.on_table import replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.protocol import U32_MAX, InvalidateScope
 
@@ -129,6 +131,28 @@ def _lru_figures(rng: np.random.Generator) -> dict[str, float]:
     return figures
 
 
+def _table_replay_figures(rng: np.random.Generator) -> dict[str, float]:
+    """Capacity replays on the lease table itself, the path of ``ttl`` and ``size`` eviction,
+    against LRU on the same path: what choosing their victims costs (the front of least keys
+    they share with LRU; before it, a sort of the table at each eviction)."""
+    stream = _zipf_stream(rng, 100_000, 0.9).before(500_000)  # about 50,000 references
+    capacity = int(np.unique(stream.object_id).size * 33_000 * 0.05)
+    seconds = {
+        policy: best_of(
+            lambda p=policy: replay_on_table(
+                stream, 600_000, "reset", CacheLimits(capacity_bytes=capacity, eviction=p)
+            ),
+            repeat=2,
+        )
+        for policy in ("lru", "ttl", "size")
+    }
+    figures = {}
+    for policy in ("ttl", "size"):
+        figures[f"engine.table_replay_refs_per_s_{policy}"] = len(stream) / seconds[policy]
+        figures[f"engine.table_replay_{policy}_vs_lru"] = seconds["lru"] / seconds[policy]
+    return figures
+
+
 def _replay_figures(rng: np.random.Generator) -> dict[str, float]:
     stream = _zipf_stream(rng, 100_000, 0.9)
     grid = np.geomspace(1_000, 3_600_000, N_TTLS).astype(np.int64)
@@ -142,7 +166,7 @@ def _replay_figures(rng: np.random.Generator) -> dict[str, float]:
 def run() -> dict[str, float]:
     rng = np.random.default_rng(2026)
     # Trace-level figures first, on a fresh heap, so both sides of each ratio run alike.
-    figures = {**_lru_figures(rng), **_replay_figures(rng)}
+    figures = {**_lru_figures(rng), **_replay_figures(rng), **_table_replay_figures(rng)}
     for label, n in SIZES.items():
         figures.update(_table_figures(label, n, rng))
     figures["engine.lookup_refs_per_s"] = figures["engine.lookup_1m_refs_per_s"]

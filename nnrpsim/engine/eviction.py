@@ -6,13 +6,16 @@ the install order, so the choice is deterministic. Unknown names raise.
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 import numpy as np
 
+from nnrpsim.protocol import U64_MAX
+
 if TYPE_CHECKING:
-    from .table import LeaseTable
+    from .table import LeaseTable, ScalarColumns
 
 PolicyKey = Callable[["LeaseTable", np.ndarray], np.ndarray]
 
@@ -44,8 +47,19 @@ POLICIES: dict[str, PolicyKey | None] = {
 
 
 UNIQUE_KEYS = frozenset({"lru", "fifo"})
-"""Policies whose keys (the table's operation counter) never tie: the least is the first victim
-without a sort."""
+"""Policies whose keys (the table's operation counter) never tie, and only ever grow."""
+
+
+def _scalar_key(policy: str) -> Callable[[ScalarColumns, int], int | float]:
+    """One slot's key as its policy's array key computes it, from the table's scalar views
+    (the same arithmetic: the ``size`` key's float division gives the same double)."""
+    if policy == "lru":
+        return lambda c, slot: c.last_access_seq[slot]
+    if policy == "fifo":
+        return lambda c, slot: c.installed_seq[slot]
+    if policy == "ttl":
+        return lambda c, slot: min(c.granted_at[slot] + c.ttl[slot], U64_MAX)
+    return lambda c, slot: -(c.size[slot] / (c.hits[slot] + 1.0))
 
 
 def policy_key(name: str) -> PolicyKey | None:
@@ -69,61 +83,98 @@ def victim_order(table: LeaseTable, slots: np.ndarray, name: str) -> np.ndarray:
 
 
 FRONT_SIZE = 64
-"""Least keys an LRU or FIFO table keeps between evictions (:class:`EvictionFront`)."""
+"""Least keys a table keeps between evictions (:class:`EvictionFront`)."""
+
+WATCHED = frozenset({"ttl", "size"})
+"""Policies whose keys can fall: the table reports their changes to the front."""
 
 
 class EvictionFront:
-    """The FRONT_SIZE least keys of an LRU or FIFO table as they stood when last sorted, to
-    take victims from without sorting the table at each eviction (a capacity study evicts at
-    nearly every install). A key only ever grows: a touch, a renewal or a grant takes the
-    table's next operation number. So an entry whose slot holds the same key, still
-    occupied, is still among the least, and the first unpinned one is the least of all;
-    an entry whose key changed, or whose slot was freed, is gone for good."""
+    """The least (key, install order, slot) entries of a table, to take victims from without
+    sorting the table at each eviction (a capacity study evicts at nearly every install).
 
-    __slots__ = ("at", "entries", "policy")
+    A sort keeps the FRONT_SIZE least entries and their largest, ``bound``. The front then holds
+    every occupied slot whose entry is at most ``bound``, in order: an entry whose slot holds
+    another key, another lease or none is skipped (and gone for good at the head), and a slot
+    whose key changes to at most ``bound`` comes in again. Under LRU and FIFO a change takes
+    the table's next operation number, beyond ``bound``, so it never does; under ``ttl`` and
+    ``size`` (:data:`WATCHED`) a renewal, a hit or a grant may, and the table reports it
+    (:meth:`changed`, or :meth:`clear` for a batch). So the first unpinned entries are the least of
+    all, as a sort of the whole table would order them."""
+
+    __slots__ = ("at", "bound", "entries", "key_of", "policy", "watch_hits", "watch_renewals")
 
     def __init__(self) -> None:
         self.policy: str | None = None
-        self.entries: list[tuple[int, int]] = []  # (key, slot), least first
+        # what the table must report (:meth:`changed`): hits (size), renewals (ttl); and
+        # grants, when either is watched
+        self.watch_hits = self.watch_renewals = False
+        self.key_of: Callable[[ScalarColumns, int], int | float] | None = None
+        self.entries: list[tuple[int | float, int, int]] = []  # (key, installed_seq, slot)
+        self.bound: tuple[int | float, int, int] | None = None
         self.at = 0  # the entries before this are gone for good
 
     def victims(
         self, table: LeaseTable, policy: str, bytes_needed: int, entries_needed: int
     ) -> list[int] | None:
-        """The fewest unpinned slots in ``policy`` order (lru or fifo) that free
-        ``bytes_needed`` bytes and ``entries_needed`` entries (one at least); None when the
-        front runs out first, and the caller sorts the table instead."""
+        """The fewest unpinned slots in ``policy`` order that free ``bytes_needed`` bytes and
+        ``entries_needed`` entries (one at least); None when the front runs out first, and the
+        caller sorts the table instead."""
         if policy != self.policy or self.at >= len(self.entries):
             self._sort(table, policy)
-        c = table.scalars
-        keys = c.last_access_seq if policy == "lru" else c.installed_seq
-        occupied, pinned, size, entries = c.occupied, c.pinned, c.size, self.entries
+        c, key_of = table.scalars, self.key_of
+        seqs, occupied, pinned, size, entries = (
+            c.installed_seq,
+            c.occupied,
+            c.pinned,
+            c.size,
+            self.entries,
+        )
         chosen: list[int] = []
         freed, head = 0, True
         for i in range(self.at, len(entries)):
-            key, slot = entries[i]
-            if keys[slot] != key or not occupied[slot]:
+            key, seq, slot = entries[i]
+            if not occupied[slot] or seqs[slot] != seq or key_of(c, slot) != key:
                 if head:
                     self.at = i + 1
                 continue
             head = False
-            if pinned[slot]:  # (it may be unpinned later, its key as it was)
+            # (pinned: it may be unpinned later, its key as it was; a slot whose key fell back
+            # to an earlier one is in twice, side by side)
+            if pinned[slot] or (chosen and chosen[-1] == slot):
                 continue
             chosen.append(slot)
             freed += size[slot]
             if freed >= bytes_needed and len(chosen) >= entries_needed:
                 return chosen
-        self.at = len(entries)  # used up: the next eviction sorts again
+        self.clear()  # used up: the next eviction sorts again
         return None
+
+    def changed(self, table: LeaseTable, slot: int) -> None:
+        """A watched key of ``slot`` (occupied) changed: it comes in if it is at most ``bound``.
+        Entries pile up behind the head only so far before the next eviction sorts again."""
+        entry = (self.key_of(table.scalars, slot), table.scalars.installed_seq[slot], slot)
+        if self.bound is not None and entry <= self.bound:
+            insort(self.entries, entry, lo=self.at)
+            if len(self.entries) - self.at > 4 * FRONT_SIZE:
+                self.clear()
+
+    def clear(self) -> None:
+        """Forget the entries: the next eviction sorts, and until then nothing comes in. For
+        a batch that changed watched keys of many slots at once, and a front used up."""
+        self.entries, self.at, self.bound = [], 0, None
 
     def _sort(self, table: LeaseTable, policy: str) -> None:
         slots = np.flatnonzero(table.occupied)
         keys = policy_key(policy)(table, slots)
-        least = (
-            np.argpartition(keys, FRONT_SIZE - 1)[:FRONT_SIZE]
-            if len(slots) > FRONT_SIZE
-            else np.arange(len(slots))
+        if len(slots) > FRONT_SIZE:  # the least keys, with every tie of the largest of them
+            pick = np.flatnonzero(keys <= np.partition(keys, FRONT_SIZE - 1)[FRONT_SIZE - 1])
+            slots, keys = slots[pick], keys[pick]
+        seqs = table.installed_seq[slots]
+        least = np.lexsort((seqs, keys))[:FRONT_SIZE]
+        self.entries = list(
+            zip(keys[least].tolist(), seqs[least].tolist(), slots[least].tolist(), strict=True)
         )
-        least = least[np.argsort(keys[least])]
-        self.entries = list(zip(keys[least].tolist(), slots[least].tolist(), strict=True))
-        self.policy, self.at = policy, 0
+        self.bound = self.entries[-1] if self.entries else None
+        self.policy, self.at, self.key_of = policy, 0, _scalar_key(policy)
+        self.watch_hits, self.watch_renewals = policy == "size", policy == "ttl"

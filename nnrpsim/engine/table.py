@@ -26,7 +26,7 @@ from nnrpsim.protocol import (
 )
 
 from .catalog import ObjectCatalog
-from .eviction import UNIQUE_KEYS, EvictionFront, policy_key, victim_order
+from .eviction import EvictionFront, policy_key, victim_order
 from .limits import CacheLimits
 from .outcomes import EndReason, Outcome
 
@@ -143,7 +143,7 @@ class LeaseTable:
         # No lease expires before this (a lower bound, kept by every grant and renewal): an
         # expire() before it has nothing to scan for. Under memory pressure every install asks.
         self._no_expiry_before = U64_MAX
-        self._front = EvictionFront()  # LRU and FIFO victims without a sort each time
+        self._front = EvictionFront()  # victims without a sort of the table each time
         self._grow(initial_capacity)
         self._ensure_objects()
 
@@ -340,6 +340,8 @@ class LeaseTable:
         if len(hit_slots):
             np.maximum.at(self.last_access_seq, hit_slots, self._next_seqs(len(hit_slots)))
             np.add.at(self.hits, hit_slots, _ONE_HIT)
+            if self._front.watch_hits:
+                self._front.clear()
         return outcome
 
     def _lookup_small(self, objects, now_ms: int, expected_versions) -> list[int]:
@@ -372,6 +374,8 @@ class LeaseTable:
         c.last_access_seq[slot] = self._seq
         self._seq += 1
         c.hits[slot] += 1
+        if self._front.watch_hits:
+            self._front.changed(self, slot)
         return _HIT
 
     def holds(self, obj: int, now_ms: int) -> bool:
@@ -534,6 +538,8 @@ class LeaseTable:
             c.pinned[slot] = pinned
             c.last_access_seq[slot] = self._seq
             self._seq += 1
+            if self._front.watch_renewals:
+                self._front.changed(self, slot)
             return DetailCode.RENEWED, c.lease_id[slot], accepted_ttl
         if self._fits_fresh(obj, size):
             lease_id = self._grant_one(
@@ -656,6 +662,8 @@ class LeaseTable:
         self._lower_expiry_floor(now_ms, self.ttl[renew_slots])
         self.pinned[renew_slots] = args["pinned"][rows[renew]]
         self.last_access_seq[renew_slots] = seqs[renew]
+        if self._front.watch_renewals and len(renew_slots):
+            self._front.clear()
         result.detail[rows[renew]] = DetailCode.RENEWED
         result.lease_id[rows[renew]] = self.lease_id[renew_slots]
 
@@ -735,6 +743,9 @@ class LeaseTable:
         self.held_bytes += int(args["size"][rows].sum())
         self.held_objects += k
         result.lease_id[rows] = lease_ids
+        front = self._front
+        if front.watch_hits or front.watch_renewals:
+            front.clear()
 
     def _grant_one(self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner) -> int:
         """:meth:`_grant` for a single item, with scalar writes; returns the lease id."""
@@ -766,6 +777,9 @@ class LeaseTable:
         c.slot_of[obj] = slot
         self.held_bytes += size
         self.held_objects += 1
+        front = self._front
+        if front.watch_hits or front.watch_renewals:
+            front.changed(self, slot)
         return lease_id
 
     # ---------------------------------------------------------------- removal
@@ -793,10 +807,9 @@ class LeaseTable:
         policy = policy or self.limits.eviction
         if policy_key(policy) is None:  # a policy that never evicts (nor scans the table)
             return None
-        if policy in UNIQUE_KEYS:  # (these keys never tie)
-            slots = self._front.victims(self, policy, bytes_needed, entries_needed)
-            if slots is not None:
-                return [self._release_slot(slot, EndReason.EVICTED) for slot in slots]
+        slots = self._front.victims(self, policy, bytes_needed, entries_needed)
+        if slots is not None:
+            return [self._release_slot(slot, EndReason.EVICTED) for slot in slots]
         candidates = np.flatnonzero(self.occupied & ~self.pinned)
         order = victim_order(self, candidates, policy)
         # the fewest victims in order: enough bytes (the running sum never falls), and entries
