@@ -95,14 +95,14 @@ class EvictionFront:
 
     A sort keeps the FRONT_SIZE least entries and their largest, ``bound``. The front then holds
     every occupied slot whose entry is at most ``bound``, in order: an entry whose slot holds
-    another key, another lease or none is skipped (and gone for good at the head), and a slot
-    whose key changes to at most ``bound`` comes in again. Under LRU and FIFO a change takes
-    the table's next operation number, beyond ``bound``, so it never does; under ``ttl`` and
-    ``size`` (:data:`WATCHED`) a renewal, a hit or a grant may, and the table reports it
-    (:meth:`changed`, or :meth:`clear` for a batch). So the first unpinned entries are the least of
-    all, as a sort of the whole table would order them."""
+    another key, another lease or none is dropped when met, and a slot whose key changes to at
+    most ``bound`` comes in again. Under LRU and FIFO a change takes the table's next operation
+    number, beyond ``bound``, so it never does; under ``ttl`` and ``size`` (:data:`WATCHED`) a
+    renewal, a hit or a grant may, and the table reports it (:meth:`changed`, or :meth:`clear`
+    for a batch). So the first unpinned entries are the least of all, as a sort of the whole
+    table would order them."""
 
-    __slots__ = ("at", "bound", "entries", "key_of", "policy", "watch_hits", "watch_renewals")
+    __slots__ = ("bound", "entries", "key_of", "policy", "watch_hits", "watch_renewals")
 
     def __init__(self) -> None:
         self.policy: str | None = None
@@ -112,7 +112,6 @@ class EvictionFront:
         self.key_of: Callable[[ScalarColumns, int], int | float] | None = None
         self.entries: list[tuple[int | float, int, int]] = []  # (key, installed_seq, slot)
         self.bound: tuple[int | float, int, int] | None = None
-        self.at = 0  # the entries before this are gone for good
 
     def victims(
         self, table: LeaseTable, policy: str, bytes_needed: int, entries_needed: int
@@ -120,25 +119,18 @@ class EvictionFront:
         """The fewest unpinned slots in ``policy`` order that free ``bytes_needed`` bytes and
         ``entries_needed`` entries (one at least); None when the front runs out first, and the
         caller sorts the table instead."""
-        if policy != self.policy or self.at >= len(self.entries):
+        if policy != self.policy or not self.entries:
             self._sort(table, policy)
-        c, key_of = table.scalars, self.key_of
-        seqs, occupied, pinned, size, entries = (
-            c.installed_seq,
-            c.occupied,
-            c.pinned,
-            c.size,
-            self.entries,
-        )
+        c, key_of, entries = table.scalars, self.key_of, self.entries
+        seqs, occupied, pinned, size = c.installed_seq, c.occupied, c.pinned, c.size
         chosen: list[int] = []
-        freed, head = 0, True
-        for i in range(self.at, len(entries)):
+        freed = i = 0
+        while i < len(entries):
             key, seq, slot = entries[i]
             if not occupied[slot] or seqs[slot] != seq or key_of(c, slot) != key:
-                if head:
-                    self.at = i + 1
+                del entries[i]  # (its slot comes in again if its key falls back: changed())
                 continue
-            head = False
+            i += 1
             # (pinned: it may be unpinned later, its key as it was; a slot whose key fell back
             # to an earlier one is in twice, side by side)
             if pinned[slot] or (chosen and chosen[-1] == slot):
@@ -152,17 +144,17 @@ class EvictionFront:
 
     def changed(self, table: LeaseTable, slot: int) -> None:
         """A watched key of ``slot`` (occupied) changed: it comes in if it is at most ``bound``.
-        Entries pile up behind the head only so far before the next eviction sorts again."""
+        Entries pile up between evictions only so far before the next one sorts again."""
         entry = (self.key_of(table.scalars, slot), table.scalars.installed_seq[slot], slot)
         if self.bound is not None and entry <= self.bound:
-            insort(self.entries, entry, lo=self.at)
-            if len(self.entries) - self.at > 4 * FRONT_SIZE:
+            insort(self.entries, entry)
+            if len(self.entries) > 5 * FRONT_SIZE:
                 self.clear()
 
     def clear(self) -> None:
         """Forget the entries: the next eviction sorts, and until then nothing comes in. For
         a batch that changed watched keys of many slots at once, and a front used up."""
-        self.entries, self.at, self.bound = [], 0, None
+        self.entries, self.bound = [], None
 
     def _sort(self, table: LeaseTable, policy: str) -> None:
         slots = np.flatnonzero(table.occupied)
@@ -176,5 +168,5 @@ class EvictionFront:
             zip(keys[least].tolist(), seqs[least].tolist(), slots[least].tolist(), strict=True)
         )
         self.bound = self.entries[-1] if self.entries else None
-        self.policy, self.at, self.key_of = policy, 0, _scalar_key(policy)
+        self.policy, self.key_of = policy, _scalar_key(policy)
         self.watch_hits, self.watch_renewals = policy == "size", policy == "ttl"

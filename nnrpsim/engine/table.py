@@ -184,6 +184,7 @@ class LeaseTable:
             return []
         objects = self.object_id[slots]
         self.occupied[slots] = False
+        self.granted_at[slots] = self.ttl[slots] = 0  # a free slot never runs out (expire)
         self.slot_of[objects] = -1
         self.end_reason[objects] = reason
         self.held_bytes -= int(self.size[slots].sum(dtype=np.uint64))
@@ -197,6 +198,7 @@ class LeaseTable:
         c = self.scalars
         obj = c.object_id[slot]
         c.occupied[slot] = False
+        c.granted_at[slot] = c.ttl[slot] = 0
         c.slot_of[obj] = -1
         c.end_reason[obj] = reason
         self.held_bytes -= c.size[slot]
@@ -787,10 +789,18 @@ class LeaseTable:
         """Free every lease expired at ``now_ms`` in one pass; returns the freed object ids."""
         if now_ms < self._no_expiry_before:
             return []
-        expires = self.expires_at()
-        live = self.occupied & (expires > np.uint64(now_ms))
+        if now_ms >= U64_MAX:  # every lease has run out, a saturated one too
+            return self._release_slots(np.flatnonzero(self.occupied), EndReason.EXPIRED)
+        # Per slot, its time left beyond now, less one: a live lease's at most ``most``; one
+        # run out, or a free slot (its terms zero), wraps below zero to above it. The least
+        # is the next expiry's.
+        left = self.expires_at()
+        np.subtract(left, np.uint64(now_ms + 1), out=left)
+        most = U64_MAX - now_ms - 1
+        live = left <= np.uint64(most)
         expired = np.flatnonzero(self.occupied ^ live)
-        self._no_expiry_before = int(np.where(live, expires, np.uint64(U64_MAX)).min())
+        least = int(left.min(initial=U64_MAX))
+        self._no_expiry_before = now_ms + 1 + least if least <= most else U64_MAX
         return self._release_slots(expired, EndReason.EXPIRED)
 
     def _lower_expiry_floor(self, now_ms: int, ttls: np.ndarray) -> None:

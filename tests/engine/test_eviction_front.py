@@ -29,9 +29,7 @@ def _sorted_victims(table: LeaseTable, policy: str, need: int, entries: int) -> 
 def test_victims_follow_the_policy_across_touches_renewals_pins_and_grants(policy, monkeypatch):
     came_in = []  # keys that fell to the front's least after its sort (ttl and size only)
     monkeypatch.setattr(
-        eviction,
-        "insort",
-        lambda entries, entry, lo: (came_in.append(entry), insort(entries, entry, lo=lo)),
+        eviction, "insort", lambda entries, entry: (came_in.append(entry), insort(entries, entry))
     )
     rng = np.random.default_rng(11)
     ids = np.arange(N_OBJECTS, dtype=np.uint64)

@@ -10,6 +10,8 @@ from hypothesis import strategies as st
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog, Outcome
 from nnrpsim.engine.table import SMALL_BATCH
 from nnrpsim.protocol import (
+    U32_MAX,
+    U64_MAX,
     CacheAckStatus,
     CacheIdentity,
     CacheObjectKind,
@@ -439,3 +441,39 @@ def test_scalar_and_vectorised_lookups_agree(monkeypatch_module, seed, refs, now
 def monkeypatch_module():
     with pytest.MonkeyPatch.context() as patch:
         yield patch
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    leases=st.lists(
+        st.tuples(st.integers(0, U64_MAX), st.integers(0, U32_MAX), st.booleans()),
+        min_size=1,
+        max_size=30,
+    ),
+    now=st.integers(0, U64_MAX),
+)
+def test_expire_frees_exactly_the_leases_run_out_and_keeps_the_next_expiry(leases, now):
+    """Against arbitrary-precision sums: ``expire(now)`` frees the leases whose saturated
+    expiry is at or before ``now`` (a grant near the u64 ceiling saturates, live until
+    ``U64_MAX``), never a slot freed earlier (an invalidated lease's, whose lease had not run
+    out), and no later expire frees anything before the earliest expiry left."""
+    ids = np.arange(len(leases), dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(np.ones(len(leases)), ids, ids, np.full(len(leases), 7))
+    table = LeaseTable(catalog, CacheLimits(), initial_capacity=4)  # (it grows: slots are reused)
+    for obj, (granted, ttl, _) in enumerate(leases):
+        table.install_one(obj, granted, ttl, 8)
+    ended = [obj for obj, (*_, invalidated) in enumerate(leases) if invalidated]
+    table.invalidate_objects(np.array(ended, dtype=np.int64), 0)
+    expiry = {
+        obj: min(granted + ttl, U64_MAX)
+        for obj, (granted, ttl, invalidated) in enumerate(leases)
+        if not invalidated
+    }
+    assert sorted(table.expire(now)) == sorted(obj for obj, t in expiry.items() if t <= now)
+    left = [t for t in expiry.values() if t > now]
+    assert table.held_objects == len(left)
+    if left:  # just before the earliest expiry left nothing goes; at it, that lease does
+        assert table.expire(min(left) - 1) == []
+        assert sorted(table.expire(min(left))) == sorted(
+            obj for obj, t in expiry.items() if t == min(left)
+        )
