@@ -61,4 +61,5 @@ def test_victims_follow_the_policy_across_touches_renewals_pins_and_grants(polic
             assert table.evict(need, entries_needed=entries) == want
             evictions += want is not None and len(want) > 0
     assert evictions > 200  # (enough evictions to run through the front many times)
-    assert (len(came_in) > 100) == (policy in eviction.WATCHED)
+    # keys that fall come in (often, by this mix); LRU's and FIFO's never do, nor are reported
+    assert len(came_in) > 100 if policy in eviction.WATCHED else not came_in
