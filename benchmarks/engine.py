@@ -68,6 +68,12 @@ def _zipf_stream(rng: np.random.Generator, n_objects: int, alpha: float) -> Refe
     return ReferenceStream(times, objs, sizes[objs])
 
 
+def _five_percent_of_bytes(stream: ReferenceStream) -> int:
+    """A byte budget of 5 % of the distinct objects' mean bytes (33,000 each): a capacity
+    study's heavy pressure, where nearly every miss evicts."""
+    return int(np.unique(stream.object_id).size * 33_000 * 0.05)
+
+
 def _libcachesim_lru_s(stream: ReferenceStream, capacity: int) -> float | None:
     try:
         import libcachesim as lcs  # GPL: a benchmark baseline only, never imported by nnrpsim
@@ -120,7 +126,7 @@ def _reference_model_speedup(rng: np.random.Generator) -> float:
 
 def _lru_figures(rng: np.random.Generator) -> dict[str, float]:
     stream = _zipf_stream(rng, 100_000, 0.9)
-    capacity = int(np.unique(stream.object_id).size * 33_000 * 0.05)
+    capacity = _five_percent_of_bytes(stream)
     lru_s = best_of(
         lambda: replay(stream, [U32_MAX], "non_reset", capacity_bytes=capacity), repeat=3
     )
@@ -136,7 +142,7 @@ def _table_replay_figures(rng: np.random.Generator) -> dict[str, float]:
     against LRU on the same path: what choosing their victims costs (the front of least keys
     they share with LRU; before it, a sort of the table at each eviction)."""
     stream = _zipf_stream(rng, 100_000, 0.9).before(500_000)  # about 50,000 references
-    capacity = int(np.unique(stream.object_id).size * 33_000 * 0.05)
+    capacity = _five_percent_of_bytes(stream)
     seconds = {
         policy: best_of(
             lambda p=policy: replay_on_table(
