@@ -12,7 +12,8 @@ class ObjectCatalog:
 
     Workload generators and trace loaders intern every identity here once; the lease table and
     the replay then work on the integer ids. ``namespace``/``key_hi``/``key_lo``/``kind`` stay
-    available for wire encoding and for namespace and kind invalidation.
+    available for wire encoding and for namespace and kind invalidation; invalidation by key
+    finds its objects here (``ids_of_key``).
     """
 
     def __init__(self) -> None:
@@ -68,6 +69,12 @@ class ObjectCatalog:
             [int(identity.object_kind)],
         )
         return int(found)
+
+    def ids_of_key(self, namespace: int, key_hi: int, key_lo: int) -> list[int]:
+        """The ids of a cache key's objects, one per kind interned (CACHE_INVALIDATE by object
+        key matches every kind)."""
+        found = (self._ids.get((namespace, key_hi, key_lo, int(kind))) for kind in CacheObjectKind)
+        return [i for i in found if i is not None]
 
     def identity(self, object_id: int) -> CacheIdentity:
         return CacheIdentity(

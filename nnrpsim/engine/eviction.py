@@ -12,8 +12,6 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from nnrpsim.protocol import U64_MAX
-
 if TYPE_CHECKING:
     from .table import LeaseTable, ScalarColumns
 
@@ -29,7 +27,7 @@ def _fifo(table: LeaseTable, slots: np.ndarray) -> np.ndarray:
 
 
 def _ttl(table: LeaseTable, slots: np.ndarray) -> np.ndarray:
-    return table.expires_at(slots)
+    return table.expires[slots]
 
 
 def _size_aware(table: LeaseTable, slots: np.ndarray) -> np.ndarray:
@@ -58,7 +56,7 @@ def _scalar_key(policy: str) -> Callable[[ScalarColumns, int], int | float]:
     if policy == "fifo":
         return lambda c, slot: c.installed_seq[slot]
     if policy == "ttl":
-        return lambda c, slot: min(c.granted_at[slot] + c.ttl[slot], U64_MAX)
+        return lambda c, slot: c.expires[slot]
     return lambda c, slot: -(c.size[slot] / (c.hits[slot] + 1.0))
 
 

@@ -33,8 +33,6 @@ from .outcomes import EndReason, Outcome
 SLOT_COLUMNS: dict[str, type] = {
     "object_id": np.int32,
     "namespace": np.uint32,
-    "key_hi": np.uint64,
-    "key_lo": np.uint64,
     "kind": np.uint8,
     "version": np.uint64,
     "lease_id": np.uint64,
@@ -42,6 +40,7 @@ SLOT_COLUMNS: dict[str, type] = {
     "owner_id": np.uint64,
     "granted_at": np.uint64,
     "ttl": np.uint32,
+    "expires": np.uint64,
     "size": np.uint32,
     "pinned": np.bool_,
     "occupied": np.bool_,
@@ -50,7 +49,11 @@ SLOT_COLUMNS: dict[str, type] = {
     "tenant": np.uint32,
     "hits": np.uint32,
 }
-"""Per-slot columns (and the free-slot stack, int32) make up a lease's memory footprint."""
+"""Per-slot columns (and the free-slot stack, int32) make up a lease's memory footprint. An
+object's key is the catalog's (the table finds an object by key there); ``expires`` is
+``saturating_add(granted_at, ttl)``, kept at every grant and renewal so that the expiry scan
+and every liveness check read one column, and ``U64_MAX`` in a free slot, which never runs
+out."""
 
 SMALL_BATCH = 16
 """Lookups of at most this many references take the scalar path."""
@@ -152,7 +155,7 @@ class LeaseTable:
         new_capacity = max(needed, 2 * self.capacity, 16)
         for name in SLOT_COLUMNS:
             old = getattr(self, name)
-            new = np.zeros(new_capacity, dtype=old.dtype)
+            new = np.full(new_capacity, U64_MAX if name == "expires" else 0, dtype=old.dtype)
             new[: self.capacity] = old
             setattr(self, name, new)
         added = np.arange(new_capacity - 1, self.capacity - 1, -1, dtype=np.int32)
@@ -184,7 +187,7 @@ class LeaseTable:
             return []
         objects = self.object_id[slots]
         self.occupied[slots] = False
-        self.granted_at[slots] = self.ttl[slots] = 0  # a free slot never runs out (expire)
+        self.expires[slots] = U64_MAX  # a free slot never runs out (expire)
         self.slot_of[objects] = -1
         self.end_reason[objects] = reason
         self.held_bytes -= int(self.size[slots].sum(dtype=np.uint64))
@@ -198,7 +201,7 @@ class LeaseTable:
         c = self.scalars
         obj = c.object_id[slot]
         c.occupied[slot] = False
-        c.granted_at[slot] = c.ttl[slot] = 0
+        c.expires[slot] = U64_MAX
         c.slot_of[obj] = -1
         c.end_reason[obj] = reason
         self.held_bytes -= c.size[slot]
@@ -218,10 +221,6 @@ class LeaseTable:
         return sum(np.dtype(t).itemsize for t in SLOT_COLUMNS.values()) + self._free.itemsize
 
     # ---------------------------------------------------------------- queries
-    def expires_at(self, slots: np.ndarray | slice = slice(None)) -> np.ndarray:
-        """``saturating_add(granted_at, ttl)`` for these slots."""
-        return saturating_add_u64_array(self.granted_at[slots], self.ttl[slots])
-
     def lease(self, object_id: int) -> Lease | None:
         """The protocol-level lease of one object, or None when it holds none."""
         self._ensure_objects()
@@ -239,14 +238,14 @@ class LeaseTable:
         )
 
     def terms(self, obj: int) -> tuple[int, int]:
-        """When the lease ``obj`` holds now expires (unsaturated) and its version: what a check
-        of a hit needs, with scalars. ``obj`` must hold a lease."""
+        """When the lease ``obj`` holds now expires and its version: what a check of a hit
+        needs, with scalars. ``obj`` must hold a lease."""
         c = self.scalars
         slot = c.slot_of[obj]
-        return c.granted_at[slot] + c.ttl[slot], c.version[slot]
+        return c.expires[slot], c.version[slot]
 
     def live_mask(self, now_ms: int) -> np.ndarray:
-        return self.occupied & (self.expires_at() > np.uint64(now_ms))
+        return self.occupied & (self.expires > np.uint64(now_ms))
 
     def live_bytes(self, now_ms: int) -> int:
         return int(self.size[self.live_mask(now_ms)].sum(dtype=np.uint64))
@@ -296,12 +295,7 @@ class LeaseTable:
         c = self.scalars
         for dep, required in self._deps[object_id]:
             slot = c.slot_of[dep]
-            # live: saturating_add(granted_at, ttl) > now, i.e. the sum exceeds now < U64_MAX
-            if (
-                slot < 0
-                or c.version[slot] != required
-                or not (now_ms < U64_MAX and c.granted_at[slot] + c.ttl[slot] > now_ms)
-            ):
+            if slot < 0 or c.version[slot] != required or not c.expires[slot] > now_ms:
                 return False
         return True
 
@@ -328,7 +322,7 @@ class LeaseTable:
         ).astype(np.uint8)
         ps = slots[present]
         found = np.full(len(ps), Outcome.HIT, dtype=np.uint8)
-        found[self.expires_at(ps) <= np.uint64(now_ms)] = Outcome.LEASE_EXPIRED
+        found[self.expires[ps] <= np.uint64(now_ms)] = Outcome.LEASE_EXPIRED
         if expected_versions is not None:
             expected = _as_array(expected_versions, len(objects), np.uint64)[present]
             found[(found == Outcome.HIT) & (self.version[ps] != expected)] = (
@@ -365,9 +359,7 @@ class LeaseTable:
             slot = c.slot_of[obj]
         if slot < 0:
             return _LEASE_EXPIRED if c.end_reason[obj] == _EXPIRED else _CACHE_MISS
-        # Expired at saturating_add(granted_at, ttl) <= now, without the saturation's min():
-        # a sum beyond u64 saturates to U64_MAX, which only now_ms == U64_MAX reaches.
-        if c.granted_at[slot] + c.ttl[slot] <= now_ms or now_ms >= U64_MAX:
+        if c.expires[slot] <= now_ms:
             return _LEASE_EXPIRED
         if expected_version is not None and c.version[slot] != expected_version:
             return _VERSION_MISMATCH
@@ -386,7 +378,7 @@ class LeaseTable:
         self._ensure_objects()
         c = self.scalars
         slot = c.slot_of[obj]
-        return slot >= 0 and c.granted_at[slot] + c.ttl[slot] > now_ms and now_ms < U64_MAX
+        return slot >= 0 and c.expires[slot] > now_ms
 
     # ---------------------------------------------------------------- install / renew
     def install(
@@ -524,7 +516,7 @@ class LeaseTable:
         c, limits = self.scalars, self.limits
         slot = c.slot_of[obj]
         if slot >= 0:
-            expires = c.granted_at[slot] + c.ttl[slot]
+            expires = c.expires[slot]
             if (
                 not expires > now_ms
                 or (version is not None and version != c.version[slot])
@@ -536,7 +528,8 @@ class LeaseTable:
                 accepted_ttl = max(accepted_ttl, expires - now_ms)
             c.granted_at[slot] = now_ms
             c.ttl[slot] = accepted_ttl
-            self._no_expiry_before = min(self._no_expiry_before, now_ms + accepted_ttl)
+            c.expires[slot] = expires = min(now_ms + accepted_ttl, U64_MAX)
+            self._no_expiry_before = min(self._no_expiry_before, expires)
             c.pinned[slot] = pinned
             c.last_access_seq[slot] = self._seq
             self._seq += 1
@@ -590,7 +583,7 @@ class LeaseTable:
         path's rules without its per-call arrays: the old lease ends first, and its room
         counts before any is made. Expiries that are not yet reclaimed come this way."""
         c = self.scalars
-        if c.granted_at[slot] + c.ttl[slot] > now_ms:
+        if c.expires[slot] > now_ms:
             expired, replaced = [], [self._release_slot(slot, EndReason.INVALIDATED)]
             status = CacheAckStatus.REPLACED
         else:
@@ -630,7 +623,7 @@ class LeaseTable:
         ) & 1
         ok = kind_ok.astype(bool) & (size <= limits.max_object_bytes)
         slots = self.slot_of[objects]
-        stale = ok & (slots >= 0) & ~(self.expires_at(np.maximum(slots, 0)) > np.uint64(now_ms))
+        stale = ok & (slots >= 0) & ~(self.expires[np.maximum(slots, 0)] > np.uint64(now_ms))
         version = args["version"]
         current = self.version[np.maximum(slots, 0)]
         same = np.ones(len(rows), bool) if version is None else version[rows] == current
@@ -655,13 +648,11 @@ class LeaseTable:
         seqs[renew | fresh] = self._next_seqs(int((renew | fresh).sum()))
         renew_slots = slots[renew]
         if limits.renewal == "extend":  # keep what is left of a longer lease
-            left = self.expires_at(renew_slots).astype(np.int64) - now_ms
+            left = self.expires[renew_slots] - np.uint64(now_ms)  # (live: no wrap-around)
             result.accepted_ttl_ms[rows[renew]] = np.maximum(
                 result.accepted_ttl_ms[rows[renew]], left
             )
-        self.granted_at[renew_slots] = now_ms
-        self.ttl[renew_slots] = result.accepted_ttl_ms[rows[renew]]
-        self._lower_expiry_floor(now_ms, self.ttl[renew_slots])
+        self._set_terms(renew_slots, now_ms, result.accepted_ttl_ms[rows[renew]])
         self.pinned[renew_slots] = args["pinned"][rows[renew]]
         self.last_access_seq[renew_slots] = seqs[renew]
         if self._front.watch_renewals and len(renew_slots):
@@ -723,17 +714,13 @@ class LeaseTable:
         catalog = self.catalog
         self.object_id[slots] = objects
         self.namespace[slots] = catalog.namespace[objects]
-        self.key_hi[slots] = catalog.key_hi[objects]
-        self.key_lo[slots] = catalog.key_lo[objects]
         self.kind[slots] = catalog.kind[objects]
         self.version[slots] = 1 if args["version"] is None else args["version"][rows]
         lease_ids = np.arange(self._next_lease_id, self._next_lease_id + k, dtype=np.uint64)
         self._next_lease_id += k
         self.lease_id[slots] = lease_ids
         self.owner_scope[slots], self.owner_id[slots] = owner
-        self.granted_at[slots] = now_ms
-        self.ttl[slots] = result.accepted_ttl_ms[rows]
-        self._lower_expiry_floor(now_ms, self.ttl[slots])
+        self._set_terms(slots, now_ms, result.accepted_ttl_ms[rows])
         self.size[slots] = args["size"][rows]
         self.pinned[slots] = args["pinned"][rows]
         self.occupied[slots] = True
@@ -758,8 +745,6 @@ class LeaseTable:
         catalog, c = self.catalog, self.scalars
         c.object_id[slot] = obj
         c.namespace[slot] = catalog.namespace.item(obj)
-        c.key_hi[slot] = catalog.key_hi.item(obj)
-        c.key_lo[slot] = catalog.key_lo.item(obj)
         c.kind[slot] = catalog.kind.item(obj)
         c.version[slot] = 1 if version is None else version
         lease_id = self._next_lease_id
@@ -768,7 +753,8 @@ class LeaseTable:
         c.owner_scope[slot], c.owner_id[slot] = owner
         c.granted_at[slot] = now_ms
         c.ttl[slot] = accepted_ttl
-        self._no_expiry_before = min(self._no_expiry_before, now_ms + accepted_ttl)
+        c.expires[slot] = expires = min(now_ms + accepted_ttl, U64_MAX)
+        self._no_expiry_before = min(self._no_expiry_before, expires)
         c.size[slot] = size
         c.pinned[slot] = pinned
         c.occupied[slot] = True
@@ -791,21 +777,21 @@ class LeaseTable:
             return []
         if now_ms >= U64_MAX:  # every lease has run out, a saturated one too
             return self._release_slots(np.flatnonzero(self.occupied), EndReason.EXPIRED)
-        # Per slot, its time left beyond now, less one: a live lease's at most ``most``; one
-        # run out, or a free slot (its terms zero), wraps below zero to above it. The least
-        # is the next expiry's.
-        left = self.expires_at()
-        np.subtract(left, np.uint64(now_ms + 1), out=left)
-        most = U64_MAX - now_ms - 1
-        live = left <= np.uint64(most)
-        expired = np.flatnonzero(self.occupied ^ live)
-        least = int(left.min(initial=U64_MAX))
-        self._no_expiry_before = now_ms + 1 + least if least <= most else U64_MAX
-        return self._release_slots(expired, EndReason.EXPIRED)
+        # (a free slot's expires is U64_MAX: no mask of occupied slots)
+        freed = self._release_slots(
+            np.flatnonzero(self.expires <= np.uint64(now_ms)), EndReason.EXPIRED
+        )
+        self._no_expiry_before = int(self.expires.min(initial=U64_MAX))
+        return freed
 
-    def _lower_expiry_floor(self, now_ms: int, ttls: np.ndarray) -> None:
-        if len(ttls):
-            self._no_expiry_before = min(self._no_expiry_before, now_ms + int(ttls.min()))
+    def _set_terms(self, slots: np.ndarray, now_ms: int, ttls: np.ndarray) -> None:
+        """A grant's or renewal's terms for ``slots``: granted now for ``ttls``."""
+        if not len(slots):
+            return
+        self.granted_at[slots] = now_ms
+        self.ttl[slots] = ttls
+        self.expires[slots] = expires = saturating_add_u64_array(now_ms, ttls)
+        self._no_expiry_before = min(self._no_expiry_before, int(expires.min()))
 
     def evict(
         self, bytes_needed: int, policy: str | None = None, entries_needed: int = 0
@@ -831,7 +817,7 @@ class LeaseTable:
 
     def _release_unexpired(self, slots: np.ndarray, now_ms: int, reason: EndReason) -> list[int]:
         """Free slots for ``reason``; a lease already expired at ``now_ms`` ended by expiry."""
-        expired = ~(self.expires_at(slots) > np.uint64(now_ms))
+        expired = ~(self.expires[slots] > np.uint64(now_ms))
         self._release_slots(slots[expired], EndReason.EXPIRED)
         return self._release_slots(slots[~expired], reason)
 
@@ -872,7 +858,7 @@ class LeaseTable:
         slot = c.slot_of[obj]
         if slot < 0:
             return []
-        if c.granted_at[slot] + c.ttl[slot] > now_ms:
+        if c.expires[slot] > now_ms:
             return [self._release_slot(slot, EndReason.INVALIDATED)]
         self._release_slot(slot, EndReason.EXPIRED)
         return []
@@ -899,16 +885,16 @@ class LeaseTable:
                 "reason_code": 0,
             },
         )
-        mask = self.occupied.copy()
-        if scope is not InvalidateScope.WHOLE_SESSION:
-            mask &= self.namespace == cache_namespace
-        if scope is InvalidateScope.OBJECT_KIND:
-            mask &= self.kind == cache_key_hi
-        elif scope is InvalidateScope.OBJECT_KEY:
-            mask &= (self.key_hi == np.uint64(cache_key_hi)) & (
-                self.key_lo == np.uint64(cache_key_lo)
-            )
-        return self.invalidate_objects(self.object_id[mask], now_ms, cascade=cascade)
+        if scope is InvalidateScope.OBJECT_KEY:  # the key's objects, one per kind
+            objects = self.catalog.ids_of_key(cache_namespace, cache_key_hi, cache_key_lo)
+        else:
+            mask = self.occupied.copy()
+            if scope is not InvalidateScope.WHOLE_SESSION:
+                mask &= self.namespace == cache_namespace
+            if scope is InvalidateScope.OBJECT_KIND:
+                mask &= self.kind == cache_key_hi
+            objects = self.object_id[mask]
+        return self.invalidate_objects(objects, now_ms, cascade=cascade)
 
     def release_owner(self, scope: OwnerScope, owner_id: int) -> list[int]:
         """End the leases an owner holds; a connection takes its sessions and their operations

@@ -48,6 +48,20 @@ def test_a_shorter_renewal_shortens_the_lease_only_under_touch(renewal, expires,
 
 
 @pytest.mark.parametrize("vectorised", [False, True])
+def test_extend_keeps_what_is_left_of_a_lease_saturated_at_the_clock_ceiling(
+    vectorised, monkeypatch
+):
+    # Granted 1000 ms 100 ms before the u64 clock's end: the lease ends at U64_MAX. Renewed
+    # 50 ms later asking for 10 ms, extend keeps the 50 ms left, on either path.
+    if vectorised:
+        monkeypatch.setattr("nnrpsim.engine.table.SMALL_BATCH", -1)
+    table = _table(renewal="extend")
+    table.install([0], U64_MAX - 100, 1000, 64)
+    assert int(table.install([0], U64_MAX - 50, 10, 64).accepted_ttl_ms[0]) == 50
+    assert table.lease(0).ttl_ms == 50 and table.lease(0).expires_at_ms == U64_MAX
+
+
+@pytest.mark.parametrize("vectorised", [False, True])
 def test_the_sweep_finds_a_lease_that_a_renewal_shortened(vectorised, monkeypatch):
     """expire() skips its scan while no lease can have run out: a renewal that shortens a
     lease (touch) must move that bound, on the scalar path and the vectorised one."""
@@ -298,6 +312,23 @@ def test_invalidate_scopes_match_by_identity():
     assert sorted(table.invalidate(InvalidateScope.OBJECT_KIND, 1, 3, 7)) == [4, 5]
     assert sorted(table.invalidate(InvalidateScope.NAMESPACE, 1, 2)) == [2, 3]
     assert sorted(table.invalidate(InvalidateScope.WHOLE_SESSION, 1)) == [0, 6, 7]
+
+
+def test_invalidate_by_key_ends_the_key_in_every_kind_and_nothing_else():
+    # Objects 0, 2 and 3 share a key in kinds 1, 5 and 7; object 1 has another key, object 4
+    # the same key in another namespace. The table finds them through the catalog.
+    catalog = ObjectCatalog.from_arrays(
+        np.array([1, 1, 1, 1, 2]),
+        np.array([9, 9, 9, 9, 9], dtype=np.uint64),
+        np.array([4, 5, 4, 4, 4], dtype=np.uint64),
+        np.array([1, 1, 5, 7, 1]),
+    )
+    table = LeaseTable(catalog, CacheLimits())
+    table.install([3, 1, 0, 4], 0, 10_000, 8)  # 2 holds no lease
+    assert table.invalidate(InvalidateScope.OBJECT_KEY, 1, 1, 9, 4) == [0, 3]
+    assert [table.lease(obj) is None for obj in range(5)] == [True, False, True, True, False]
+    assert table.invalidate(InvalidateScope.OBJECT_KEY, 2, 1, 9, 4) == []
+    assert table.invalidate(InvalidateScope.OBJECT_KEY, 2, 7, 7, 7) == []  # a key never seen
     with pytest.raises(WireError, match="cache_key_lo"):
         table.invalidate(InvalidateScope.NAMESPACE, 1, 2, 0, 5)
 
