@@ -437,6 +437,23 @@ def test_unknown_policy_raises_and_catalog_interns_once():
     assert catalog.identity(0) == identity
 
 
+def test_a_catalog_from_arrays_knows_its_rows_when_first_asked():
+    # from_arrays leaves its index of identities to the first look-up: one then finds the
+    # rows' own ids, and extending keeps them
+    catalog = ObjectCatalog.from_arrays(
+        np.array([1, 1, 2]), np.array([5, 6, 5], dtype=np.uint64), np.zeros(3), [7, 7, 8]
+    )
+    assert catalog.intern(CacheIdentity(2, 5, 0, CacheObjectKind(8))) == 2
+    new = CacheIdentity(1, 5, 0, CacheObjectKind(8))  # row 0's key in another kind
+    assert catalog.extend([1, 1], np.array([6, 5], np.uint64), [0, 0], [7, 8]).tolist() == [1, 3]
+    assert len(catalog) == 4 and catalog.identity(3) == new
+    assert catalog.ids_of_key(1, 5, 0) == [0, 3]
+    with pytest.raises(WireError, match="object_kind"):
+        ObjectCatalog.from_arrays([1], [1], [1], [10])
+    with pytest.raises(ValueError, match="equal lengths"):
+        ObjectCatalog.from_arrays([1, 2], [1], [1], [1])
+
+
 @settings(max_examples=200, deadline=None)
 @given(
     seed=st.integers(0, 2**32 - 1),
