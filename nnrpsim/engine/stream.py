@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from itertools import count
 
 import numpy as np
 
@@ -210,6 +212,13 @@ class ReferenceStream:
             return np.arange(n + 1)
         starts = np.flatnonzero(self.operation[1:] != self.operation[:-1]) + 1
         return np.concatenate([[0] if n else [], starts, [n]]).astype(np.int64)
+
+    def operation_starts(self) -> Iterator[int]:
+        """Where each operation after the first begins, in order: what a replay's frame steps
+        through (without operations each reference is one, counted rather than listed)."""
+        if self.operation is None:
+            return count(1)
+        return iter(self.operation_bounds()[1:].tolist())
 
     @property
     def along_mask(self) -> np.ndarray:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import islice
 
 import numpy as np
 import pytest
@@ -135,6 +136,9 @@ def test_operations_group_consecutive_references_and_survive_a_cut():
     assert stream.before(5).operation_bounds().tolist() == [0, 2, 3, 5]
     assert ReferenceStream([1, 1], [0, 1], [1, 1]).operation_bounds().tolist() == [0, 1, 2]
     assert ReferenceStream([], [], []).operation_bounds().tolist() == [0]
+    # what a replay's frame steps through: where each operation after the first begins
+    assert list(stream.operation_starts()) == [2, 3, 5, 6]
+    assert list(islice(ReferenceStream([1, 1], [0, 1], [1, 1]).operation_starts(), 2)) == [1, 2]
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo"])

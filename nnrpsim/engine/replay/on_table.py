@@ -104,7 +104,7 @@ def replay_on_table(
     frame = Frame(
         host,
         misses,
-        iter(stream.operation_bounds().tolist()[1:]),
+        stream.operation_starts(),
         held,
         hit,
         resolve_install,

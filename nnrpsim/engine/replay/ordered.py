@@ -4,7 +4,6 @@ sequential path, by the lease table's rules (:mod:`.on_table` drives the table i
 from __future__ import annotations
 
 import heapq
-import math
 from collections import OrderedDict
 from itertools import count, repeat
 
@@ -58,7 +57,8 @@ def ordered_capacity(
     # else no lease ends by expiry in the window
     can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
     asks = repeat(ttl) if stream.ttl_scale is None else ttls.tolist()  # (repeat: the hot path)
-    made_for = stream.along_for().tolist()
+    # (without references made along: constants, not lists of a million items)
+    made_for = repeat(-1) if stream.along is None else stream.along_for().tolist()
     # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
     # counted once at the end instead of per reference (unless a lease was installed along, or
     # an eviction may send the next reference inline).
@@ -68,6 +68,9 @@ def ordered_capacity(
     frames = stream.operation is not None
     track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0 or frames
     never, evicted = int(EndReason.NEVER_INSTALLED), EVICTED  # (locals: the hot path)
+    # when a lease renews without a margin: later than any u64 millisecond, and an int (each
+    # hit compares it with the time, an int; against math.inf that takes half as long again)
+    no_renewal = 1 << 64
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
 
@@ -120,7 +123,7 @@ def ordered_capacity(
     frame = Frame(
         host,
         misses,
-        iter(stream.operation_bounds().tolist()[1:]),
+        stream.operation_starts(),
         entries.__contains__,
         hit,
         resolve_install,
@@ -162,12 +165,12 @@ def ordered_capacity(
         stream.time_ms.tolist(),
         object_ids,
         stream.size.tolist(),
-        along.tolist(),
+        repeat(False) if stream.along is None else along.tolist(),
         asks,
         made_for,
         repeat(-1) if stream.frame_source is None else stream.frame_source.tolist(),
         repeat(-1) if stream.operation is None else stream.operation.tolist(),
-        strict=False,  # (asks, frame sources and operations may repeat without end)
+        strict=False,  # (the count and the constants, repeat(), never end)
     ):
         new_frame = frames and op != frame.op
         if new_frame:
@@ -214,8 +217,8 @@ def ordered_capacity(
                 renewals += 1
                 renewal_bytes += size
             continue
-        orphan = bool(put_anyway) and host.take_orphan(obj)  # (put, yet inline: no source)
-        if orphan:
+        orphan = False
+        if put_anyway and host.take_orphan(obj):  # (put, yet inline: no source)
             orphan = size <= capacity and not (obj in told or t < until.get(obj, t))
         if entry is not None:  # run out, or stale: a new version replaces it
             drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
@@ -223,8 +226,8 @@ def ordered_capacity(
             charged = INVALIDATED if orphan else ended_get(obj, never)
             misses[charged] += 1
         if (
-            not only_along
-            and (told or until)
+            (told or until)
+            and not only_along
             and host.goes_inline(obj, size, t, ended_get(obj, never))
         ):
             continue  # its inline turn, or backing off after a refusal: no PUT
@@ -245,7 +248,8 @@ def ordered_capacity(
                     rejected_of[obj] += 1
                 continue
             while used + size > capacity:
-                victim, (expires, start, victim_size, _) = evict_oldest(last=False)
+                # the oldest (last=False, positional: a keyword costs on the hot path)
+                victim, (expires, start, victim_size, _) = evict_oldest(False)
                 used -= victim_size
                 end = expires if expires < t else t  # (min() is a call: the hot path)
                 live_ms_bytes += (end - start) * victim_size
@@ -264,7 +268,7 @@ def ordered_capacity(
                 if stale:
                     stale.discard(victim)
         expires = t + asked
-        entries[obj] = (expires, t, size, expires - margin * asked if margin else math.inf)
+        entries[obj] = (expires, t, size, expires - margin * asked if margin else no_renewal)
         if can_expire:
             push(expiries, (expires, obj))
         used += size
