@@ -60,7 +60,8 @@ SMALL_BATCH = 16
 _HIT, _CACHE_MISS, _LEASE_EXPIRED, _VERSION_MISMATCH, _DEPENDENCY_INVALID = (
     int(o) for o in Outcome
 )
-_EXPIRED = int(EndReason.EXPIRED)
+_ENDED_EXPIRED = -1 - EndReason.EXPIRED
+"""``slot_of`` of an object whose last lease ran out."""
 _ONE_HIT = SLOT_COLUMNS["hits"](1)
 """A hit, in the ``hits`` column's own type: with a Python int ``np.add.at`` takes its generic
 loop, forty times slower (90 ms against 2.4 for a million hits)."""
@@ -96,7 +97,7 @@ class ScalarColumns:
     (half the cost of ``ndarray.item`` and of numpy's item assignment). They share the arrays'
     memory; the table replaces them whenever it reallocates, so look them up per call."""
 
-    __slots__ = ("end_reason", "has_deps", "slot_of", *SLOT_COLUMNS)
+    __slots__ = ("has_deps", "slot_of", *SLOT_COLUMNS)
 
     def __init__(self, table: LeaseTable) -> None:
         for name in self.__slots__:
@@ -132,8 +133,10 @@ class LeaseTable:
             setattr(self, name, np.zeros(0, dtype=dtype))
         self._free = np.zeros(0, dtype=np.int32)
         self._n_free = 0
+        # per object: its lease's slot; while it holds none, -1 less the EndReason of its last
+        # lease (-1: never installed), which a miss needs (cache_miss or lease_expired): one
+        # array to read on a miss and to write when a lease ends
         self.slot_of = np.full(0, -1, dtype=np.int32)
-        self.end_reason = np.zeros(0, dtype=np.uint8)
         self.has_deps = np.zeros(0, dtype=np.bool_)
         self._deps: dict[int, list[tuple[int, int]]] = {}
         self._dependents: dict[int, set[int]] = {}
@@ -171,7 +174,6 @@ class LeaseTable:
         if len(self.slot_of) < n:
             grow = n - len(self.slot_of)
             self.slot_of = np.concatenate([self.slot_of, np.full(grow, -1, dtype=np.int32)])
-            self.end_reason = np.concatenate([self.end_reason, np.zeros(grow, dtype=np.uint8)])
             self.has_deps = np.concatenate([self.has_deps, np.zeros(grow, dtype=np.bool_)])
             self.scalars = ScalarColumns(self)
 
@@ -188,8 +190,7 @@ class LeaseTable:
         objects = self.object_id[slots]
         self.occupied[slots] = False
         self.expires[slots] = U64_MAX  # a free slot never runs out (expire)
-        self.slot_of[objects] = -1
-        self.end_reason[objects] = reason
+        self.slot_of[objects] = -1 - reason
         self.held_bytes -= int(self.size[slots].sum(dtype=np.uint64))
         self.held_objects -= len(slots)
         self._free[self._n_free : self._n_free + len(slots)] = slots
@@ -202,8 +203,7 @@ class LeaseTable:
         obj = c.object_id[slot]
         c.occupied[slot] = False
         c.expires[slot] = U64_MAX
-        c.slot_of[obj] = -1
-        c.end_reason[obj] = reason
+        c.slot_of[obj] = -1 - reason
         self.held_bytes -= c.size[slot]
         self.held_objects -= 1
         self._free[self._n_free] = slot
@@ -243,6 +243,11 @@ class LeaseTable:
         c = self.scalars
         slot = c.slot_of[obj]
         return c.expires[slot], c.version[slot]
+
+    def last_end(self, obj: int) -> int:
+        """Why the last lease of ``obj``, which holds none now, ended: an :class:`EndReason`
+        code (never installed: it had none)."""
+        return -1 - self.scalars.slot_of[obj]
 
     def live_mask(self, now_ms: int) -> np.ndarray:
         return self.occupied & (self.expires > np.uint64(now_ms))
@@ -318,7 +323,7 @@ class LeaseTable:
         slots = self.slot_of[objects]
         present = slots >= 0
         outcome = np.where(
-            self.end_reason[objects] == EndReason.EXPIRED, Outcome.LEASE_EXPIRED, Outcome.CACHE_MISS
+            slots == _ENDED_EXPIRED, Outcome.LEASE_EXPIRED, Outcome.CACHE_MISS
         ).astype(np.uint8)
         ps = slots[present]
         found = np.full(len(ps), Outcome.HIT, dtype=np.uint8)
@@ -358,7 +363,7 @@ class LeaseTable:
             c = self.scalars
             slot = c.slot_of[obj]
         if slot < 0:
-            return _LEASE_EXPIRED if c.end_reason[obj] == _EXPIRED else _CACHE_MISS
+            return _LEASE_EXPIRED if slot == _ENDED_EXPIRED else _CACHE_MISS
         if c.expires[slot] <= now_ms:
             return _LEASE_EXPIRED
         if expected_version is not None and c.version[slot] != expected_version:
