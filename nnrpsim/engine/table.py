@@ -60,7 +60,8 @@ SMALL_BATCH = 16
 _HIT, _CACHE_MISS, _LEASE_EXPIRED, _VERSION_MISMATCH, _DEPENDENCY_INVALID = (
     int(o) for o in Outcome
 )
-_ENDED_EXPIRED = -1 - EndReason.EXPIRED
+_EXPIRED = int(EndReason.EXPIRED)
+_ENDED_EXPIRED = -1 - _EXPIRED
 """``slot_of`` of an object whose last lease ran out."""
 _ONE_HIT = SLOT_COLUMNS["hits"](1)
 """A hit, in the ``hits`` column's own type: with a Python int ``np.add.at`` takes its generic
@@ -244,10 +245,12 @@ class LeaseTable:
         slot = c.slot_of[obj]
         return c.expires[slot], c.version[slot]
 
-    def last_end(self, obj: int) -> int:
-        """Why the last lease of ``obj``, which holds none now, ended: an :class:`EndReason`
-        code (never installed: it had none)."""
-        return -1 - self.scalars.slot_of[obj]
+    def why_not_live(self, obj: int) -> int:
+        """Why ``obj``, which holds no live lease, holds none: an :class:`EndReason` code,
+        expired while its run-out lease is still in its slot (not yet reclaimed), else why its
+        last lease ended (never installed: it had none)."""
+        slot = self.scalars.slot_of[obj]
+        return _EXPIRED if slot >= 0 else -1 - slot
 
     def live_mask(self, now_ms: int) -> np.ndarray:
         return self.occupied & (self.expires > np.uint64(now_ms))

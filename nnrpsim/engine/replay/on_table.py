@@ -17,7 +17,7 @@ from ..table import LeaseTable
 from .frame import Frame
 from .host_rules import HostRules
 from .modes import renewal_margin
-from .result import COUNTS, EXPIRED, INVALIDATED, peak_of_spans, tally
+from .result import COUNTS, INVALIDATED, peak_of_spans, tally
 
 
 def replay_on_table(
@@ -62,7 +62,7 @@ def replay_on_table(
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
         if not table.holds(obj, now):  # run out (not yet reclaimed), or ended
-            return EXPIRED if table.scalars.slot_of[obj] >= 0 else table.last_end(obj)
+            return table.why_not_live(obj)
         return INVALIDATED if obj in stale else None
 
     def replace_stale(obj: int, now: int) -> None:
@@ -190,7 +190,7 @@ def replay_on_table(
             continue
         orphan = host.take_orphan(obj)  # (put, yet inline: no source)
         replace_stale(obj, t)
-        lapsed = EXPIRED if table.scalars.slot_of[obj] >= 0 else table.last_end(obj)
+        lapsed = table.why_not_live(obj)
         if host.goes_inline(obj, size, t, lapsed):  # its inline turn, or backing off: no PUT
             misses[lapsed] += 1
             continue
