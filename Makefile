@@ -11,8 +11,9 @@ PIP := $(PY) -m pip --disable-pip-version-check --quiet
 .PHONY: run test lint format bench build clean
 
 # what the compiled modules are built from: setup.py names the modules it compiles; every model
-# source is an over-approximation that costs at most a needless build of half a minute
-BUILD_INPUTS := pyproject.toml setup.py $(wildcard nnrpsim/model/*.py)
+# and engine source is an over-approximation that costs at most a needless build of a minute
+BUILD_INPUTS := pyproject.toml setup.py $(wildcard nnrpsim/model/*.py nnrpsim/engine/*.py \
+	nnrpsim/engine/replay/*.py)
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -50,5 +51,5 @@ bench: $(VENV)/.installed-test
 	$(PY) -m benchmarks
 
 clean:
-	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build nnrpsim/model/*.so \
-		nnrpsim/model/compiled_sources.json
+	rm -rf $(VENV) .pytest_cache .hypothesis .ruff_cache build nnrpsim/compiled_sources.json
+	find nnrpsim -name '*.so' -delete

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.timing import best_of
+from benchmarks.timing import best_of, interpreted
+from nnrpsim import BUILD_STATUS
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.engine.replay import replay
 from nnrpsim.engine.replay.on_table import replay_on_table
@@ -19,6 +20,7 @@ from nnrpsim.protocol import U32_MAX, InvalidateScope
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 N_REFS = 1_000_000
 N_TTLS = 32
+TABLE_REPLAY_SEED = 2027
 
 
 def _catalog(n: int) -> ObjectCatalog:
@@ -137,25 +139,33 @@ def _lru_figures(rng: np.random.Generator) -> dict[str, float]:
     return figures
 
 
-def _table_replay_figures(rng: np.random.Generator) -> dict[str, float]:
+def _table_replay_stream() -> ReferenceStream:
+    """About 50,000 references (its own seed: a process of its own draws the same)."""
+    return _zipf_stream(np.random.default_rng(TABLE_REPLAY_SEED), 100_000, 0.9).before(500_000)
+
+
+def _table_replay_s(stream: ReferenceStream, policy: str, repeat: int = 2) -> float:
+    capacity = _five_percent_of_bytes(stream)
+    limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
+    return best_of(lambda: replay_on_table(stream, 600_000, "reset", limits), repeat=repeat)
+
+
+def _table_replay_figures() -> dict[str, float]:
     """Capacity replays on the lease table itself, the path of ``ttl`` and ``size`` eviction,
     against LRU on the same path: what choosing their victims costs (the front of least keys
-    they share with LRU; before it, a sort of the table at each eviction)."""
-    stream = _zipf_stream(rng, 100_000, 0.9).before(500_000)  # about 50,000 references
-    capacity = _five_percent_of_bytes(stream)
-    seconds = {
-        policy: best_of(
-            lambda p=policy: replay_on_table(
-                stream, 600_000, "reset", CacheLimits(capacity_bytes=capacity, eviction=p)
-            ),
-            repeat=2,
-        )
-        for policy in ("lru", "ttl", "size")
-    }
-    figures = {}
+    they share with LRU; before it, a sort of the table at each eviction); and LRU's against
+    the same replay loaded from its sources, when the table is compiled."""
+    stream = _table_replay_stream()
+    seconds = {policy: _table_replay_s(stream, policy) for policy in ("lru", "ttl", "size")}
+    figures = {"engine.table_replay_refs_per_s_lru": len(stream) / seconds["lru"]}
     for policy in ("ttl", "size"):
         figures[f"engine.table_replay_refs_per_s_{policy}"] = len(stream) / seconds[policy]
         figures[f"engine.table_replay_{policy}_vs_lru"] = seconds["lru"] / seconds[policy]
+    if BUILD_STATUS == "compiled":
+        figures["engine.table_replay_speedup_compiled_vs_interpreted"] = (
+            interpreted("benchmarks.engine", "m._table_replay_s(m._table_replay_stream(), 'lru')")
+            / seconds["lru"]
+        )
     return figures
 
 
@@ -172,7 +182,7 @@ def _replay_figures(rng: np.random.Generator) -> dict[str, float]:
 def run() -> dict[str, float]:
     rng = np.random.default_rng(2026)
     # Trace-level figures first, on a fresh heap, so both sides of each ratio run alike.
-    figures = {**_lru_figures(rng), **_replay_figures(rng), **_table_replay_figures(rng)}
+    figures = {**_lru_figures(rng), **_replay_figures(rng), **_table_replay_figures()}
     for label, n in SIZES.items():
         figures.update(_table_figures(label, n, rng))
     figures["engine.lookup_refs_per_s"] = figures["engine.lookup_1m_refs_per_s"]

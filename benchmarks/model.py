@@ -7,17 +7,13 @@ disturbed by whatever else the machine is doing.
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 import time
 from dataclasses import replace
-from pathlib import Path
 
 import simpy
 
+from benchmarks.timing import interpreted
 from nnrpsim.model import BUILD_STATUS, ModelConfig, simulate
-from nnrpsim.model.compiled import INTERPRETED_VARIABLE
 
 RUNS = 5
 RAW_EVENTS = 300_000
@@ -56,23 +52,6 @@ def _frames_per_s(config: ModelConfig) -> float:
     return fastest.counters["hot_path_frames"] / fastest.wall_s
 
 
-def _interpreted_frames_per_s() -> float:
-    """The default scenario's frame rate with the model loaded from its sources."""
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import benchmarks.model as m; print(m._frames_per_s(m.DEFAULT_SCENARIO))",
-        ],
-        env={**os.environ, INTERPRETED_VARIABLE: "1"},
-        cwd=Path(__file__).resolve().parents[1],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return float(run.stdout)
-
-
 def run() -> dict[str, float]:
     """``wall_s`` times the event loop of a run (not drawing the plan or assembling records);
     ``events`` counts every SimPy event the run processed."""
@@ -97,7 +76,7 @@ def run() -> dict[str, float]:
         "model.own_us_per_frame": (fastest.wall_s - fastest.events / raw) / frames * 1e6,
     }
     if compiled:
-        figures["model.speedup_compiled_vs_interpreted"] = (
-            frames_per_s / _interpreted_frames_per_s()
+        figures["model.speedup_compiled_vs_interpreted"] = frames_per_s / interpreted(
+            "benchmarks.model", "m._frames_per_s(m.DEFAULT_SCENARIO)"
         )
     return figures

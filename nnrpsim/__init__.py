@@ -7,6 +7,8 @@ layers (``nnrpsim.protocol``, ``nnrpsim.engine``) never pull in SimPy or pandas.
 from importlib import import_module
 from importlib.metadata import PackageNotFoundError, version
 
+from .compiled import STATUS as BUILD_STATUS  # first: where the compiled modules load from
+
 try:
     __version__ = version("nnrpsim")
 except PackageNotFoundError:  # running from a source tree that was never installed
@@ -29,4 +31,4 @@ def __getattr__(name: str):
     raise AttributeError(f"module 'nnrpsim' has no attribute {name!r}")
 
 
-__all__ = ["__version__", *_API]
+__all__ = ["BUILD_STATUS", "__version__", *_API]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import json
 import os
+import pydoc
 import subprocess
 import sys
 from pathlib import Path
@@ -61,14 +62,15 @@ def write_yaml(folder: Path, document: dict | str, name: str = "s.yaml") -> Path
 
 @pytest.hookimpl(tryfirst=True)
 def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
-    """A test marked ``interpreted`` patches classes of the model's event loop. Compiled, those
-    call one another directly and a patch would change nothing, so where this process runs the
-    model compiled the test runs in a pytest of its own with the model loaded from its sources
-    (``NNRPSIM_INTERPRETED``), and passes or fails with it."""
+    """A test marked ``interpreted`` patches what compiled code calls (a class or function of
+    the model's event loop or of the lease table). Compiled, those call one another directly
+    and a patch would change nothing, so where this process runs them compiled the test runs
+    in a pytest of its own with them loaded from their sources (``NNRPSIM_INTERPRETED``), and
+    passes or fails with it."""
     if pyfuncitem.get_closest_marker("interpreted") is None:
         return None
-    from nnrpsim.model import BUILD_STATUS
-    from nnrpsim.model.compiled import INTERPRETED_VARIABLE
+    from nnrpsim import BUILD_STATUS
+    from nnrpsim.compiled import INTERPRETED_VARIABLE
 
     if BUILD_STATUS != "compiled":
         return None
@@ -91,25 +93,37 @@ def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> bool | None:
 
 @pytest.fixture
 def monkeypatch(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest):
-    """pytest's ``monkeypatch``, refusing to patch a compiled module or one of its classes in a
-    test not marked ``interpreted``: compiled code calls it directly, so the patch would
-    change nothing and the test would pass for nothing."""
-    from nnrpsim.model import BUILD_STATUS
-    from nnrpsim.model.compiled import PACKAGE_DIR, extensions
+    """pytest's ``monkeypatch``, refusing to patch a compiled class, or a compiled module's
+    class or function, in a test not marked ``interpreted``: compiled code calls them
+    directly, so the patch would change nothing and the test would pass for nothing. A
+    compiled module's other globals (a constant, a function it imports) it reads at each use,
+    as an interpreted module reads what it imported: those may be patched."""
+    from nnrpsim import BUILD_STATUS
+    from nnrpsim.compiled import PACKAGE_DIR, extensions, module_name
 
     if BUILD_STATUS != "compiled" or request.node.get_closest_marker("interpreted"):
         return monkeypatch
-    compiled = {f"nnrpsim.model.{name[:-3]}" for name in extensions(PACKAGE_DIR)}
+    compiled = {module_name(source) for source in extensions(PACKAGE_DIR)}
     setattr_ = monkeypatch.setattr
+
+    def compiled_here(value) -> bool:
+        return getattr(value, "__module__", None) in compiled and (
+            inspect.isclass(value) or inspect.isroutine(value)
+        )
 
     def checked_setattr(target, *args, **kwargs):
         if isinstance(target, str):  # "package.module.name" or "package.module.Class.name"
-            owner = target.rsplit(".", 1)[0]
+            owner_name, name = target.rsplit(".", 1)
+            owner = pydoc.locate(owner_name)
         else:
-            owner = target.__name__ if inspect.ismodule(target) else target.__module__
-        if any(owner == module or owner.startswith(f"{module}.") for module in compiled):
+            owner, name = target, args[0]
+        in_compiled_module = inspect.ismodule(owner) and owner.__name__ in compiled
+        if compiled_here(owner) or (
+            in_compiled_module and compiled_here(getattr(owner, name, None))
+        ):
             pytest.fail(
-                f"{owner} is compiled: mark the test @pytest.mark.interpreted to patch it",
+                f"{getattr(owner, '__name__', owner)}.{name} is compiled: mark the test "
+                "@pytest.mark.interpreted to patch it",
                 pytrace=False,
             )
         return setattr_(target, *args, **kwargs)

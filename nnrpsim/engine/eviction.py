@@ -107,7 +107,7 @@ class EvictionFront:
         # what the table must report (:meth:`changed`): hits (size), renewals (ttl); and
         # grants, when either is watched
         self.watch_hits = self.watch_renewals = False
-        self.key_of: Callable[[ScalarColumns, int], int | float] | None = None
+        self.key_of = _scalar_key("lru")  # (its policy's from the first sort on)
         self.entries: list[tuple[int | float, int, int]] = []  # (key, installed_seq, slot)
         self.bound: tuple[int | float, int, int] | None = None
 
@@ -155,8 +155,11 @@ class EvictionFront:
         self.entries, self.bound = [], None
 
     def _sort(self, table: LeaseTable, policy: str) -> None:
+        key = policy_key(policy)
+        if key is None:
+            raise ValueError(f"eviction policy {policy!r} never evicts: it has no victims")
         slots = np.flatnonzero(table.occupied)
-        keys = policy_key(policy)(table, slots)
+        keys = key(table, slots)
         if len(slots) > FRONT_SIZE:  # the least keys, with every tie of the largest of them
             pick = np.flatnonzero(keys <= np.partition(keys, FRONT_SIZE - 1)[FRONT_SIZE - 1])
             slots, keys = slots[pick], keys[pick]

@@ -9,7 +9,8 @@ events in the same millisecond still have an exact order.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from operator import index
+from typing import Any, NamedTuple, SupportsIndex
 
 import numpy as np
 
@@ -53,7 +54,9 @@ SLOT_COLUMNS: dict[str, type] = {
 object's key is the catalog's (the table finds an object by key there); ``expires`` is
 ``saturating_add(granted_at, ttl)``, kept at every grant and renewal so that the expiry scan
 and every liveness check read one column, and ``U64_MAX`` in a free slot, which never runs
-out."""
+out. Each is declared on :class:`LeaseTable` and :class:`ScalarColumns` too, for the compiled
+build (setup.py), whose classes hold only the attributes they declare: a column missing there
+fails the build."""
 
 SMALL_BATCH = 16
 """Lookups of at most this many references take the scalar path."""
@@ -96,12 +99,31 @@ class InstallAck(NamedTuple):
 class ScalarColumns:
     """Memoryviews of the table's columns, for the scalar paths' one-at-a-time reads and writes
     (half the cost of ``ndarray.item`` and of numpy's item assignment). They share the arrays'
-    memory; the table replaces them whenever it reallocates, so look them up per call."""
+    memory; the table replaces them whenever it reallocates, so look them up per call. (Typed
+    ``Any``: an item is a Python int or bool by the column's format, which no hint says.)"""
 
-    __slots__ = ("has_deps", "slot_of", *SLOT_COLUMNS)
+    has_deps: Any
+    slot_of: Any
+    object_id: Any
+    namespace: Any
+    kind: Any
+    version: Any
+    lease_id: Any
+    owner_scope: Any
+    owner_id: Any
+    granted_at: Any
+    ttl: Any
+    expires: Any
+    size: Any
+    pinned: Any
+    occupied: Any
+    installed_seq: Any
+    last_access_seq: Any
+    tenant: Any
+    hits: Any
 
     def __init__(self, table: LeaseTable) -> None:
-        for name in self.__slots__:
+        for name in ("has_deps", "slot_of", *SLOT_COLUMNS):
             setattr(self, name, memoryview(getattr(table, name)))
 
 
@@ -118,7 +140,29 @@ def _as_array(value, n: int, dtype) -> np.ndarray:
 
 
 class LeaseTable:
-    """Leases for the objects of one :class:`ObjectCatalog`, under one set of :class:`CacheLimits`."""
+    """Leases for the objects of one :class:`ObjectCatalog`, under one set of :class:`CacheLimits`.
+
+    Its scalar arguments (object ids, times, sizes, TTLs) are Python ints: compiled, a method
+    refuses a numpy integer there (``int(x)`` converts it), except :meth:`lease`, a query that
+    a notebook makes with whatever it holds."""
+
+    object_id: np.ndarray
+    namespace: np.ndarray
+    kind: np.ndarray
+    version: np.ndarray
+    lease_id: np.ndarray
+    owner_scope: np.ndarray
+    owner_id: np.ndarray
+    granted_at: np.ndarray
+    ttl: np.ndarray
+    expires: np.ndarray
+    size: np.ndarray
+    pinned: np.ndarray
+    occupied: np.ndarray
+    installed_seq: np.ndarray
+    last_access_seq: np.ndarray
+    tenant: np.ndarray
+    hits: np.ndarray
 
     def __init__(
         self,
@@ -222,14 +266,15 @@ class LeaseTable:
         return sum(np.dtype(t).itemsize for t in SLOT_COLUMNS.values()) + self._free.itemsize
 
     # ---------------------------------------------------------------- queries
-    def lease(self, object_id: int) -> Lease | None:
+    def lease(self, object_id: SupportsIndex) -> Lease | None:
         """The protocol-level lease of one object, or None when it holds none."""
         self._ensure_objects()
-        slot = int(self.slot_of[object_id])
+        obj = index(object_id)
+        slot = int(self.slot_of[obj])
         if slot < 0:
             return None
         return Lease(
-            self.catalog.identity(object_id),
+            self.catalog.identity(obj),
             int(self.version[slot]),
             int(self.lease_id[slot]),
             OwnerScope(int(self.owner_scope[slot])),
@@ -894,7 +939,7 @@ class LeaseTable:
             },
         )
         if scope is InvalidateScope.OBJECT_KEY:  # the key's objects, one per kind
-            objects = self.catalog.ids_of_key(cache_namespace, cache_key_hi, cache_key_lo)
+            objects = np.array(self.catalog.ids_of_key(cache_namespace, cache_key_hi, cache_key_lo))
         else:
             mask = self.occupied.copy()
             if scope is not InvalidateScope.WHOLE_SESSION:

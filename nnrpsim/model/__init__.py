@@ -3,7 +3,8 @@
 Timing and wiring only; every cache decision is made by :mod:`nnrpsim.engine`.
 """
 
-from .compiled import STATUS as BUILD_STATUS  # first: it decides where the modules below load from
+from nnrpsim import BUILD_STATUS
+
 from .config import FaultConfig, LinkConfig, ModelConfig, PolicyConfig, ServerConfig, WorkloadConfig
 from .policies import POLICIES, CachePolicy, make_policy
 from .records import InstallCause, RefOutcome

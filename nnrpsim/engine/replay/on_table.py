@@ -4,6 +4,7 @@ reference at a time."""
 from __future__ import annotations
 
 from itertools import count
+from typing import cast
 
 import numpy as np
 
@@ -114,7 +115,9 @@ def replay_on_table(
     pending, installed, evicted_in_frame = frame.pending, frame.installed, frame.evicted
     along_source, put_along = frame.along_source, frame.put_along
 
-    inv_t, inv_o = stream.invalidation_time_ms, stream.invalidation_object_id
+    # (arrays and ints once the stream is made; its hints are its constructor's)
+    inv_t: np.ndarray = stream.invalidation_time_ms
+    inv_o: np.ndarray = stream.invalidation_object_id
     inv_pos, kept, through = stream.invalidation_positions(), stream.kept_mask, stream.through
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
@@ -218,7 +221,7 @@ def replay_on_table(
     counts["along_puts"] += frame.unput
     counts["along_put_bytes"] += frame.unput_bytes
     changes_before(k, len(stream))  # those after the last reference end leases too
-    ended(list(leases), stream.end_ms)
+    ended(list(leases), cast(int, stream.end_ms))
     object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
     return tally(
         misses,

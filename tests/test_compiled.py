@@ -16,7 +16,17 @@ import pytest
 
 from nnrpsim import __version__
 from nnrpsim.cli import main
-from nnrpsim.engine import CacheLimits
+from nnrpsim.compiled import (
+    BUILD_RECORD,
+    INTERPRETED_VARIABLE,
+    PACKAGE_DIR,
+    extensions,
+    module_name,
+    out_of_date,
+    source_digest,
+)
+from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
+from nnrpsim.engine.replay.on_table import replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.model import (
     BUILD_STATUS,
@@ -31,19 +41,11 @@ from nnrpsim.model import (
     stream_plan,
     synthetic_plan,
 )
-from nnrpsim.model.compiled import (
-    BUILD_RECORD,
-    INTERPRETED_VARIABLE,
-    PACKAGE_DIR,
-    extensions,
-    out_of_date,
-    source_digest,
-)
 from nnrpsim.model.workload import with_python_numbers
 from nnrpsim.vector_run import vector_run
 
-from ..conftest import ROOT
-from .plans import one_session
+from .conftest import ROOT
+from .model.plans import one_session
 
 BUSY = WorkloadConfig(
     session_rate_per_s=1.0,
@@ -99,8 +101,41 @@ def digest(result: ModelResult) -> str:
     return h.hexdigest()
 
 
+REPLAYS = {  # the replay on the lease table, under each kind of victim and the host rules
+    "lru": (CacheLimits(capacity_bytes=60 << 10), {}),
+    "ttl": (CacheLimits(capacity_bytes=60 << 10, eviction="ttl"), {"renew_margin": 0.3}),
+    "size": (CacheLimits(capacity_bytes=60 << 10, eviction="size"), {"refused_backoff_ms": 900}),
+    "entries_extend": (
+        CacheLimits(max_cache_entries=12, renewal="extend", max_object_bytes=7 << 10),
+        {"inline_after_invalidate": True},
+    ),
+}
+
+
+def _replay_stream() -> ReferenceStream:
+    rng = np.random.default_rng(17)
+    n, n_objects = 6_000, 400
+    objects = (rng.zipf(1.3, n) - 1) % n_objects
+    sizes = rng.integers(1, 9, n_objects) * 1024
+    changes = np.sort(rng.integers(0, 600_000, 60)), rng.integers(0, n_objects, 60)
+    return ReferenceStream(np.sort(rng.integers(0, 600_000, n)), objects, sizes[objects], *changes)
+
+
+def replay_digest(counts: dict) -> str:
+    h = hashlib.sha256()
+    for name, value in sorted(counts.items()):
+        h.update(name.encode())
+        is_array = isinstance(value, np.ndarray)
+        h.update(str(value.dtype).encode() + value.tobytes() if is_array else repr(value).encode())
+    return h.hexdigest()
+
+
 def digests() -> dict[str, str]:
-    return {name: digest(simulate(config, 11)) for name, config in CONFIGS.items()}
+    stream = _replay_stream()
+    return {name: digest(simulate(config, 11)) for name, config in CONFIGS.items()} | {
+        f"replay_{name}": replay_digest(replay_on_table(stream, 20_000, "reset", limits, **rules))
+        for name, (limits, rules) in REPLAYS.items()
+    }
 
 
 def _interpreted(code: str) -> str:
@@ -122,11 +157,10 @@ compiled_only = pytest.mark.skipif(
 
 
 @compiled_only
-def test_the_compiled_model_gives_the_records_of_its_sources():
+def test_the_compiled_model_and_table_give_the_records_of_their_sources():
     interpreted = json.loads(
         _interpreted(
-            "import json; from tests.model.test_compiled import digests; "
-            "print(json.dumps(digests()))"
+            "import json; from tests.test_compiled import digests; print(json.dumps(digests()))"
         )
     )
     assert digests() == interpreted
@@ -134,13 +168,14 @@ def test_the_compiled_model_gives_the_records_of_its_sources():
 
 @compiled_only
 def test_the_variable_loads_every_compiled_module_from_its_source():
-    names = tuple(name[:-3] for name in extensions(PACKAGE_DIR))
-    assert {"host", "server", "link"} <= set(names)  # the event loop's core, at least
-    compiled = [importlib.import_module(f"nnrpsim.model.{n}").__file__ for n in names]
+    names = tuple(module_name(source) for source in extensions(PACKAGE_DIR))
+    # the event loop's core and the lease table, at least
+    assert {"nnrpsim.model.host", "nnrpsim.model.server", "nnrpsim.engine.table"} <= set(names)
+    compiled = [importlib.import_module(name).__file__ for name in names]
     assert not any(path.endswith(".py") for path in compiled)
     printed = _interpreted(
         "import importlib, nnrpsim.model as m; print(m.BUILD_STATUS); "
-        f"print(*[importlib.import_module('nnrpsim.model.' + n).__file__ for n in {names}])"
+        f"print(*[importlib.import_module(n).__file__ for n in {names}])"
     ).split("\n")
     assert printed[0] == f"interpreted ({INTERPRETED_VARIABLE} is set)"
     assert all(path.endswith(".py") for path in printed[1].split())
@@ -148,6 +183,7 @@ def test_the_variable_loads_every_compiled_module_from_its_source():
 
 def _package(tmp_path, sources: dict[str, str], extensions: list[str], record: dict | None):
     for name, text in sources.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     for name in extensions:
         (tmp_path / name).write_bytes(b"\x7fELF")
@@ -158,20 +194,57 @@ def _package(tmp_path, sources: dict[str, str], extensions: list[str], record: d
 
 def test_an_extension_is_current_only_while_its_source_is_what_was_compiled(tmp_path):
     so = ".cpython-311-x86_64-linux-gnu.so"
+    compiled = ["engine/table.py", "host.py", "link.py"]  # (a subpackage's too)
     directory = _package(
         tmp_path,
-        {"host.py": "x = 1\n", "link.py": "y = 2\n", "plain.py": "z = 3\n"},
-        [f"host{so}", f"link{so}", f"native__mypyc{so}"],
+        {"host.py": "x = 1\n", "link.py": "y = 2\n", "plain.py": "z = 3\n"}
+        | {"engine/table.py": "t = 1\n", "engine/stream.py": "s = 1\n"},
+        [f"host{so}", f"link{so}", f"native__mypyc{so}", f"engine/table{so}"],
         None,
     )
-    assert out_of_date(directory) == ["host.py", "link.py"]  # no record: no current build
-    record = {name: source_digest(directory / name) for name in ("host.py", "link.py")}
+    assert extensions(directory) == compiled
+    assert out_of_date(directory) == compiled  # no record: no current build
+    record = {name: source_digest(directory / name) for name in compiled}
     (directory / BUILD_RECORD).write_text(json.dumps(record))
     assert out_of_date(directory) == []
     (directory / "link.py").write_text("y = 3\n")
-    assert out_of_date(directory) == ["link.py"]
+    (directory / "engine/table.py").write_text("t = 2\n")
+    assert out_of_date(directory) == ["engine/table.py", "link.py"]
     (directory / "plain.py").write_text("z = 4\n")  # not compiled: no concern of the build
-    assert out_of_date(directory) == ["link.py"]
+    (directory / "engine/stream.py").write_text("s = 2\n")
+    assert out_of_date(directory) == ["engine/table.py", "link.py"]
+
+
+@compiled_only
+def test_a_patch_compiled_code_would_not_see_is_refused_and_one_it_would_is_not(monkeypatch):
+    refused = "is compiled: mark the test"
+    with pytest.raises(pytest.fail.Exception, match=refused):
+        monkeypatch.setattr(LeaseTable, "resolve", lambda *args: 0)  # a compiled class's method
+    with pytest.raises(pytest.fail.Exception, match=refused):  # a compiled module's class
+        monkeypatch.setattr("nnrpsim.engine.table.ScalarColumns", object)
+    # a compiled module reads its constants at each use: a patch of one takes effect
+    ids = np.arange(4, dtype=np.uint64)
+    table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(4), ids, ids, np.full(4, 7)))
+    plain_grant = (0, 0, 1_000, 8, None, False, 0, (0, 0))
+    assert table._install_scalar(*plain_grant) is not None
+    monkeypatch.setattr("nnrpsim.engine.table.SMALL_BATCH", 0)  # every PUT the general path
+    assert table._install_scalar(1, *plain_grant[1:]) is None
+
+
+@compiled_only
+def test_the_compiled_table_takes_python_ints_and_its_lease_query_numpy_ones_too():
+    ids = np.arange(4, dtype=np.uint64)
+    table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(4), ids, ids, np.full(4, 7)))
+    table.install_one(2, 0, 1_000, 8)
+    with pytest.raises(TypeError, match="int object expected"):
+        table.resolve(np.int64(2), 5)
+    assert table.resolve(2, 5) == 0  # a hit
+    assert table.lease(np.int64(2)) == table.lease(2) and table.lease(2).ttl_ms == 1_000
+
+
+def test_a_source_names_its_module_in_the_package():
+    assert module_name("model/host.py") == "nnrpsim.model.host"
+    assert module_name("engine/replay/on_table.py") == "nnrpsim.engine.replay.on_table"
 
 
 def test_the_version_says_how_the_model_runs(capsys):

@@ -1,13 +1,14 @@
-"""Whether the model's hot loop runs compiled, and its sources whenever the build is not current.
+"""Whether the hot loops run compiled, and their sources whenever the build is not current.
 
-Installing nnrpsim (``pip install -e .``, which every make target runs) compiles the modules of
-the discrete-event model's event loop with mypyc: an extension beside each source, which Python
-imports before the source. An edit to a source does not reach its extension until the next
-build, so a build that is not current would run old code without a word. The build records a
-digest of each source it compiled (``BUILD_RECORD``); before any of those modules loads, the
-model compares them, and if one differs, if the record is missing, or if ``NNRPSIM_INTERPRETED``
-is set, all of them load from their sources (compiled modules call one another directly: half
-a build is no build). Only an out-of-date build warns.
+Installing nnrpsim (``pip install -e .``, which every make target runs) compiles with mypyc the
+modules of the discrete-event model's event loop and of the lease engine's scalar paths (the
+lease table, its eviction front, the replay on the table): an extension beside each source,
+which Python imports before the source. An edit to a source does not reach its extension until
+the next build, so a build that is not current would run old code without a word. The build
+records a digest of each source it compiled (``BUILD_RECORD``); ``import nnrpsim`` compares
+them before any of those modules loads, and if one differs, if the record is missing, or if
+``NNRPSIM_INTERPRETED`` is set, all of them load from their sources (compiled modules call one
+another directly: half a build is no build). Only an out-of-date build warns.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import warnings
 from pathlib import Path
 
 BUILD_RECORD = "compiled_sources.json"
-"""Written by setup.py beside the sources: ``{"host.py": sha256 of the source compiled, ...}``."""
+"""Written by setup.py in the package: ``{"model/host.py": sha256 of the source compiled, ...}``."""
 INTERPRETED_VARIABLE = "NNRPSIM_INTERPRETED"
 PACKAGE_DIR = Path(__file__).resolve().parent
 
@@ -34,15 +35,21 @@ def source_digest(path: Path) -> str:
 
 
 def extensions(directory: Path) -> list[str]:
-    """The sources in ``directory`` that have an extension module beside them."""
+    """The sources under ``directory`` that have an extension module beside them, as paths
+    relative to it (``"model/host.py"``)."""
     return sorted(
         {  # (a file may end in several of the suffixes: ".abi3.so" and ".so")
-            f"{path.name.split('.')[0]}.py"
+            source.relative_to(directory).as_posix()
             for suffix in importlib.machinery.EXTENSION_SUFFIXES
-            for path in directory.glob(f"*{suffix}")
-            if (directory / f"{path.name.split('.')[0]}.py").is_file()
+            for path in directory.rglob(f"*{suffix}")
+            if (source := path.with_name(f"{path.name.split('.')[0]}.py")).is_file()
         }
     )
+
+
+def module_name(source: str) -> str:
+    """The module a source of this package is: ``"model/host.py"`` -> ``nnrpsim.model.host``."""
+    return f"{__package__}.{source[:-3].replace('/', '.')}"
 
 
 def out_of_date(directory: Path) -> list[str]:
@@ -88,14 +95,14 @@ def _choose() -> str:
             else "interpreted (no record of the build that left its extensions)"
         )
         warnings.warn(
-            f"nnrpsim.model runs {status}, about 1.5 times slower: `make build` (or "
-            "`pip install -e .`) compiles it again",
+            f"nnrpsim's model and lease table run {status}, 1.2-2 times slower: `make build` "
+            "(or `pip install -e .`) compiles them again",
             RuntimeWarning,
             stacklevel=2,
         )
     sys.meta_path.insert(
         0,
-        _FromSources({f"{__package__}.{name[:-3]}": PACKAGE_DIR / name for name in compiled}),
+        _FromSources({module_name(name): PACKAGE_DIR / name for name in compiled}),
     )
     return status
 
