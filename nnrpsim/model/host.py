@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import simpy
 
@@ -29,12 +29,13 @@ from .workload import SessionPlan
 if TYPE_CHECKING:
     from .simulation import Simulation
 
-PUT_OVERHEAD = packet_bytes(MessageType.CACHE_PUT)
-ACK_BYTES = packet_bytes(MessageType.CACHE_ACK)
-ERROR_BYTES = packet_bytes(MessageType.ERROR)
-RESULT_BYTES = packet_bytes(MessageType.RESULT_PUSH)
-ORB_BYTES = OBJECT_REFERENCE.size
-FRAME_SUBMIT_OVERHEAD = frame_submit_bytes((), 0)
+# Final: compiled, each is a constant in C rather than a look-up in the module's dict per use
+PUT_OVERHEAD: Final = packet_bytes(MessageType.CACHE_PUT)
+ACK_BYTES: Final = packet_bytes(MessageType.CACHE_ACK)
+ERROR_BYTES: Final = packet_bytes(MessageType.ERROR)
+RESULT_BYTES: Final = packet_bytes(MessageType.RESULT_PUSH)
+ORB_BYTES: Final = OBJECT_REFERENCE.size
+FRAME_SUBMIT_OVERHEAD: Final = frame_submit_bytes((), 0)
 """Header, metadata and region prelude of a FRAME_SUBMIT: its bytes besides objects and ORBs."""
 FrameSizes = tuple[int, int, int]
 """A FRAME_SUBMIT burst's bytes on the uplink, its inline object blocks, its renewal bodies."""

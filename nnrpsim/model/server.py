@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from dataclasses import replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 import numpy as np
 
@@ -17,7 +17,7 @@ from .config import ServerConfig
 if TYPE_CHECKING:
     from .simulation import Simulation
 
-INVALIDATE_BYTES = packet_bytes(MessageType.CACHE_INVALIDATE)
+INVALIDATE_BYTES: Final = packet_bytes(MessageType.CACHE_INVALIDATE)  # (a C constant, compiled)
 
 
 def session_lease_ttl_ms(config: ServerConfig, hint_ms: int) -> int:

@@ -7,14 +7,16 @@ derived. ``object_kind`` travels beside the identity; the ORB carries it as a ch
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Final
 
 from .codes import CacheObjectKind
 from .errors import WireError
 
-U16_MAX = 0xFFFF
-U32_MAX = 0xFFFF_FFFF
-U64_MAX = 0xFFFF_FFFF_FFFF_FFFF
-U128_MAX = (1 << 128) - 1
+# Final: compiled code (setup.py) takes their values as constants, not global look-ups
+U16_MAX: Final = 0xFFFF
+U32_MAX: Final = 0xFFFF_FFFF
+U64_MAX: Final = 0xFFFF_FFFF_FFFF_FFFF
+U128_MAX: Final = (1 << 128) - 1
 
 
 def check_uint(field: str, value: object, maximum: int) -> int:
