@@ -102,15 +102,24 @@ class Server:
         burst is announced: its host learns of it before it references the object.
         ``dependencies`` declares, per object made from another, that object and the version it
         was made from."""
-        now, install = int(self.sim.env.now), self.table.install_one
+        # (compiled, index loops and direct calls: a strict zip and a bound method are
+        # generic Python calls)
+        now, table = int(self.sim.env.now), self.table
         acks = [
-            install(
-                obj, now, ttl_ms, size, version=version, owner_scope=owner_scope, owner_id=owner_id
+            table.install_one(
+                obj,
+                now,
+                ttl_ms,
+                sizes[i],
+                version=versions[i],
+                owner_scope=owner_scope,
+                owner_id=owner_id,
             )
-            for obj, version, size in zip(objects, versions, sizes, strict=True)
+            for i, obj in enumerate(objects)
         ]
         holders, recorder = self.holders, self.sim.recorder
-        for obj, ack in zip(objects, acks, strict=True):
+        for i, obj in enumerate(objects):
+            ack = acks[i]
             if ack.status == CacheAckStatus.REJECTED:
                 recorder.refused_puts += 1
             else:
@@ -120,7 +129,7 @@ class Server:
                     holders[obj].add(host)
                 else:
                     holders[obj] = {host}
-        installing, table, sim = set(objects), self.table, self.sim
+        installing, sim = set(objects), self.sim
         sent = []
         for ack in acks:
             sim.sent += 1
@@ -141,12 +150,12 @@ class Server:
         """Resolve a FRAME_SUBMIT's object references at ``now`` (an :class:`Outcome` code each,
         one at a time: a frame carries a handful); the auditor re-checks every hit."""
         table, auditor, current = self.table, self.sim.auditor, self.sim.content_version
-        resolve, terms = table.resolve, table.terms
         outcomes = []
-        for obj, expected in zip(objects, versions, strict=True):
-            code = resolve(obj, now, expected)
+        for i, obj in enumerate(objects):  # (compiled: an index loop and direct calls)
+            expected = versions[i]
+            code = table.resolve(obj, now, expected)
             if code == 0:
-                expires, version = terms(obj)
+                expires, version = table.terms(obj)
                 if expires <= now or version != expected or version != current[obj]:
                     auditor.check_hit(now, expires, version, expected, current[obj])
             outcomes.append(code)
