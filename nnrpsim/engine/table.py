@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from operator import index
-from typing import Any, Final, NamedTuple, SupportsIndex
+from typing import Any, Final, SupportsIndex
 
 import numpy as np
 
@@ -93,16 +93,31 @@ class InstallResult:
     replaced: list[int] = field(default_factory=list)
 
 
-class InstallAck(NamedTuple):
-    """:meth:`LeaseTable.install_one`'s answer: one CACHE_ACK, and what the install freed."""
+class InstallAck:
+    """:meth:`LeaseTable.install_one`'s answer: one CACHE_ACK, and what the install freed. (A
+    plain class: compiled, making one and reading its fields are C, where a NamedTuple's
+    constructor runs Python and each field is a descriptor.)"""
 
-    status: int
-    detail: int
-    accepted_ttl_ms: int
-    lease_id: int
-    expired: list[int]
-    evicted: list[int]
-    replaced: list[int]
+    def __init__(
+        self,
+        status: int,
+        detail: int,
+        accepted_ttl_ms: int,
+        lease_id: int,
+        expired: list[int],
+        evicted: list[int],
+        replaced: list[int],
+    ) -> None:
+        self.status, self.detail = status, detail
+        self.accepted_ttl_ms, self.lease_id = accepted_ttl_ms, lease_id
+        self.expired, self.evicted, self.replaced = expired, evicted, replaced
+
+    def __repr__(self) -> str:
+        return (
+            f"InstallAck(status={self.status!r}, detail={self.detail!r}, "
+            f"accepted_ttl_ms={self.accepted_ttl_ms}, lease_id={self.lease_id}, "
+            f"expired={self.expired}, evicted={self.evicted}, replaced={self.replaced})"
+        )
 
 
 class ScalarColumns:
