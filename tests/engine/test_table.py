@@ -273,6 +273,37 @@ def test_release_owner_cascades_but_spares_siblings():
     assert table.held_objects == 2  # session 20 and connection 2 are untouched
 
 
+@pytest.mark.parametrize("batch", [False, True])
+def test_release_owner_ends_what_each_owner_holds_after_many_grants_and_reused_slots(batch):
+    # Hundreds of grants to a few owners, leases ending in between so that slots pass from
+    # owner to owner: a release ends exactly the leases the owner columns say it holds. The
+    # busiest owner is granted more than twice the table's slots, or batches: it is scanned
+    # for; the others are looked up among the slots they were granted.
+    n = 40
+    ids = np.arange(n, dtype=np.uint64)
+    catalog = ObjectCatalog.from_arrays(np.ones(n, dtype=np.uint32), ids, ids, np.full(n, 7))
+    table = LeaseTable(catalog, CacheLimits(), initial_capacity=4)
+    owners = [(OwnerScope.SESSION, 1), (OwnerScope.SESSION, 2), (OwnerScope.CONNECTION, 9)]
+    rng = np.random.default_rng(7)
+    for now in range(2000):
+        obj = int(rng.integers(n))
+        scope, owner = owners[int(rng.choice(3, p=[0.8, 0.1, 0.1]))]
+        if rng.random() < 0.5:
+            table.invalidate_objects(np.array([obj]), now)
+        elif batch:  # more than SMALL_BATCH objects at once: the vectorised grant
+            objects = (obj + np.arange(SMALL_BATCH + 1)) % n
+            table.install(objects, now, 10**6, 8, owner_scope=scope, owner_id=owner)
+        else:
+            table.install_one(obj, now, 10**6, 8, owner_scope=scope, owner_id=owner)
+    for scope, owner in reversed(owners):  # the busiest last: it holds most of the reused slots
+        mine = table.occupied & (table.owner_scope == scope) & (table.owner_id == owner)
+        expected = table.object_id[np.flatnonzero(mine)].tolist()  # in slot order
+        held = table.held_objects
+        assert table.release_owner(scope, owner) == expected
+        assert table.held_objects == held - len(expected)
+        assert table.release_owner(scope, owner) == []
+
+
 def test_dependencies_missing_invalidated_or_wrong_version():
     table = _table()
     table.install([0, 1], 0, 10_000, 8, versions=[1, 3])
