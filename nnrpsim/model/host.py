@@ -39,6 +39,10 @@ FRAME_SUBMIT_OVERHEAD: Final = frame_submit_bytes((), 0)
 """Header, metadata and region prelude of a FRAME_SUBMIT: its bytes besides objects and ORBs."""
 FrameSizes = tuple[int, int, int]
 """A FRAME_SUBMIT burst's bytes on the uplink, its inline object blocks, its renewal bodies."""
+# per PUT, C statics too (where ``OwnerScope.SESSION`` is a look-up on the class per use)
+SESSION_OWNED: Final = OwnerScope.SESSION
+CONNECTION_OWNED: Final = OwnerScope.CONNECTION
+REJECTED: Final = CacheAckStatus.REJECTED
 
 
 @dataclass(slots=True)
@@ -86,20 +90,14 @@ class Host:
                 lease.valid, lease.cause = False, cause
 
     # ------------------------------------------------------------------ round trips
-    def _sleep(self, delay: float, window: OperationWindow | None, holder: int) -> simpy.Timeout:
-        """The event ``delay`` from now. An operation about to wait lets the session's next one
-        start meanwhile (see :class:`OperationWindow`)."""
-        sim = self.sim
-        if window is not None and window.due < sim.env.now + delay:
-            window.pass_on(holder)
-        return sim.timeout(delay)
-
-    def _uplink(
-        self, server: int, up_bytes: int, now: float, window: OperationWindow | None, holder: int
+    def _sleep(
+        self, delay: float, now: float, window: OperationWindow | None, holder: int
     ) -> simpy.Timeout:
-        """The event of ``up_bytes`` sent ``now`` (the current time) arriving at ``server``."""
-        delay = self.sim.uplinks[self.index][server].transmit(now, up_bytes)
-        return self._sleep(delay, window, holder)
+        """The event ``delay`` from ``now`` (the current time). An operation about to wait lets
+        the session's next one start meanwhile (see :class:`OperationWindow`)."""
+        if window is not None and window.due < now + delay:
+            window.pass_on(holder)
+        return self.sim.timeout(delay)
 
     def _reply_delay(self, server: int, processing: float, down_bytes: int, now: float) -> float:
         """How long from ``now`` (the current time) until a reply of ``down_bytes``, sent after
@@ -119,15 +117,18 @@ class Host:
         handles it (``handler(arrival time)`` returns the answer and the bytes of the reply),
         which leaves ``processing`` later; wait for the reply; return the answer."""
         sim = self.sim
-        yield self._uplink(server, up_bytes, sim.env.now, window, holder)
-        arrived = sim.env.now
+        now = sim.env.now
+        delay = sim.uplinks[self.index][server].transmit(now, up_bytes)
+        yield self._sleep(delay, now, window, holder)
+        now = arrived = now + delay  # the clock, as SimPy computes it (see _operations)
         if processing:
             wait = sim.servers[server].take_up(arrived, processing)
             if wait > 0:
-                yield self._sleep(wait, window, holder)
+                yield self._sleep(wait, now, window, holder)
+                now += wait
         answer, down_bytes = handler(arrived)
-        delay = self._reply_delay(server, processing, down_bytes, sim.env.now)
-        yield self._sleep(delay, window, holder)
+        delay = self._reply_delay(server, processing, down_bytes, now)
+        yield self._sleep(delay, now, window, holder)
         return answer
 
     def _control(self, server: int, request: MessageType, response: MessageType, handler, *args):
@@ -206,8 +207,10 @@ class Host:
         costs = sim.config.server
         per_operation, per_inline_byte = costs.per_operation_ms, costs.per_inline_byte_ms
         per_put_byte = costs.per_put_byte_ms
+        # ``now`` is the clock throughout: after a timeout, the time it was set for, as SimPy
+        # computes it (the property is a Python call); read only after waits of unknown length
+        now = env.now
         while window.holder == holder and window.due < math.inf:
-            now = env.now
             wait = window.due - now
             if wait > 0:  # until the next operation is due
                 yield sim.timeout(wait)
@@ -215,7 +218,8 @@ class Host:
             objects = window.start(now)
             if objects is None:
                 objects = yield from window.slot()
-            now = start = env.now
+                now = env.now
+            start = now
             references, installs, renewals, inline, outcome, cause, earliest = self._decide(
                 plan, server, objects, caches, start
             )
@@ -235,15 +239,16 @@ class Host:
             expected = self._frame(server, references, renewals, sizes)
             fell_back = False
             while True:  # the frame, and after cache errors its inline resubmission
-                yield self._uplink(server, sizes[0], now, window, holder)
+                delay = uplink.transmit(now, sizes[0])
+                yield self._sleep(delay, now, window, holder)
                 # server time: per operation, per inline byte (a hit is cheaper than a resend)
                 # and per renewal body byte; the frame may wait its turn for a worker
-                now = arrived = env.now
+                now = arrived = now + delay
                 processing = per_operation + per_inline_byte * sizes[1] + per_put_byte * sizes[2]
                 wait = runtime.take_up(now, processing)
                 if wait > 0:
-                    yield self._sleep(wait, window, holder)
-                    now = env.now
+                    yield self._sleep(wait, now, window, holder)
+                    now += wait
                 failed, reply_delay = self._frame_processed(
                     server,
                     plan,
@@ -261,8 +266,8 @@ class Host:
                 # the reply's ERRORs bring a resubmission with those bodies inline
                 sim.auditor.fallbacks += 1
                 fell_back = True
-                yield self._sleep(reply_delay, window, holder)
-                now, references, expected, renewals = env.now, [], [], []
+                yield self._sleep(reply_delay, now, window, holder)
+                now, references, expected, renewals = now + reply_delay, [], [], []
                 sizes = self._frame_bytes(references, failed, renewals)
                 self._frame(server, references, renewals, sizes, fallback=True)
             sim.auditor.fallbacks_completed += fell_back
@@ -540,8 +545,8 @@ class Host:
     def _owner(self, plan: SessionPlan, server: int, obj: int) -> tuple[OwnerScope, int]:
         """Session objects are owned by the session; shared ones by the connection."""
         if obj in plan.expected_reuse:
-            return OwnerScope.SESSION, plan.session_id
-        return OwnerScope.CONNECTION, self.connection_id(server)
+            return SESSION_OWNED, plan.session_id
+        return CONNECTION_OWNED, self.connection_id(server)
 
     def _put(self, server: int, plan: SessionPlan, ttl: int, objects: list[int], arrived_at: float):
         """Server side of a burst of CACHE_PUTs, in order, as the server takes it up (each run
@@ -568,7 +573,7 @@ class Host:
                 self.index,
                 group,
                 [versions[obj] for obj in group],
-                sim.policy.put_ttl_ms(ttl, scope == OwnerScope.CONNECTION),
+                sim.policy.put_ttl_ms(ttl, scope == CONNECTION_OWNED),
                 [sim.sizes[obj] for obj in group],
                 scope,
                 owner_id,
@@ -576,7 +581,7 @@ class Host:
             )
             for i, obj in enumerate(group):  # (compiled: an index loop; a strict zip is a call)
                 ack, acked = acks[i], sent[i]
-                if ack.status == CacheAckStatus.REJECTED:
+                if ack.status == REJECTED:
                     continue
                 granted = ack.accepted_ttl_ms
                 accepted[obj] = granted

@@ -21,6 +21,11 @@ from .config import LinkConfig
 class Link:
     def __init__(self, config: LinkConfig, rng: np.random.Generator) -> None:
         self.config = config
+        # per frame, read as native attributes (compiled: a config's are Python look-ups)
+        self.latency_ms = config.latency_ms
+        self.bandwidth_bytes_per_ms = config.bandwidth_bytes_per_ms
+        self.loss = config.loss
+        self.retransmit_timeout_ms = config.retransmit_timeout_ms
         self.rng = rng
         self.busy_until = 0.0
         self.idle: list[tuple[float, float]] = []  # (start, end), in order, before busy_until
@@ -33,20 +38,19 @@ class Link:
 
     def last_byte_at(self, now: float, n_bytes: int) -> float:
         """When the last of ``n_bytes`` queued ``now`` leaves, at the latest, if nothing is lost."""
-        return self.free_at(now) + n_bytes / self.config.bandwidth_bytes_per_ms
+        return self.free_at(now) + n_bytes / self.bandwidth_bytes_per_ms
 
     def transmit(self, now: float, n_bytes: int, after: float = 0.0) -> float:
         """The delay from ``now`` until ``n_bytes``, ready to leave ``after`` ms from now (a
         reply: when processing ends), have arrived at the far end."""
-        config = self.config
-        busy = n_bytes / config.bandwidth_bytes_per_ms
-        delay = after + config.latency_ms
-        if config.loss:
-            attempts = int(self.rng.geometric(1.0 - config.loss))
+        busy = n_bytes / self.bandwidth_bytes_per_ms
+        delay = after + self.latency_ms
+        if self.loss:
+            attempts = int(self.rng.geometric(1.0 - self.loss))
             self.retransmissions += attempts - 1
             n_bytes *= attempts
             busy *= attempts
-            delay += (attempts - 1) * config.retransmit_timeout_ms
+            delay += (attempts - 1) * self.retransmit_timeout_ms
         self.bytes_sent += n_bytes
         idle, until, at = self.idle, self.busy_until, now + after
         if idle and idle[0][1] <= now:  # stretches gone by

@@ -18,6 +18,12 @@ if TYPE_CHECKING:
     from .simulation import Simulation
 
 INVALIDATE_BYTES: Final = packet_bytes(MessageType.CACHE_INVALIDATE)  # (a C constant, compiled)
+# per PUT and frame, each a C static, compiled (an enum's member, a module's function: a look-up
+# per use)
+_REJECTED: Final = CacheAckStatus.REJECTED
+_EXPIRED: Final = ReasonCode.EXPIRED
+_EVICTED: Final = ReasonCode.EVICTED
+_heapreplace: Final = heapq.heapreplace
 
 
 def session_lease_ttl_ms(config: ServerConfig, hint_ms: int) -> int:
@@ -81,7 +87,7 @@ class Server:
         if not free:
             return 0.0
         start = now if now > free[0] else free[0]
-        heapq.heapreplace(free, start + processing_ms)
+        _heapreplace(free, start + processing_ms)
         return start - now
 
     def put(
@@ -120,7 +126,7 @@ class Server:
         holders, recorder = self.holders, self.sim.recorder
         for i, obj in enumerate(objects):
             ack = acks[i]
-            if ack.status == CacheAckStatus.REJECTED:
+            if ack.status == _REJECTED:
                 recorder.refused_puts += 1
             else:
                 if obj in dependencies:
@@ -135,13 +141,11 @@ class Server:
             sim.sent += 1
             sent.append(sim.sent)
             if ack.expired:
-                self.notify(
-                    [obj for obj in ack.expired if obj not in installing], ReasonCode.EXPIRED
-                )
+                self.notify([obj for obj in ack.expired if obj not in installing], _EXPIRED)
             if ack.evicted:
                 self.notify(
                     [o for o in ack.evicted if o not in installing or not table.holds(o, now)],
-                    ReasonCode.EVICTED,
+                    _EVICTED,
                 )
         recorder.accepted_ttl_ms.extend(ack.accepted_ttl_ms for ack in acks)
         return acks, sent

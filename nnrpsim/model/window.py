@@ -13,8 +13,13 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Callable, Generator
+from typing import Final
 
 import simpy
+
+# Final: compiled, each a C static, where ``heapq.heappush`` is a look-up on the module per use
+_heappush: Final = heapq.heappush
+_heappop: Final = heapq.heappop
 
 
 class OperationWindow:
@@ -74,7 +79,7 @@ class OperationWindow:
         return its objects."""
         replies = self.replies
         while replies and replies[0] <= now:
-            heapq.heappop(replies)
+            _heappop(replies)
         if self.running + len(replies) >= self.limit:
             return None
         index = self.next = self.next + 1
@@ -106,7 +111,7 @@ class OperationWindow:
     def finish(self, reply_at: float) -> None:
         """A running operation's last frame was handled: its reply arrives at ``reply_at``."""
         self.running -= 1
-        heapq.heappush(self.replies, reply_at)
+        _heappush(self.replies, reply_at)
         if reply_at > self.last_reply:
             self.last_reply = reply_at
         if self._changed is not None:
