@@ -138,9 +138,8 @@ class Host:
 
     # ------------------------------------------------------------------ sessions
     def run_session(self, plan: SessionPlan):
+        """The session, started when it is due (see ``Simulation._sessions``)."""
         sim = self.sim
-        if plan.start_ms > sim.env.now:
-            yield sim.timeout(plan.start_ms - sim.env.now)
         server = sim.route(plan)
         if server not in self.limits:
             self.limits[server] = yield from self._control(

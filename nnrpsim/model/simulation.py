@@ -190,9 +190,23 @@ class Simulation:
             **{f"server_busy_ms_{server.index}": server.busy_ms for server in self.servers},
         }
 
-    def _close_after(self, sessions: list[simpy.Process], host: Host):
-        """When a host's last session has ended it closes its connections."""
-        yield self.env.all_of(sessions)
+    def _sessions(
+        self,
+        host: Host,
+        plans: list[tuple[int, SessionPlan]],
+        processes: list[simpy.Process | None],
+    ):
+        """A host's sessions (``(index, plan)``, by start), each started when due into
+        ``processes[index]``; when the last has ended the host closes its connections. (A
+        session waiting to start would sit in SimPy's event queue all along, and every push
+        and pop there pays for the queue's depth.)"""
+        env, started = self.env, []
+        for index, plan in plans:
+            if plan.start_ms > env.now:
+                yield self.timeout(plan.start_ms - env.now)
+            started.append(env.process(host.run_session(plan)))
+            processes[index] = started[-1]
+        yield env.all_of(started)
         yield from host.close_connections()
 
     def _at(self, when: float, action):
@@ -212,13 +226,13 @@ class Simulation:
 
     def run(self) -> ModelResult:
         config, env = self.config, self.env
-        sessions: dict[int, list[simpy.Process]] = {host.index: [] for host in self.hosts}
-        processes = []
-        for plan in self.plan.sessions:
-            processes.append(env.process(self.hosts[plan.host].run_session(plan)))
-            sessions[plan.host].append(processes[-1])
+        plans: dict[int, list[tuple[int, SessionPlan]]] = {host.index: [] for host in self.hosts}
+        for index, plan in enumerate(self.plan.sessions):
+            plans[plan.host].append((index, plan))
+        processes: list[simpy.Process | None] = [None] * len(self.plan.sessions)
         for host in self.hosts:
-            env.process(self._close_after(sessions[host.index], host))
+            by_start = sorted(plans[host.index], key=lambda item: item[1].start_ms)
+            env.process(self._sessions(host, by_start, processes))
         for server in self.servers:
             env.process(server.sweep())
         env.process(self._sampler())
@@ -255,7 +269,7 @@ class Simulation:
         columns["inline_bytes"] = inline_object_bytes(sizes)
         return columns
 
-    def _result(self, wall: float, processes: list[simpy.Process]) -> ModelResult:
+    def _result(self, wall: float, processes: list[simpy.Process | None]) -> ModelResult:
         recorder, auditor = self.recorder, self.auditor
         operations = recorder.operations.operations()
         # An operation is recorded when its last frame is handled, with the time its reply
@@ -268,7 +282,11 @@ class Simulation:
             for plan in self.plan.sessions
         ]
         auditor.operation_never_completed = sum(missing)
-        behind = sum(n for n, process in zip(missing, processes, strict=True) if process.is_alive)
+        behind = sum(  # (a session not started by the end had nothing planned before it)
+            n
+            for n, process in zip(missing, processes, strict=True)
+            if process is not None and process.is_alive
+        )
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return ModelResult(
             config=self.config,
