@@ -6,6 +6,7 @@ The runner turns these into pandas frames; the model itself never imports pandas
 from __future__ import annotations
 
 from enum import IntEnum
+from typing import Final
 
 import numpy as np
 
@@ -41,6 +42,10 @@ class InstallCause(IntEnum):
     MISS = 6  # learned from a cache error
     OTHER = 7  # released with its owner or revoked
 
+
+# per recorded reference, C statics, compiled (where a member is a look-up on its class per use)
+_HIT: Final = RefOutcome.HIT
+_NO_CAUSE: Final = InstallCause.NONE
 
 CAUSE_OF_REASON = {
     ReasonCode.EXPIRED: InstallCause.EXPIRED,
@@ -115,11 +120,13 @@ class OperationLog:
         self._server.append(server)
         self._counts.append(len(objects))
         if outcome or cause:
-            for row, obj in enumerate(objects, len(self._objects)):
+            first = len(self._objects)
+            for i in range(len(objects)):  # (compiled: an index loop; enumerate is a call)
+                obj = objects[i]
                 if obj in outcome or obj in cause:
-                    self._other_rows.append(row)
-                    self._other_outcomes.append(outcome.get(obj, RefOutcome.HIT))
-                    self._other_causes.append(cause.get(obj, InstallCause.NONE))
+                    self._other_rows.append(first + i)
+                    self._other_outcomes.append(outcome.get(obj, _HIT))
+                    self._other_causes.append(cause.get(obj, _NO_CAUSE))
         self._objects.extend(objects)
 
     def operations(self) -> dict[str, np.ndarray]:
