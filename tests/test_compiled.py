@@ -28,6 +28,7 @@ from nnrpsim.compiled import (
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.engine.replay.on_table import replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.engine.table import ScalarPut
 from nnrpsim.model import (
     BUILD_STATUS,
     FaultConfig,
@@ -225,10 +226,10 @@ def test_a_patch_compiled_code_would_not_see_is_refused_and_one_it_would_is_not(
     # a compiled module reads its constants at each use: a patch of one takes effect
     ids = np.arange(4, dtype=np.uint64)
     table = LeaseTable(ObjectCatalog.from_arrays(np.zeros(4), ids, ids, np.full(4, 7)))
-    plain_grant = (0, 0, 1_000, 8, None, False, 0, (0, 0))
-    assert table._install_scalar(*plain_grant) is not None
+    terms = (0, 1_000, 8, None, False, 0, (0, 0))  # a plain grant's, at 0
+    assert table._install_scalar(ScalarPut(0, *terms)) is not None
     monkeypatch.setattr("nnrpsim.engine.table.SMALL_BATCH", 0)  # every PUT the general path
-    assert table._install_scalar(1, *plain_grant[1:]) is None
+    assert table._install_scalar(ScalarPut(1, *terms)) is None
 
 
 @compiled_only

@@ -97,6 +97,31 @@ class InstallResult:
     replaced: list[int] = field(default_factory=list)
 
 
+class ScalarPut:
+    """One CACHE_PUT on the table's scalar paths, handed down as one argument: its object, the
+    time, and its terms (the TTL already clamped to the table's floor and ceiling)."""
+
+    def __init__(
+        self,
+        obj: int,
+        now_ms: int,
+        accepted_ttl: int,
+        size: int,
+        version: int | None,
+        pinned: bool,
+        tenant: int,
+        owner: Owner,
+    ) -> None:
+        self.obj = obj
+        self.now_ms = now_ms
+        self.accepted_ttl = accepted_ttl
+        self.size = size
+        self.version = version
+        self.pinned = pinned
+        self.tenant = tenant
+        self.owner = owner
+
+
 class InstallAck:
     """:meth:`LeaseTable.install_one`'s answer: one CACHE_ACK, and what the install freed. (A
     plain class: compiled, making one and reading its fields are C, where a NamedTuple's
@@ -149,10 +174,19 @@ class ScalarColumns:
     last_access_seq: Any
     tenant: Any
     hits: Any
+    free: Any
+    """The free-slot stack."""
+    catalog_namespace: Any
+    catalog_kind: Any
+    """The catalog's, as of when the table last grew or looked at it: an object it had then
+    keeps its namespace and kind."""
 
     def __init__(self, table: LeaseTable) -> None:
         for name in ("has_deps", "slot_of", *SLOT_COLUMNS):
             setattr(self, name, memoryview(getattr(table, name)))
+        self.free = memoryview(table._free)
+        self.catalog_namespace = memoryview(table.catalog.namespace)
+        self.catalog_kind = memoryview(table.catalog.kind)
 
 
 def _distinct(objects: np.ndarray) -> bool:
@@ -533,19 +567,16 @@ class LeaseTable:
         if obj >= len(self.slot_of):  # added to the catalog since the table last looked
             self._ensure_objects()
         owner = (int(owner_scope), owner_id)
-        done = self._install_scalar(obj, now_ms, accepted, size, version, pinned, tenant, owner)
+        put = ScalarPut(obj, now_ms, accepted, size, version, pinned, tenant, owner)
+        done = self._install_scalar(put)
         if done is not None:
             detail, lease_id, accepted = done
             return InstallAck(_ACCEPTED, detail, accepted, lease_id, [], [], [])
         if SMALL_BATCH >= 1 and self._admissible(obj, size):
             slot = self.scalars.slot_of[obj]
             if slot < 0:
-                return self._grant_making_room(
-                    obj, now_ms, accepted, size, version, pinned, tenant, owner
-                )
-            return self._grant_after_ending(
-                slot, obj, now_ms, accepted, size, version, pinned, tenant, owner
-            )
+                return self._grant_making_room(put)
+            return self._grant_after_ending(slot, put)
         result = self.install(
             np.array([obj]),
             now_ms,
@@ -571,7 +602,7 @@ class LeaseTable:
         """Item ``i`` of a batch on its own: the scalar paths if they apply, else the general
         rules (admission, replacement, making room)."""
         version = args["version"]
-        done = self._install_scalar(
+        put = ScalarPut(
             objects.item(i),
             now_ms,
             result.accepted_ttl_ms.item(i),
@@ -581,6 +612,7 @@ class LeaseTable:
             args["tenant"].item(i),
             owner,
         )
+        done = self._install_scalar(put)
         if done is None:
             self._install_batch(
                 np.array([i]), objects[i : i + 1], now_ms, args, owner, result, True
@@ -588,22 +620,21 @@ class LeaseTable:
         else:
             result.detail[i], result.lease_id[i], result.accepted_ttl_ms[i] = done
 
-    def _install_scalar(
-        self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
-    ) -> tuple[int, int, int] | None:
+    def _install_scalar(self, put: ScalarPut) -> tuple[int, int, int] | None:
         """A plain renewal or a fresh grant that fits, with scalar reads and writes: (detail,
         lease id, accepted TTL). None, with nothing changed, for anything else (or when tests
         set SMALL_BATCH below 1 to send everything down the general path)."""
         if SMALL_BATCH < 1:
             return None
         c, limits = self.scalars, self.limits
-        slot = c.slot_of[obj]
+        now_ms, accepted_ttl, version = put.now_ms, put.accepted_ttl, put.version
+        slot = c.slot_of[put.obj]
         if slot >= 0:
             expires = c.expires[slot]
             if (
                 not expires > now_ms
                 or (version is not None and version != c.version[slot])
-                or size > limits.max_object_bytes
+                or put.size > limits.max_object_bytes
                 or not (limits.object_kind_bitmap >> (c.kind[slot] - 1)) & 1
             ):
                 return None
@@ -613,17 +644,14 @@ class LeaseTable:
             c.ttl[slot] = accepted_ttl
             c.expires[slot] = expires = min(now_ms + accepted_ttl, U64_MAX)
             self._no_expiry_before = min(self._no_expiry_before, expires)
-            c.pinned[slot] = pinned
+            c.pinned[slot] = put.pinned
             c.last_access_seq[slot] = self._seq
             self._seq += 1
             if self._front.watch_renewals:
                 self._front.changed(self, slot)
             return _RENEWED, c.lease_id[slot], accepted_ttl
-        if self._fits_fresh(obj, size):
-            lease_id = self._grant_one(
-                obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
-            )
-            return _NO_DETAIL, lease_id, accepted_ttl
+        if self._fits_fresh(put.obj, put.size):
+            return _NO_DETAIL, self._grant_one(put), accepted_ttl
         return None
 
     def _fits_fresh(self, obj: int, size: int) -> bool:
@@ -639,31 +667,27 @@ class LeaseTable:
         limits = self.limits
         return (
             size <= limits.max_object_bytes
-            and (limits.object_kind_bitmap >> (self.catalog.kind.item(obj) - 1)) & 1 == 1
+            and (limits.object_kind_bitmap >> (self.scalars.catalog_kind[obj] - 1)) & 1 == 1
         )
 
-    def _grant_making_room(
-        self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
-    ) -> InstallAck:
+    def _grant_making_room(self, put: ScalarPut) -> InstallAck:
         """A new grant of an admissible object that holds no lease, when room must be made
         first: the general path's rules for it (reclaim expired leases, then evict; refuse if
         even that cannot make room) without its per-call arrays. Under memory pressure nearly
         every PUT comes this way."""
-        made, expired, evicted = self._make_room(now_ms, *self._shortfall(size, 1))
+        made, expired, evicted = self._make_room(put.now_ms, *self._shortfall(put.size, 1))
         if not made:  # (nothing was evicted)
             detail = self._refusal_detail(1)
-            return InstallAck(_REJECTED, detail, accepted_ttl, 0, expired, [], [])
-        lease_id = self._grant_one(obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner)
-        return InstallAck(_ACCEPTED, _NO_DETAIL, accepted_ttl, lease_id, expired, evicted, [])
+            return InstallAck(_REJECTED, detail, put.accepted_ttl, 0, expired, [], [])
+        lease_id = self._grant_one(put)
+        return InstallAck(_ACCEPTED, _NO_DETAIL, put.accepted_ttl, lease_id, expired, evicted, [])
 
-    def _grant_after_ending(
-        self, slot, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner
-    ) -> InstallAck:
+    def _grant_after_ending(self, slot: int, put: ScalarPut) -> InstallAck:
         """A PUT of an admissible object whose lease in ``slot`` it cannot renew: run out (a
         new grant) or of another version (replaced, the new lease its own). The general
         path's rules without its per-call arrays: the old lease ends first, and its room
         counts before any is made. Expiries that are not yet reclaimed come this way."""
-        c = self.scalars
+        c, now_ms, accepted_ttl = self.scalars, put.now_ms, put.accepted_ttl
         if c.expires[slot] > now_ms:
             expired, replaced = [], [self._release_slot(slot, EndReason.INVALIDATED)]
             status = CacheAckStatus.REPLACED
@@ -671,14 +695,14 @@ class LeaseTable:
             expired, replaced = [self._release_slot(slot, EndReason.EXPIRED)], []
             status = _ACCEPTED
         evicted: list[int] = []
-        short_bytes, short_entries = self._shortfall(size, 1)
+        short_bytes, short_entries = self._shortfall(put.size, 1)
         if short_bytes > 0 or short_entries > 0:
             made, reclaimed, evicted = self._make_room(now_ms, short_bytes, short_entries)
             expired += reclaimed
             if not made:  # (the lease it ended freed the entry it needs: none more is asked)
                 detail = self._refusal_detail(0)
                 return InstallAck(_REJECTED, detail, accepted_ttl, 0, expired, [], replaced)
-        lease_id = self._grant_one(obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner)
+        lease_id = self._grant_one(put)
         return InstallAck(status, _NO_DETAIL, accepted_ttl, lease_id, expired, evicted, replaced)
 
     def _install_batch(
@@ -818,32 +842,33 @@ class LeaseTable:
         if front.watch_hits or front.watch_renewals:
             front.clear()
 
-    def _grant_one(self, obj, now_ms, accepted_ttl, size, version, pinned, tenant, owner) -> int:
+    def _grant_one(self, put: ScalarPut) -> int:
         """:meth:`_grant` for a single item, with scalar writes; returns the lease id."""
         if not self._n_free:
             self._grow(self.capacity + 1)
         self._n_free -= 1
-        slot = self._free.item(self._n_free)
-        catalog, c = self.catalog, self.scalars
+        c, obj, size = self.scalars, put.obj, put.size
+        now_ms, accepted_ttl = put.now_ms, put.accepted_ttl
+        slot = c.free[self._n_free]
         c.object_id[slot] = obj
-        c.namespace[slot] = catalog.namespace.item(obj)
-        c.kind[slot] = catalog.kind.item(obj)
-        c.version[slot] = 1 if version is None else version
+        c.namespace[slot] = c.catalog_namespace[obj]
+        c.kind[slot] = c.catalog_kind[obj]
+        c.version[slot] = 1 if put.version is None else put.version
         lease_id = self._next_lease_id
         self._next_lease_id += 1
         c.lease_id[slot] = lease_id
-        c.owner_scope[slot], c.owner_id[slot] = owner
-        self._owner_slots.add(owner, slot)
+        c.owner_scope[slot], c.owner_id[slot] = put.owner
+        self._owner_slots.add(put.owner, slot)
         c.granted_at[slot] = now_ms
         c.ttl[slot] = accepted_ttl
         c.expires[slot] = expires = min(now_ms + accepted_ttl, U64_MAX)
         self._no_expiry_before = min(self._no_expiry_before, expires)
         c.size[slot] = size
-        c.pinned[slot] = pinned
+        c.pinned[slot] = put.pinned
         c.occupied[slot] = True
         c.installed_seq[slot] = c.last_access_seq[slot] = self._seq
         self._seq += 1
-        c.tenant[slot] = tenant
+        c.tenant[slot] = put.tenant
         c.hits[slot] = 0
         c.slot_of[obj] = slot
         self.held_bytes += size
