@@ -15,7 +15,7 @@ from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.engine.replay import replay
 from nnrpsim.engine.replay.on_table import replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
-from nnrpsim.protocol import U32_MAX, InvalidateScope
+from nnrpsim.protocol import U32_MAX, InvalidateScope, OwnerScope
 
 SIZES = {"10k": 10_000, "100k": 100_000, "1m": 1_000_000}
 N_REFS = 1_000_000
@@ -169,6 +169,47 @@ def _table_replay_figures() -> dict[str, float]:
     return figures
 
 
+SESSIONS = 1_000
+LEASES_PER_SESSION = 4
+
+
+def _session_close_figures() -> dict[str, float]:
+    """A session's close among 100,000 leases (a connection's, and a thousand sessions' of four
+    each): the leases its owner was granted, against a scan of the table's owner columns for
+    them, the way a close found them before the owner index."""
+    n = 100_000
+    catalog, own = _catalog(n), n - SESSIONS * LEASES_PER_SESSION
+
+    def closes_s() -> float:
+        table = LeaseTable(catalog, CacheLimits())
+        table.install(np.arange(own), 0, U32_MAX, 64, owner_scope=OwnerScope.CONNECTION)
+        for session in range(SESSIONS):
+            for k in range(LEASES_PER_SESSION):
+                obj = own + session * LEASES_PER_SESSION + k
+                table.install_one(obj, 0, U32_MAX, 64, owner_id=session)
+        start = time.perf_counter()
+        for session in range(SESSIONS):
+            table.release_owner(OwnerScope.SESSION, session)
+        return time.perf_counter() - start
+
+    table = _filled(catalog, n, np.random.default_rng(1))
+    scan_s = (
+        best_of(
+            lambda: [
+                np.flatnonzero(table.occupied & (table.owner_scope == 1) & (table.owner_id == s))
+                for s in range(100)
+            ],
+            repeat=3,
+        )
+        / 100
+    )
+    close_s = min(closes_s() for _ in range(3)) / SESSIONS
+    return {
+        "engine.session_close_us_100k": close_s * 1e6,
+        "engine.session_close_vs_scan": scan_s / close_s,
+    }
+
+
 def _replay_figures(rng: np.random.Generator) -> dict[str, float]:
     stream = _zipf_stream(rng, 100_000, 0.9)
     grid = np.geomspace(1_000, 3_600_000, N_TTLS).astype(np.int64)
@@ -188,4 +229,5 @@ def run() -> dict[str, float]:
     figures["engine.lookup_refs_per_s"] = figures["engine.lookup_1m_refs_per_s"]
     figures["engine.install_per_s"] = figures["engine.install_1m_per_s"]
     figures["engine.speedup_vs_reference_model"] = _reference_model_speedup(rng)
+    figures.update(_session_close_figures())
     return figures
