@@ -15,10 +15,13 @@ from nnrpsim.model.host import Host
 
 BASE = ModelConfig(duration_ms=30_000.0)
 LOSSY = LinkConfig(loss=0.05)
+PER_FRAME_MS = 20.0
+"""The workers scenario's processing per frame: an operation that took more than two of these
+and its round trips (1 ms) waited for the worker."""
 SCENARIOS = {  # and what shows that the run took its kind of wait
     "default": (BASE, "hot_path_frames"),
     "workers": (  # about 80 % busy: frames queue for the worker
-        replace(BASE, server=ServerConfig(workers=1, per_operation_ms=20.0)),
+        replace(BASE, server=ServerConfig(workers=1, per_operation_ms=PER_FRAME_MS)),
         "worker_waits",
     ),
     "loss": (replace(BASE, uplink=LOSSY, downlink=LOSSY), "retransmissions"),
@@ -53,6 +56,6 @@ def test_the_hosts_clock_is_simpys_at_every_wait(monkeypatch, name):
         **result.counters,
         **result.audit,
         "evictions": result.invalidations.get("evicted", 0),
-        "worker_waits": int((result.operations["latency_ms"] > 2 * 20.0 + 1.0).sum()),
+        "worker_waits": int((result.operations["latency_ms"] > 2 * PER_FRAME_MS + 1.0).sum()),
     }
     assert took[feature] > 0
