@@ -13,7 +13,7 @@ from dataclasses import replace
 import simpy
 
 from benchmarks.timing import interpreted
-from nnrpsim.model import BUILD_STATUS, ModelConfig, simulate
+from nnrpsim.model import BUILD_STATUS, ModelConfig, Simulation, simulate
 
 RUNS = 5
 RAW_EVENTS = 300_000
@@ -29,18 +29,42 @@ MEMORY_PRESSURE = replace(
 must evict first, the regime a capacity study spends its time in."""
 
 
-def _raw_simpy_events_per_s() -> float:
-    """A bare process doing nothing but timeouts: the ceiling any SimPy model runs under."""
+def _raw_simpy_events_per_s(processes: int = 1) -> float:
+    """Bare processes doing nothing but timeouts: the ceiling any SimPy model runs under. One
+    process is the issue's baseline; with many (periods spread over [1, 2), so that their
+    timeouts interleave) SimPy's event queue is as deep as a model's with as many waiting, and
+    each push and pop there pays for the depth."""
     env = simpy.Environment()
 
-    def ticker():
+    def ticker(period: float):
         while True:
-            yield env.timeout(1)
+            yield env.timeout(period)
 
-    env.process(ticker())
+    periods = [1.0 + i / processes for i in range(processes)]
+    for period in periods:
+        env.process(ticker(period))
+    until = RAW_EVENTS / sum(1.0 / period for period in periods)
+    first = next(env._eid)  # (SimPy numbers the events it schedules: see Simulation._run_until)
     start = time.perf_counter()
-    env.run(until=RAW_EVENTS)
-    return RAW_EVENTS / (time.perf_counter() - start)
+    env.run(until=until)
+    elapsed = time.perf_counter() - start
+    return (next(env._eid) - first - 1 - len(env._queue)) / elapsed
+
+
+def _queue_depth(config: ModelConfig) -> float:
+    """The mean number of events in SimPy's queue over a run of ``config`` (sampled each
+    simulated second, in a run of its own that is not timed)."""
+    sim = Simulation(config, 2026)
+    depths: list[int] = []
+
+    def probe():
+        while True:
+            yield sim.env.timeout(1_000.0)
+            depths.append(len(sim.env._queue))
+
+    sim.env.process(probe())
+    sim.run()
+    return sum(depths) / len(depths)
 
 
 def _fastest(config: ModelConfig):
@@ -59,6 +83,8 @@ def run() -> dict[str, float]:
     frames_per_s = fastest.counters["hot_path_frames"] / fastest.wall_s
     model_events_per_s = fastest.events / fastest.wall_s
     raw = max(_raw_simpy_events_per_s() for _ in range(RUNS))
+    depth = _queue_depth(DEFAULT_SCENARIO)
+    raw_at_depth = max(_raw_simpy_events_per_s(round(depth)) for _ in range(RUNS))
     frames = fastest.counters["hot_path_frames"]
     compiled = BUILD_STATUS == "compiled"
     figures = {
@@ -69,6 +95,11 @@ def run() -> dict[str, float]:
         "model.events_per_s": model_events_per_s,
         "model.simpy_events_per_s": raw,
         "model.events_ratio_vs_simpy": model_events_per_s / raw,
+        # the same against as many bare processes as the model keeps waiting in SimPy's queue:
+        # how much of the gap is the depth of the queue rather than the model's own work
+        "model.simpy_queue_depth": depth,
+        "model.simpy_events_per_s_at_model_depth": raw_at_depth,
+        "model.events_ratio_vs_simpy_at_model_depth": model_events_per_s / raw_at_depth,
         # what the ratio is made of: SimPy events per frame, and the model's own time per frame
         # (the run's, less what its events would cost raw SimPy); half of raw SimPy's rate
         # needs the second no larger than the first times 1e6 / raw

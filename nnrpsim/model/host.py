@@ -4,7 +4,6 @@ policy's inline / install / reference decisions; renewal, invalidation handling 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
 import simpy
@@ -43,6 +42,7 @@ FrameSizes = tuple[int, int, int]
 SESSION_OWNED: Final = OwnerScope.SESSION
 CONNECTION_OWNED: Final = OwnerScope.CONNECTION
 REJECTED: Final = CacheAckStatus.REJECTED
+_NO_CAUSE: Final = InstallCause.NONE
 
 
 def _total(sizes: list[int], objects: list[int]) -> int:
@@ -53,17 +53,30 @@ def _total(sizes: list[int], objects: list[int]) -> int:
     return total
 
 
-@dataclass(slots=True)
 class LocalLease:
-    """The host's view of one lease: valid until told otherwise or until its TTL runs out."""
+    """The host's view of one lease: valid until told otherwise or until its TTL runs out.
+    (A plain class: compiled, a dataclass's constructor is its Python ``__init__``, called
+    through an argument tuple and a keyword dict.)"""
 
-    version: int
-    expires_ms: float
-    renew_from_ms: float  # the policy's proactive renewal starts here
-    valid: bool = True
-    cause: InstallCause = InstallCause.NONE
-    inlined_since_invalid: bool = False
-    acked: int = 0  # where its CACHE_ACK stands among what servers sent (``Simulation.sent``)
+    __slots__ = (
+        "acked",
+        "cause",
+        "expires_ms",
+        "inlined_since_invalid",
+        "renew_from_ms",
+        "valid",
+        "version",
+    )
+
+    def __init__(self, version: int, expires_ms: float, renew_from_ms: float, acked: int) -> None:
+        self.version = version
+        self.expires_ms = expires_ms
+        self.renew_from_ms = renew_from_ms  # the policy's proactive renewal starts here
+        self.valid = True
+        self.cause: InstallCause = _NO_CAUSE
+        self.inlined_since_invalid = False
+        # where its CACHE_ACK stands among what servers sent (``Simulation.sent``)
+        self.acked = acked
 
 
 class Host:
@@ -141,7 +154,7 @@ class Host:
 
     def _control(self, server: int, request: MessageType, response: MessageType, handler, *args):
         up, down = packet_bytes(request), packet_bytes(response)
-        self.sim.recorder.wire_bytes("control", up + down)
+        self.sim.recorder.wire.control += up + down
         return (yield from self._round_trip(server, up, lambda _: (handler(*args), down)))
 
     # ------------------------------------------------------------------ sessions
@@ -523,7 +536,7 @@ class Host:
         """CLOSE every connection (header-only both ways: the spec gives CLOSE no metadata
         layout); the server ends the leases the connection owns."""
         for server in sorted(self.limits):
-            self.sim.recorder.wire_bytes("control", 2 * HEADER_LEN)
+            self.sim.recorder.wire.control += 2 * HEADER_LEN
             close = self.sim.servers[server].close_connection
             yield from self._round_trip(
                 server,
@@ -595,7 +608,7 @@ class Host:
                 accepted[obj] = granted
                 expires = self._expiry_estimate(arrived_at, granted)
                 leases[obj] = LocalLease(
-                    versions[obj], expires, sim.policy.renew_from_ms(expires, granted), acked=acked
+                    versions[obj], expires, sim.policy.renew_from_ms(expires, granted), acked
                 )
         return accepted
 
@@ -611,8 +624,9 @@ class Host:
     ):
         sim, recorder = self.sim, self.sim.recorder
         body = _total(sim.sizes, objects)
-        recorder.wire_bytes("put_body", body)
-        recorder.wire_bytes("cache_control", len(objects) * (PUT_OVERHEAD + ACK_BYTES))
+        wire = recorder.wire
+        wire.put_body += body
+        wire.cache_control += len(objects) * (PUT_OVERHEAD + ACK_BYTES)
         recorder.reinstalls_after_expiry += sum(
             cause[obj] == InstallCause.EXPIRED for obj in objects
         )
@@ -658,12 +672,15 @@ class Host:
         sim, wire, leases = self.sim, self.sim.recorder.wire, self.leases[server]
         _, inline_bytes, renew_body = sizes
         sim.recorder.hot_path_frames += 1
-        wire["inline"] += inline_bytes
-        wire["reference"] += ORB_BYTES * len(references)
-        wire["cache_control" if fallback else "control"] += FRAME_SUBMIT_OVERHEAD
+        wire.inline += inline_bytes
+        wire.reference += ORB_BYTES * len(references)
+        if fallback:
+            wire.cache_control += FRAME_SUBMIT_OVERHEAD
+        else:
+            wire.control += FRAME_SUBMIT_OVERHEAD
         if renewals:
-            wire["put_body"] += renew_body
-            wire["cache_control"] += len(renewals) * (PUT_OVERHEAD + ACK_BYTES)
+            wire.put_body += renew_body
+            wire.cache_control += len(renewals) * (PUT_OVERHEAD + ACK_BYTES)
         # The ORBs carry the versions of the host's leases; none may be one it knows is invalid.
         expected, versions = [], sim.content_version
         for obj in references:
@@ -711,6 +728,6 @@ class Host:
             renewed = self._put(server, plan, ttl, renewals, arrived_at)
             sim.recorder.renewals += len(renewed)
         reply = RESULT_BYTES + len(failed) * ERROR_BYTES + len(renewals) * ACK_BYTES
-        wire["control"] += RESULT_BYTES
-        wire["cache_control"] += len(failed) * ERROR_BYTES
+        wire.control += RESULT_BYTES
+        wire.cache_control += len(failed) * ERROR_BYTES
         return failed, self._reply_delay(server, processing, reply, now)

@@ -61,6 +61,24 @@ WIRE_CLASSES = ("inline", "put_body", "reference", "cache_control", "control")
 control frames (PUT/ACK/INVALIDATE/ERROR headers and fallback resubmissions), everything else."""
 
 
+class WireBytes:
+    """The bytes sent so far, one counter per class of :data:`WIRE_CLASSES`. Compiled, each is
+    an int in the object's C struct: a frame adds to several (a dict's item is a hash look-up
+    and a Python int each time)."""
+
+    __slots__ = WIRE_CLASSES
+
+    def __init__(self) -> None:
+        self.inline = 0
+        self.put_body = 0
+        self.reference = 0
+        self.cache_control = 0
+        self.control = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in WIRE_CLASSES}
+
+
 class Columns:
     """Named columns of equal length, appended row by row (one tuple per row: cheap to append)."""
 
@@ -165,7 +183,7 @@ class Recorder:
             "time_ms", "server", "live_bytes", "held_bytes", "objects", "link_load", "server_load"
         )
         self.held_by_kind = Columns("time_ms", "server", "kind", "held_bytes")
-        self.wire = dict.fromkeys(WIRE_CLASSES, 0)
+        self.wire = WireBytes()
         self.accepted_ttl_ms: list[int] = []
         self.invalidations = dict.fromkeys((int(r) for r in ReasonCode), 0)
         self.installs = 0
@@ -173,6 +191,3 @@ class Recorder:
         self.refused_puts = 0  # CACHE_ACKs that refused (installs, renewals, sources alike)
         self.reinstalls_after_expiry = 0
         self.hot_path_frames = 0
-
-    def wire_bytes(self, klass: str, n: int) -> None:
-        self.wire[klass] += n

@@ -121,7 +121,7 @@ class Simulation:
         """CACHE_INVALIDATE over the downlink; the host reacts when it arrives."""
         count = 1 if objects is None else len(objects)
         self.recorder.invalidations[int(reason)] += count
-        self.recorder.wire_bytes("cache_control", count * INVALIDATE_BYTES)
+        self.recorder.wire.cache_control += count * INVALIDATE_BYTES
         delay = self.downlinks[host][server].transmit(self.env.now, count * INVALIDATE_BYTES)
         self.sent += 1
         sent = self.sent
@@ -180,7 +180,7 @@ class Simulation:
         recorder = self.recorder
         links = [link for row in (*self.uplinks, *self.downlinks) for link in row]
         return {
-            **{f"wire_{name}": n for name, n in recorder.wire.items()},
+            **{f"wire_{name}": n for name, n in recorder.wire.as_dict().items()},
             "wire_bytes_total": sum(link.bytes_sent for link in links),
             "installs": recorder.installs,
             "renewals": recorder.renewals,
@@ -294,7 +294,7 @@ class Simulation:
             operations=operations,
             memory=recorder.memory.arrays(),
             held_by_kind=recorder.held_by_kind.arrays(),
-            wire=dict(recorder.wire),
+            wire=recorder.wire.as_dict(),
             wire_bytes_total=sum(link.bytes_sent for link in links),
             server_busy_ms=[server.busy_ms for server in self.servers],
             link_utilisation=max(
