@@ -7,7 +7,14 @@ import math
 from collections.abc import Iterator
 from typing import Annotated, Literal, get_args, get_origin
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    field_validator,
+    model_validator,
+)
 from pydantic.fields import FieldInfo
 
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
@@ -34,6 +41,13 @@ class Study(Section):
     replications: int = Field(3, ge=1, description="Independent runs per sweep point.")
     duration: Duration = Field(600_000.0, gt=0, description="Simulated time per run, e.g. 10min.")
     warmup: Duration = Field(0.0, ge=0, description="Simulated time discarded before measuring.")
+
+    @field_validator("name")
+    @classmethod
+    def _folder_of_its_own(cls, name: str) -> str:
+        if set(name) == {"."}:  # results/. is results/ itself, results/.. the folder above it
+            raise ValueError("must name a folder of its own, not only dots")
+        return name
 
     @model_validator(mode="after")
     def _warmup_shorter(self) -> Study:

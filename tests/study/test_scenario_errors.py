@@ -19,6 +19,9 @@ CASES = [
         "error: study.bogus: unknown key (known: name, description, seed, replications, ",
     ),
     ({"server": {}}, "error: server: unknown key (known: study, engine, topology, "),
+    # results/.. would be the folder above results/, results/. results/ itself
+    ({"study": {"name": ".."}}, "error: study.name: must name a folder of its own"),
+    ({"study": {"name": "."}}, "error: study.name: must name a folder of its own"),
     ({"topology": {"gpu_memry": 1}}, "error: topology.gpu_memry: unknown key (did you mean gpu_"),
     ({"topology": {"zzz": 1}}, "error: topology.zzz: unknown key (nnrpsim keys lists them)"),
     (  # a misspelt required key is missing too: the misspelling is reported
