@@ -6,7 +6,7 @@ link, the server, the operation window, the records, the cache policy, the audit
 simulation whose attributes they all read; of the engine, the lease table's one-at-a-time
 resolves and installs, its eviction front, its index of owners' slots, and the replay on the
 table with the host rules and frame bookkeeping it shares with the ordered replay. Compiled, the default scenario runs
-2.1-2.5 times as many frames a second and the replay on the table about twice as many references;
+1.9-2.5 times as many frames a second and the replay on the table about twice as many references;
 their sources stay the reference, type-checked by the same compile. ``NNRPSIM_COMPILE=0``
 builds without compiling (pure Python, same results; extensions an earlier build left in the
 tree still run while their sources are unchanged, and `make clean` removes them). Each build
