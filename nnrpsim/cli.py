@@ -168,7 +168,8 @@ def _validate(args: argparse.Namespace) -> str:
     traces = check_traces(scenario)
     points = sweep_points(scenario)
     runs = len(points) * scenario.study.replications
-    valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {scenario.engine})"
+    engines = ", ".join(dict.fromkeys(point.scenario.engine for point in points))  # (swept too)
+    valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {engines})"
     return "\n".join([valid, *(f"  {line}" for line in [*traces, *describe_workloads(points)])])
 
 

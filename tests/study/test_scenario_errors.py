@@ -192,6 +192,9 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     grid = ["--set", "sweep.grid.topology.hosts=[1, 2, 3]"]
     assert main(["validate", str(small_yaml), *grid]) == 0  # a swept key is one dotted key
     assert "12 sweep points" in capsys.readouterr().out
+    engines = ["--set", "sweep.grid.engine=[des, vector]"]
+    assert main(["validate", str(small_yaml), *engines]) == 0  # each point's engine is named
+    assert "8 sweep points, 16 runs, engine des, vector)" in capsys.readouterr().out
 
 
 def test_missing_file_and_bad_trace(tmp_path, capsys):
