@@ -236,7 +236,17 @@ def sweep_points(scenario: Scenario) -> list[Point]:
             resolved = Scenario.model_validate(raw)
         except ValidationError as err:
             first = _first_error(err)
-            swept = next((k for k in params if _where(first["loc"]).startswith(k)), None)
+            where = _where(first["loc"])
+            # the swept key's own error, or an unknown section that the swept key is in
+            unknown = first["type"] == "extra_forbidden"
+            swept = next(
+                (
+                    k
+                    for k in params
+                    if where.startswith(k) or (unknown and k.startswith(f"{where}."))
+                ),
+                None,
+            )
             if swept is None:
                 raise validation_error(err) from None
             kind = "grid" if swept in grid else "zip"

@@ -103,6 +103,10 @@ CASES = [
         {"sweep": {"grid": {"host_policy.ttl_fractoin": [0.5]}}},
         "error: sweep.grid.host_policy.ttl_fractoin: unknown key (did you mean ttl_fraction?)",
     ),
+    (  # a swept key in a section that does not exist
+        {"sweep": {"grid": {"host_polcy.ttl_fraction": [0.5]}}},
+        "error: sweep.grid.host_polcy.ttl_fraction: unknown key (did you mean host_policy?)",
+    ),
     (
         {"sweep": {"grid": {"topology.gpu_memory": ["1GiB", -5]}}},
         "error: sweep.grid.topology.gpu_memory: must be greater than 0",
