@@ -16,7 +16,7 @@ from typing import Any, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from .schema import Scenario
+from .schema import KEY_UNITS, Scenario
 
 
 class ScenarioError(ValueError):
@@ -91,12 +91,26 @@ def _unknown_key(loc: Sequence) -> str:
     return "unknown key (nnrpsim keys lists them)" if known else "unknown key"
 
 
+STORED_UNITS = {"duration": " ms", "size": " bytes", "rate": " bytes/s"}
+"""What a key with human units stores, and so the unit of its bounds."""
+
+
+def _bound(value: object, unit: str) -> str:
+    """A bound in an error line: ``4294967295 ms``, not ``4294967295.0``."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return f"{value}{unit}"
+
+
 def _reason(error: dict) -> str:
     if error["type"] == "extra_forbidden":
         return _unknown_key(error["loc"])
     template = _REASONS.get(error["type"])
     if template is not None:
-        return template.format(**error.get("ctx", {}))
+        unit = STORED_UNITS.get(KEY_UNITS.get(_where(error["loc"]), ""), "")
+        return template.format(**{k: _bound(v, unit) for k, v in error.get("ctx", {}).items()})
     if error["type"] == "literal_error":
         return "must be one of " + error["ctx"]["expected"]
     return error["msg"].removeprefix("Value error, ")

@@ -81,16 +81,16 @@ CASES = [
     ({"topology": {"dependency_cascade": "maybe"}}, "error: topology.dependency_cascade: must be"),
     (
         {"workload": {"objects": {"size": {"median": 0}}}},
-        "error: workload.objects.size.median: must be greater than 0",
+        "error: workload.objects.size.median: must be greater than 0 bytes\n",  # stored unit
     ),
     ({"study": {"replications": -1}}, "error: study.replications: must be at least 1"),
     (
         {"host_policy": {"ttl_hint": "5000h"}},
-        "error: host_policy.ttl_hint: must be at most 4294967295",
+        "error: host_policy.ttl_hint: must be at most 4294967295 ms\n",  # not 4294967295.0
     ),
     (
         {"topology": {"ttl_ceiling": 4294967296}},
-        "error: topology.ttl_ceiling: must be at most 4294967295",
+        "error: topology.ttl_ceiling: must be at most 4294967295 ms\n",
     ),
     ({"topology": {"gpu_memory": "8 GiBs"}}, "error: topology.gpu_memory: malformed size '8 GiBs'"),
     ({"study": {"duration": "10 fortnights"}}, "error: study.duration: malformed duration"),
