@@ -28,9 +28,16 @@ def _python_numbers(config: object) -> None:
             object.__setattr__(config, f.name, value.item())
 
 
-def _positive(name: str, value: float, allow_zero: bool = False) -> None:
-    if value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value}")
+def _positive(
+    name: str, value: float, allow_zero: bool = False, allow_infinite: bool = False
+) -> None:
+    """A number the run can use: NaN never is (it passes every comparison's ``not``: a run
+    with it went on with nonsense), infinity only where it means something (an instant link)."""
+    bound = ">= 0" if allow_zero else "> 0"
+    if not (value >= 0 if allow_zero else value > 0):
+        raise ValueError(f"{name} must be {bound}, got {value}")
+    if value == math.inf and not allow_infinite:
+        raise ValueError(f"{name} must be finite and {bound}, got {value}")
 
 
 def _kind(name: str, kind: int) -> None:
@@ -50,7 +57,7 @@ class LinkConfig:
     def __post_init__(self) -> None:
         _python_numbers(self)
         _positive("latency_ms", self.latency_ms, allow_zero=True)
-        _positive("bandwidth_bytes_per_ms", self.bandwidth_bytes_per_ms)
+        _positive("bandwidth_bytes_per_ms", self.bandwidth_bytes_per_ms, allow_infinite=True)
         if not 0 <= self.loss < 1:
             raise ValueError(f"loss must be in [0, 1), got {self.loss}")
         _positive("retransmit_timeout_ms", self.retransmit_timeout_ms)
@@ -209,6 +216,9 @@ class FaultConfig:
         _python_numbers(self)
         if not 0 < self.memory_pressure_fraction <= 1:
             raise ValueError("memory_pressure_fraction must be in (0, 1]")
+        for name in ("restart_at_ms", "memory_pressure_at_ms"):
+            if getattr(self, name) is not None:
+                _positive(name, getattr(self, name), allow_zero=True)
 
 
 @dataclass(frozen=True)
@@ -247,6 +257,7 @@ class ModelConfig:
                 f"unknown routing {self.routing!r} (known: {', '.join(ROUTING_RULES)})"
             )
         _positive("sample_interval_ms", self.sample_interval_ms)
+        _positive("operation_timeout_ms", self.operation_timeout_ms, allow_zero=True)
 
 
 ROUTING_RULES = ("round_robin", "hash", "least_sessions")

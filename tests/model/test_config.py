@@ -1,0 +1,69 @@
+"""A configuration built from Python (a notebook's) is checked as a scenario file is: a number
+the run cannot use is refused when the configuration is built, naming the field. NaN passes
+every comparison's ``not``, so each check must refuse it explicitly."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from nnrpsim.model import (
+    FaultConfig,
+    LinkConfig,
+    ModelConfig,
+    ServerConfig,
+    WorkloadConfig,
+    simulate,
+)
+
+NAN, INF = math.nan, math.inf
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        (LinkConfig, "latency_ms"),
+        (LinkConfig, "bandwidth_bytes_per_ms"),
+        (LinkConfig, "retransmit_timeout_ms"),
+        (ServerConfig, "per_operation_ms"),
+        (ServerConfig, "sweep_interval_ms"),
+        (WorkloadConfig, "session_rate_per_s"),
+        (WorkloadConfig, "zipf_alpha"),
+        (FaultConfig, "restart_at_ms"),
+        (FaultConfig, "memory_pressure_at_ms"),
+        (ModelConfig, "duration_ms"),
+        (ModelConfig, "warmup_ms"),
+        (ModelConfig, "operation_timeout_ms"),
+    ],
+)
+def test_nan_and_negative_numbers_are_refused_by_name(config, field):
+    for value in (NAN, -1.0):
+        with pytest.raises(ValueError, match=f"^{field} must be "):
+            config(**{field: value})
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        (ModelConfig, "duration_ms"),  # the run would never end
+        (WorkloadConfig, "session_rate_per_s"),
+        (WorkloadConfig, "operation_rate_per_s"),
+        (ServerConfig, "per_inline_byte_ms"),
+        (ModelConfig, "operation_timeout_ms"),
+    ],
+)
+def test_infinity_is_refused_where_it_means_nothing(config, field):
+    with pytest.raises(ValueError, match=f"^{field} must be finite and "):
+        config(**{field: INF})
+
+
+def test_an_infinitely_fast_link_is_an_instant_one():
+    """Infinite bandwidth is what the tests against closed forms use: no serialisation delay
+    (and with no latency and no server time, an operation takes no time at all)."""
+    instant = LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=INF)
+    free = ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=0.0)
+    config = ModelConfig(duration_ms=5_000.0, uplink=instant, downlink=instant, server=free)
+    result = simulate(config, 1)
+    assert result.counters["hot_path_frames"] > 0 and result.violations == 0
+    assert (result.operations["latency_ms"] == 0).all()
