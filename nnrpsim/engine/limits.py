@@ -8,6 +8,8 @@ import numpy as np
 
 from nnrpsim.protocol import CACHE_OBJECT_BITMAP_MASK, U32_MAX
 
+from .eviction import policy_key
+
 RENEWALS = ("touch", "extend")
 
 
@@ -38,8 +40,9 @@ class CacheLimits:
                 f"ttl_floor_ms ({self.ttl_floor_ms}) must be <= ttl_ceiling_ms "
                 f"({self.ttl_ceiling_ms}) <= {U32_MAX}"
             )
-        if self.capacity_bytes is not None and self.capacity_bytes < 0:
+        if self.capacity_bytes is not None and not self.capacity_bytes >= 0:  # (NaN too)
             raise ValueError(f"capacity_bytes must be >= 0, got {self.capacity_bytes}")
+        policy_key(self.eviction)  # a known policy, or ValueError naming them
         if self.renewal not in RENEWALS:
             raise ValueError(f"renewal must be one of {RENEWALS}, got {self.renewal!r}")
         if self.max_cache_entries < 0:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -101,6 +103,16 @@ def test_one_objects_answer_is_the_arrays_answer(bitmap, ceiling, kind, size):
 def test_an_unknown_renewal_rule_is_refused():
     with pytest.raises(ValueError, match="renewal must be one of"):
         CacheLimits(renewal="forever")
+
+
+def test_limits_no_table_could_use_are_refused_when_built():
+    """Before a table is made of them: an unknown policy, and a budget that is no number
+    (NaN passes ``capacity < 0``, and a table with it would never evict)."""
+    with pytest.raises(ValueError, match="unknown eviction policy 'mru'"):
+        CacheLimits(eviction="mru")
+    for capacity in (math.nan, -1):
+        with pytest.raises(ValueError, match="capacity_bytes must be >= 0"):
+            CacheLimits(capacity_bytes=capacity)
 
 
 def test_renewal_keeps_lease_id_and_regrants_at_now():
