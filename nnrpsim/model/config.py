@@ -19,13 +19,21 @@ KindSizes = tuple[tuple[int, int, float], ...]
 """Size distributions by kind: ((kind code, median bytes, lognormal sigma), ...)."""
 
 
+INT_HINTS = ("int", "int | None")
+
+
 def _python_numbers(config: object) -> None:
     """numpy scalars as Python numbers (``np.int64(2)`` as ``2``): a notebook sweeps with numpy
-    values, and the compiled model refuses an ``np.int64`` where its type hints say ``int``."""
+    values, and the compiled model refuses an ``np.int64`` where its type hints say ``int``. A
+    field hinted ``int`` must hold one: a count of 2.5 (or NaN) would fail deep in the run."""
     for f in fields(config):
         value = getattr(config, f.name)
         if isinstance(value, np.generic):
-            object.__setattr__(config, f.name, value.item())
+            value = value.item()
+            object.__setattr__(config, f.name, value)
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        if f.type in INT_HINTS and value is not None and not whole:
+            raise ValueError(f"{f.name} must be a whole number, got {value!r}")
 
 
 def _positive(
@@ -113,6 +121,8 @@ class PolicyConfig:
 
     def __post_init__(self) -> None:
         _python_numbers(self)
+        _positive("min_object_bytes", self.min_object_bytes, allow_zero=True)
+        _positive("min_expected_reuse", self.min_expected_reuse, allow_zero=True)
         if not 0 < self.ttl_fraction <= 10:
             raise ValueError(f"ttl_fraction must be in (0, 10], got {self.ttl_fraction}")
         if not 0 <= self.renew_margin <= 1:

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pytest
 
 from nnrpsim.model import (
     FaultConfig,
     LinkConfig,
     ModelConfig,
+    PolicyConfig,
     ServerConfig,
     WorkloadConfig,
     simulate,
@@ -35,10 +37,12 @@ NAN, INF = math.nan, math.inf
         (ModelConfig, "duration_ms"),
         (ModelConfig, "warmup_ms"),
         (ModelConfig, "operation_timeout_ms"),
+        (PolicyConfig, "min_object_bytes"),
+        (PolicyConfig, "min_expected_reuse"),
     ],
 )
 def test_nan_and_negative_numbers_are_refused_by_name(config, field):
-    for value in (NAN, -1.0):
+    for value in (NAN, -1):
         with pytest.raises(ValueError, match=f"^{field} must be "):
             config(**{field: value})
 
@@ -67,3 +71,21 @@ def test_an_infinitely_fast_link_is_an_instant_one():
     result = simulate(config, 1)
     assert result.counters["hot_path_frames"] > 0 and result.violations == 0
     assert (result.operations["latency_ms"] == 0).all()
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        (ModelConfig, "hosts"),
+        (ServerConfig, "workers"),
+        (WorkloadConfig, "shared_objects_per_namespace"),
+        (WorkloadConfig, "max_in_flight_operations"),
+        (PolicyConfig, "min_object_bytes"),
+    ],
+)
+def test_a_count_must_be_a_whole_number(config, field):
+    """A count of 2.5 (or NaN, or True) failed deep in the run; numpy's integers are counts."""
+    for value in (2.5, NAN, True):
+        with pytest.raises(ValueError, match=f"^{field} must be a whole number, got "):
+            config(**{field: value})
+    assert getattr(config(**{field: np.int64(3)}), field) == 3
