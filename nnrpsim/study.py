@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -32,14 +33,20 @@ class StudyResult:
     """Per sweep point and object kind: ``kinds.csv``."""
 
 
-def _scenario(scenario: Scenario | str | Path, overrides: Sequence[str]) -> Scenario:
+ScenarioLike = Scenario | Mapping[str, Any] | str | Path
+"""A scenario, a mapping as a scenario file reads (a notebook's dict), or that file's path."""
+
+
+def _scenario(scenario: ScenarioLike, overrides: Sequence[str]) -> Scenario:
     if isinstance(scenario, Scenario):
         return parse_scenario(scenario.model_dump(), overrides) if overrides else scenario
+    if isinstance(scenario, Mapping):
+        return parse_scenario(dict(scenario), overrides)
     return load_scenario(scenario, overrides)
 
 
 def run(
-    scenario: Scenario | str | Path,
+    scenario: ScenarioLike,
     *,
     out: str | Path | None = None,
     overrides: Sequence[str] = (),
@@ -88,9 +95,7 @@ def run(
     return StudyResult(path, summary, runs, series, status, plots, kinds)
 
 
-def sweep(
-    scenario: Scenario | str | Path, overrides: Sequence[str] = (), jobs: int = 1
-) -> pd.DataFrame:
+def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) -> pd.DataFrame:
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks."""
     scenario = _scenario(scenario, overrides)
     check_traces(scenario)

@@ -21,7 +21,7 @@ from nnrpsim.cli import _summary_table, main
 from nnrpsim.metrics import METRICS
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario
-from tests.conftest import ROOT
+from tests.conftest import ROOT, SMALL_STUDY
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
 
@@ -149,6 +149,8 @@ def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(two.summary))
     in_memory = nnrpsim.sweep(small_yaml)
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(in_memory))
+    from_a_mapping = nnrpsim.sweep(SMALL_STUDY)  # a notebook's dict, as the file reads
+    pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(from_a_mapping))
 
 
 BACKING_OFF = [
