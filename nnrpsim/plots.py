@@ -106,12 +106,21 @@ def _metric_vs(summary, key, metric, swept, folder, name):
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
-    if unit.startswith("fraction") or unit == "ms":  # never below zero, whatever the band says
-        ax.set_ylim(bottom=0)
+    _within_range(ax, unit)
     ax.grid(alpha=0.3)
     if len(lines) > 1:
         ax.legend(fontsize=7)
     return _save(fig, folder, name)
+
+
+def _within_range(ax, unit: str) -> None:
+    """The y axis within what the metric can be, whatever a band says (a t interval of two
+    short replications reaches past both ends): rates and times never below zero, a fraction
+    of references never above one (its interval in full is in summary.csv)."""
+    if unit.startswith("fraction") or unit == "ms":
+        ax.set_ylim(bottom=0)
+    if unit == "fraction of references" and ax.get_ylim()[1] > 1.05:
+        ax.set_ylim(top=1.05)
 
 
 def _spans_decades(values: pd.Series) -> bool:
@@ -220,8 +229,8 @@ def _capacity_tradeoff(
         ax.set_xscale("log")
     if _spans_decades(summary[metric]):
         ax.set_yscale("log")
-    elif y_unit.startswith("fraction"):
-        ax.set_ylim(bottom=0)
+    else:
+        _within_range(ax, y_unit)
     ax.grid(alpha=0.3)
     if any(label for label, _ in series):
         ax.legend(fontsize=6)

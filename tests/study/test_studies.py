@@ -623,6 +623,35 @@ def test_a_swept_switch_is_drawn_at_two_named_places(monkeypatch):
     matplotlib.pyplot.close(drawn[0])
 
 
+def test_a_fractions_axis_ends_at_one_whatever_its_interval(monkeypatch):
+    """Two short replications give a t interval past 1 (and below 0): the axis stops at what a
+    fraction of references can be, on both kinds of plot; a link's load may pass 1."""
+    from nnrpsim import plots
+
+    summary = pd.DataFrame(
+        {
+            "host_policy.ttl_fraction": [0.1, 0.5],
+            "mean_gpu_bytes": [1e6, 2e6],
+            "mean_gpu_bytes_ci95": [1e5, 1e5],
+            "hit_rate": [0.3, 0.6],
+            "hit_rate_ci95": [0.9, 0.8],
+            "peak_link_utilisation": [0.5, 1.4],
+            "peak_link_utilisation_ci95": [0.1, 0.1],
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    swept = ["host_policy.ttl_fraction"]
+    plots._metric_vs(summary, swept[0], "hit_rate", swept, None, "x")
+    plots._capacity_tradeoff(summary, swept, None, "hit_rate")
+    plots._metric_vs(summary, swept[0], "peak_link_utilisation", swept, None, "x")
+    ylims = [fig.axes[0].get_ylim() for fig in drawn]
+    assert ylims[0] == ylims[1] == (0.0, 1.05)
+    assert ylims[2][0] == 0 and ylims[2][1] > 1.4
+    for fig in drawn:
+        matplotlib.pyplot.close(fig)
+
+
 def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path):
     log = tmp_path / "log.csv"
     log.write_text("time_ms,object,size_bytes\n0,a,2000\n1000,a,2000\n2500,a,2000\n2600,a,2000\n")
