@@ -255,6 +255,15 @@ def _reference_log(path: Path, fmt: str):
                 f"{path.name}:{column}", f"row {row}: must be a finite number in [0, 2**63)"
             )
         numeric[column] = values
+    if (fractional := np.flatnonzero(numeric["size_bytes"] % 1)).size:
+        raise TraceError(
+            f"{path.name}:size_bytes", f"row {int(fractional[0])}: must be a whole number of bytes"
+        )
+    # a name may be any text ("NA" too), but not none: an empty cell (or a Parquet null) is a
+    # hole in the log, which would otherwise pool every such row into one hot object
+    unnamed = frame["object"].isna().to_numpy() | (frame["object"].astype(str) == "").to_numpy()
+    if unnamed.any():
+        raise TraceError(f"{path.name}:object", f"row {int(np.flatnonzero(unnamed)[0])}: empty")
     objects = frame["object"].astype(str).to_numpy()
     times = numeric["time_ms"]
     if "operation" not in frame.columns:

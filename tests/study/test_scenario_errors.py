@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import io
 import re
 import subprocess
 import sys
 
+import pandas as pd
 import pytest
 
 import nnrpsim
@@ -282,6 +284,16 @@ def test_keys_lists_every_field_with_help(capsys):
 
 
 GOOD_REQUEST = b'{"timestamp": 0, "input_length": 600, "hash_ids": [1, 2]}\n'
+
+
+def _parquet(columns: dict) -> bytes:
+    """A two-row reference log with ``columns`` over the defaults, as Parquet bytes."""
+    frame = pd.DataFrame({"time_ms": [1, 2], "object": ["a", "b"], "size_bytes": [3, 3], **columns})
+    buffer = io.BytesIO()
+    frame.to_parquet(buffer)
+    return buffer.getvalue()
+
+
 BAD_TRACES = [
     ("t.jsonl", GOOD_REQUEST + b"\xff\n", "t.jsonl:2: not a Mooncake request ('utf-8' codec"),
     ("t.jsonl", b'{"timestamp": 0, "input_length": 6, "hash_ids": 5}\n', "'hash_ids' must be"),
@@ -298,6 +310,10 @@ BAD_TRACES = [
     ("t.csv", b"time_ms,object,size_bytes\n1,a,10\n2,b,1e30\n", "t.csv:size_bytes: row 1:"),
     ("t.csv", b"time_ms,object,size_bytes\nnan,a,10\n", "t.csv:time_ms: row 0: must be a finite"),
     ("t.csv", b"time_ms,object\n1,a\n", "missing column 'size_bytes'"),
+    ("t.csv", b"time_ms,object,size_bytes\n1,a,2048.0\n2,a,2.5\n", "row 1: must be a whole number"),
+    # an empty cell names no object (pooled, such rows made one hot object); "NA" is a name
+    ("t.csv", b"time_ms,object,size_bytes\n1,NA,3\n2,,3\n", "t.csv:object: row 1: empty"),
+    ("t.parquet", _parquet({"object": ["a", None]}), "t.parquet:object: row 1: empty"),
     ("t.txt", b"1,a,10\n", "workload.trace.format: cannot tell the format of t.txt"),
     ("t.parquet", b"not parquet", "t.parquet: cannot read parquet:"),
     ("t.csv", b"time_ms,object,size_bytes\n", "t.csv: the log has no rows"),
