@@ -255,7 +255,7 @@ class ModelConfig:
         _python_numbers(self)
         _positive("duration_ms", self.duration_ms)
         _positive("warmup_ms", self.warmup_ms, allow_zero=True)
-        if not self.warmup_ms < self.duration_ms:  # (inf, nan)
+        if self.warmup_ms >= self.duration_ms:
             raise ValueError("warmup_ms must be shorter than duration_ms")
         object.__setattr__(self, "warmup_ms", float(math.ceil(self.warmup_ms)))
         if self.warmup_ms >= self.duration_ms:
