@@ -39,8 +39,9 @@ def _python_numbers(config: object) -> None:
 def _positive(
     name: str, value: float, allow_zero: bool = False, allow_infinite: bool = False
 ) -> None:
-    """A number the run can use: NaN never is (it passes every comparison's ``not``: a run
-    with it went on with nonsense), infinity only where it means something (an instant link)."""
+    """A number the run can use: NaN never is (every comparison with it is false, so ``value <
+    0`` let it through and the run went on with nonsense), infinity only where it means
+    something (an instant link)."""
     bound = ">= 0" if allow_zero else "> 0"
     if not (value >= 0 if allow_zero else value > 0):
         raise ValueError(f"{name} must be {bound}, got {value}")

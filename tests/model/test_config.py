@@ -1,6 +1,6 @@
 """A configuration built from Python (a notebook's) is checked as a scenario file is: a number
-the run cannot use is refused when the configuration is built, naming the field. NaN passes
-every comparison's ``not``, so each check must refuse it explicitly."""
+the run cannot use is refused when the configuration is built, naming the field. Every
+comparison with NaN is false, so a check written ``value < 0`` lets it through."""
 
 from __future__ import annotations
 
