@@ -73,6 +73,13 @@ _BODY_SENT = (
 )
 
 
+def _share(count: float, references: int) -> float:
+    """``count`` as a fraction of ``references``; NaN without any: a run that referenced nothing
+    after the warm-up has no rate to tell, and a zero would pull the mean over its point's
+    replications down (the summary's mean skips it)."""
+    return count / references if references else float("nan")
+
+
 def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     """Metrics of a SimPy run, counting only what happened after the warm-up.
 
@@ -84,19 +91,21 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
     refs = result.references
     keep = refs["time_ms"] >= warmup_ms
     outcome, cause = refs["outcome"][keep], refs["cause"][keep]
-    n = max(len(outcome), 1)
-    metrics = {"hit_rate": float((outcome == RefOutcome.HIT).sum()) / n}
+    n = len(outcome)
+    metrics = {"hit_rate": _share(float((outcome == RefOutcome.HIT).sum()), n)}
     body_sent = np.isin(outcome, _BODY_SENT)
     expired = body_sent & (cause == InstallCause.EXPIRED)
     errors = 0
     for code, name in _SERVER_ERRORS:
         count = int((outcome == code).sum())
         errors += count
-        metrics[name] = count / n
-    metrics["miss_rate_cache_miss"] += float((body_sent & ~expired).sum()) / n
-    metrics["miss_rate_lease_expired"] += float(expired.sum()) / n
-    metrics["fallback_rate"] = errors / n
-    metrics["inline_rate_policy"] = float((outcome == RefOutcome.INLINED_BY_POLICY).sum()) / n
+        metrics[name] = _share(count, n)
+    metrics["miss_rate_cache_miss"] += _share(float((body_sent & ~expired).sum()), n)
+    metrics["miss_rate_lease_expired"] += _share(float(expired.sum()), n)
+    metrics["fallback_rate"] = _share(errors, n)
+    metrics["inline_rate_policy"] = _share(
+        float((outcome == RefOutcome.INLINED_BY_POLICY).sum()), n
+    )
 
     memory = result.memory
     late = memory["time_ms"] >= warmup_ms
@@ -165,15 +174,13 @@ def _kind_columns(
     """The :data:`KIND_METRICS` columns, a row per kind referenced or ``held``, from per-kind-code
     totals (each indexed by kind code)."""
     columns: dict[str, list] = {"kind": [], **{name: [] for name in KIND_METRICS}}
-    total = max(int(references.sum()), 1)
+    total = int(references.sum())
     for code in np.flatnonzero((references > 0) | held).tolist():
         count = int(references[code])
         columns["kind"].append(CacheObjectKind(code).name.lower())
-        columns["reference_share"].append(count / total)
-        columns["hit_rate"].append(float(hits[code]) / count if count else float("nan"))
-        columns["inline_rate_policy"].append(
-            float(by_policy[code]) / count if count else float("nan")
-        )
+        columns["reference_share"].append(_share(count, total))
+        columns["hit_rate"].append(_share(float(hits[code]), count))
+        columns["inline_rate_policy"].append(_share(float(by_policy[code]), count))
         columns["bytes_from_cache"].append(float(from_cache[code]))
         columns["mean_gpu_bytes"].append(float(gpu_bytes[code]))
     return columns
@@ -253,7 +260,7 @@ def vector_metrics(
     There is no network timing (latency is NaN) and no fallback: the replayed host always
     knows its leases.
     """
-    n = max(len(sizes), 1)
+    n = len(sizes)
     hits = float(sweep.hits[index])
     refused, inlined_once = sweep.object_rejected[index], sweep.object_inlined[index]
     replayed_sizes = object_sizes[: len(refused)]
@@ -274,13 +281,13 @@ def vector_metrics(
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
     return {
-        "hit_rate": hits / n,
-        "fallback_rate": 0.0,
-        "miss_rate_cache_miss": float(miss) / n,
-        "miss_rate_lease_expired": float(sweep.expired_misses[index]) / n,
-        "miss_rate_version_mismatch": 0.0,
-        "miss_rate_dependency_invalid": 0.0,
-        "inline_rate_policy": float(inlined.sum()) / n,
+        "hit_rate": _share(hits, n),
+        "fallback_rate": _share(0.0, n),
+        "miss_rate_cache_miss": _share(float(miss), n),
+        "miss_rate_lease_expired": _share(float(sweep.expired_misses[index]), n),
+        "miss_rate_version_mismatch": _share(0.0, n),
+        "miss_rate_dependency_invalid": _share(0.0, n),
+        "inline_rate_policy": _share(float(inlined.sum()), n),
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
         "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,

@@ -18,7 +18,7 @@ import yaml
 
 import nnrpsim
 from nnrpsim.cli import _summary_table, main
-from nnrpsim.metrics import METRICS
+from nnrpsim.metrics import METRICS, OUTCOME_RATES
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario
 from tests.conftest import ROOT, SMALL_STUDY
@@ -700,6 +700,29 @@ def test_kinds_break_a_runs_metrics_down_and_add_up_to_them(tmp_path, engine):
             assert weighted == pytest.approx(record[rate])
         assert run["mean_gpu_bytes"].sum() == pytest.approx(record["mean_gpu_bytes"])
     assert len(per_run) == 2 * 3 and set(per_run["replication"]) == {0, 1}
+
+
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_a_run_that_references_nothing_has_no_rates_and_leaves_its_points_mean_alone(
+    tmp_path, engine
+):
+    """Sessions a few a minute over 10 s: some replications see none, and reference nothing.
+    Their rates are NaN, not 0 (a zero would pull the point's mean down); the summary's mean
+    and interval are over the replications that referenced something; bytes are still 0."""
+    raw = {
+        "study": {"name": "sparse", "seed": 3, "replications": 6, "duration": "10s"},
+        "engine": engine,
+        "workload": {"sessions": {"rate_per_s": 0.05, "duration": "5s"}},
+    }
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "s", jobs=1, progress=False)
+    runs, row = result.runs, result.summary.iloc[0]
+    quiet = runs["wire_bytes_saved"] == 0
+    assert 0 < quiet.sum() < len(runs)  # some replications saw no session, some did
+    for rate in (*OUTCOME_RATES, "fallback_rate"):
+        assert runs.loc[quiet, rate].isna().all() and runs.loc[~quiet, rate].notna().all()
+        assert row[rate] == pytest.approx(runs.loc[~quiet, rate].mean(), nan_ok=True)
+    assert (runs.loc[quiet, ["installs", "mean_gpu_bytes"]] == 0).all(axis=None)
+    assert row["hit_rate"] > 0.1 and row["replications"] == len(runs)
 
 
 def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
