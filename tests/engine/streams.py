@@ -38,3 +38,22 @@ def zipf_stream(
     p = 1.0 / np.arange(1, n_objects + 1) ** alpha
     objs = rng.choice(n_objects, size=n_requests, p=p / p.sum())
     return ReferenceStream(np.arange(n_requests), objs, sizes[objs])
+
+
+def renewal_stream(
+    rng: np.random.Generator, n_objects: int, gaps_ms, mean_gap_ms: float, duration_ms: int
+) -> ReferenceStream:
+    """Independent renewal references per object, unit size, merged in time order: each
+    object's gaps drawn by ``gaps_ms(rng, shape)`` (mean ``mean_gap_ms``), its first reference
+    a uniform draw within one mean gap of the start."""
+    per_object = int(1.2 * duration_ms / mean_gap_ms) + 50  # enough gaps to pass the end
+    first = rng.random((n_objects, 1)) * mean_gap_ms
+    times = np.floor(first + np.cumsum(gaps_ms(rng, (n_objects, per_object)), axis=1))
+    assert (times[:, -1] >= duration_ms).all()
+    objs = np.broadcast_to(np.arange(n_objects)[:, None], times.shape)
+    keep = times < duration_ms
+    times, objs = times[keep].astype(np.int64), objs[keep]
+    order = np.lexsort((objs, times))
+    return ReferenceStream(
+        times[order], objs[order], np.ones(len(times)), start_ms=0, end_ms=duration_ms
+    )

@@ -10,7 +10,7 @@ import pytest
 from nnrpsim.engine.replay import replay
 from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.protocol import U32_MAX
-from tests.engine.streams import poisson_stream, zipf_stream
+from tests.engine.streams import poisson_stream, renewal_stream, zipf_stream
 
 MEAN_GAP_MS = 10_000  # lam = 1 per 10 s; T = 10 s gives lam T = 1, as in the reference points
 T = 10_000
@@ -66,6 +66,36 @@ def test_ttl_hit_rate_and_occupancy_match_closed_forms(mode, purge_per_ms, expec
     assert abs(_z(hits, refs, expected)) <= 4
     occupancy = result.mean_live_bytes[0] / N_OBJECTS  # unit sizes: mean objects held
     assert abs(occupancy - expected) < 0.01  # Poisson: occupancy equals hit probability
+
+
+def _erlang2_gaps(rng: np.random.Generator, shape: tuple[int, int]) -> np.ndarray:
+    """Gaps of two exponential stages, mean ``MEAN_GAP_MS``: more regular than Poisson."""
+    return rng.gamma(2.0, MEAN_GAP_MS / 2, shape)
+
+
+# Erlang-2 arrivals of rate lam (stage rate k = 2 lam) with T = 1 / lam, so kT = 2:
+# F(T) = 1 - e^-kT (1 + kT), lam * integral_0^T (1 - F) = (2 - e^-kT (2 + kT)) / 2, and the
+# renewal function m(T) = kT / 2 - 1 / 4 + e^-2kT / 4.
+_M_T = 1 - 0.25 + math.exp(-4) / 4
+
+
+@pytest.mark.parametrize(
+    ("mode", "hit", "occupancy"),
+    [
+        ("reset", 1 - 3 * math.exp(-2), 1 - 2 * math.exp(-2)),  # F(T); lam * integral
+        ("non_reset", _M_T / (1 + _M_T), 1 / (1 + _M_T)),  # m / (1 + m); lam T / (1 + m)
+    ],
+)
+def test_with_renewal_arrivals_hit_and_occupancy_part_as_the_closed_forms_say(mode, hit, occupancy):
+    """Gaps more regular than Poisson: the hit rate and the time a lease is live are no longer
+    equal (0.59 against 0.73 with renew-on-use, 0.43 against 0.57 without), and each must match
+    its own closed form; one taken for the other would miss by 0.14."""
+    stream = renewal_stream(
+        np.random.default_rng(2027), N_OBJECTS, _erlang2_gaps, MEAN_GAP_MS, DURATION
+    )
+    hits, refs, result = _per_object(stream, mode, T)
+    assert abs(_z(hits, refs, hit)) <= 4
+    assert abs(result.mean_live_bytes[0] / N_OBJECTS - occupancy) < 0.01
 
 
 def _hit_ratio(rates: np.ndarray, capacity: float, hit_probability) -> float:
