@@ -10,6 +10,7 @@ import argparse
 import json
 import sys
 from collections.abc import Sequence
+from typing import NamedTuple
 
 from . import __version__
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
@@ -24,6 +25,8 @@ SUMMARY_COLUMNS = (
 )
 
 EXIT_USAGE = 2
+EXIT_RUNS_FAILED = 1
+"""A study whose runs raised: what finished is written, and ``--resume`` runs the rest again."""
 
 
 class UsageError(Exception):
@@ -88,7 +91,14 @@ def _frames_encode(args: argparse.Namespace) -> str:
     return encode_block(BLOCKS[args.block], fields).hex()
 
 
-def _run(args: argparse.Namespace) -> str:
+class _Outcome(NamedTuple):
+    """What a command prints, and its exit status when that is not 0."""
+
+    text: str
+    status: int
+
+
+def _run(args: argparse.Namespace) -> str | _Outcome:
     from .study import run
 
     result = run(
@@ -101,13 +111,30 @@ def _run(args: argparse.Namespace) -> str:
         resume=args.resume,
         progress=not args.quiet and sys.stderr.isatty(),
     )
-    for warning in _violation_warnings(result.summary):
+    failed = _failure_warning(result.runs)
+    for warning in [*_violation_warnings(result.summary), *failed]:
         print(warning, file=sys.stderr)
-    return _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
+    text = _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
+    return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
 
 
 def _points(indices) -> str:
     return ("point " if len(indices) == 1 else "points ") + ", ".join(map(str, indices))
+
+
+def _failure_warning(runs) -> list[str]:
+    """Runs that raised are recorded, not fatal to the study; say so, or the table's
+    ``failures`` column would be the only sign."""
+    if runs.empty or "error" not in runs:
+        return []
+    failed = runs[runs["error"].notna()]
+    if failed.empty:
+        return []
+    points = _points(sorted(failed["point"].unique()))
+    return [
+        f"warning: {points}: {len(failed)} of {len(runs)} runs failed, the first with "
+        f"{failed['error'].iloc[0]!r}; manifest.json lists each, and --resume runs them again"
+    ]
 
 
 def _violation_warnings(summary) -> list[str]:
@@ -256,7 +283,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     try:
         args = build_parser().parse_args(argv)
-        print(args.handler(args))
+        outcome = args.handler(args)
+        if isinstance(outcome, _Outcome):
+            print(outcome.text)
+            return outcome.status
+        print(outcome)
     except (UsageError, WireError, ScenarioError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE

@@ -278,7 +278,10 @@ def test_resume_after_a_killed_run_loses_and_duplicates_nothing(tmp_path, small_
     )
 
 
-def test_a_failing_point_is_recorded_while_the_others_complete(tmp_path, small_yaml, monkeypatch):
+@pytest.fixture
+def flaky_last_point(monkeypatch):
+    """The small study's last point (TTL fraction 0.5 with content changes) raises in every
+    run; the fixture's value restores the real model."""
     import nnrpsim.runner as runner
 
     real = runner.simulate
@@ -289,6 +292,12 @@ def test_a_failing_point_is_recorded_while_the_others_complete(tmp_path, small_y
         return real(config, seed, plan)
 
     monkeypatch.setattr(runner, "simulate", flaky)
+    return lambda: monkeypatch.setattr(runner, "simulate", real)
+
+
+def test_a_failing_point_is_recorded_while_the_others_complete(
+    tmp_path, small_yaml, flaky_last_point
+):
     result = nnrpsim.run(small_yaml, out=tmp_path / "flaky", jobs=1, progress=False)
     assert result.summary["failures"].tolist() == [0, 0, 0, 2]
     assert (
@@ -297,9 +306,23 @@ def test_a_failing_point_is_recorded_while_the_others_complete(tmp_path, small_y
     )
     manifest = json.loads((tmp_path / "flaky/manifest.json").read_text())
     assert len(manifest["failures"]) == 2 and "injected failure" in manifest["failures"][0]["error"]
-    monkeypatch.setattr(runner, "simulate", real)  # resume retries exactly the failed runs
+    flaky_last_point()  # resume retries exactly the failed runs
     again = nnrpsim.run(small_yaml, out=tmp_path / "flaky", resume=True, jobs=1, progress=False)
     assert (again.summary["failures"] == 0).all() and len(again.runs) == 8
+
+
+def test_the_command_says_which_runs_failed_and_exits_1(
+    tmp_path, small_yaml, flaky_last_point, capsys
+):
+    """The study is written all the same; without the warning, a ``failures`` column would be
+    the only sign. Resumed, the runs succeed and the command exits 0."""
+    command = ["run", str(small_yaml), "--out", str(tmp_path / "f"), "--quiet", "--jobs", "1"]
+    assert main(command) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("warning: point 3: 2 of 8 runs failed, the first with 'RuntimeError")
+    assert "injected failure" in err and len(err.splitlines()) == 1
+    flaky_last_point()
+    assert main([*command, "--resume"]) == 0 and "failed" not in capsys.readouterr().err
 
 
 def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
