@@ -8,7 +8,7 @@ import difflib
 import hashlib
 import itertools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, get_args, get_origin
@@ -138,6 +138,34 @@ def validation_error(err: ValidationError, prefix: str = "") -> ScenarioError:
     return ScenarioError(f"{prefix}{where}" if prefix else where, _reason(first))
 
 
+class _KeyGivenTwice(yaml.constructor.ConstructorError):
+    """Well-formed YAML, but a mapping names one key twice."""
+
+
+class _StrictLoader(yaml.SafeLoader):
+    """The safe loader, refusing a key given twice in one mapping: PyYAML keeps the last
+    silently, and a second ``workload:`` section would replace the first whole. (A merge
+    ``<<`` may still be overridden: that is what it is for.)"""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        seen: set = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)
+            if isinstance(key, Hashable):  # (an unhashable key the base class refuses)
+                if key in seen:
+                    raise _KeyGivenTwice(
+                        None, None, f"key {key!r} given twice", key_node.start_mark
+                    )
+                seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _safe_load(text: str) -> Any:
+    return yaml.load(text, Loader=_StrictLoader)
+
+
 def read_yaml(path: str | Path) -> dict:
     """The YAML mapping in ``path``, read with a safe loader."""
     path = Path(path)
@@ -148,12 +176,13 @@ def read_yaml(path: str | Path) -> dict:
     except UnicodeDecodeError as err:
         raise ScenarioError(str(path), f"not UTF-8 text (byte {err.start}: {err.reason})") from None
     try:
-        data = yaml.safe_load(text)
+        data = _safe_load(text)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
         problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        raise ScenarioError(where, f"YAML syntax error: {problem}") from None
+        kind = "" if isinstance(err, _KeyGivenTwice) else "YAML syntax error: "
+        raise ScenarioError(where, f"{kind}{problem}") from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -184,7 +213,7 @@ def parse_set(item: str) -> tuple[str, Any]:
     if not sep or not key.strip():
         raise ScenarioError("--set", f"expected KEY=VALUE, got {item!r}")
     try:
-        return key.strip(), yaml.safe_load(text)
+        return key.strip(), _safe_load(text)
     except yaml.YAMLError:
         raise ScenarioError(f"--set {key.strip()}", "value is not valid YAML") from None
 
@@ -257,7 +286,9 @@ def sweep_points(scenario: Scenario) -> list[Point]:
                 (
                     k
                     for k in params
-                    if where.startswith(k) or (unknown and k.startswith(f"{where}."))
+                    if where == k
+                    or where.startswith(f"{k}.")
+                    or (unknown and k.startswith(f"{where}."))
                 ),
                 None,
             )

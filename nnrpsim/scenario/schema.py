@@ -3,6 +3,7 @@ every field. Unknown keys are rejected; sizes and durations take human units."""
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterator
 from typing import Annotated, Literal, get_args, get_origin
@@ -311,7 +312,9 @@ class Sweep(Section):
     zip: dict[str, list] = Field(default_factory=dict, description="Paired lists of equal length.")
 
     @model_validator(mode="after")
-    def _non_empty(self) -> Sweep:
+    def _well_formed(self) -> Sweep:
+        """Each list has values, zip's are as long, and no key is swept twice: in grid and zip,
+        or within a section swept whole (its value would hide the other's, silently)."""
         for kind in ("grid", "zip"):
             for key, values in getattr(self, kind).items():
                 if not values:
@@ -320,6 +323,15 @@ class Sweep(Section):
             raise ValueError("zip lists must have equal lengths")
         if not self.grid and not self.zip:
             raise ValueError("sweep is empty: give grid or zip keys, or leave sweep out")
+        both = sorted(self.zip.keys() & self.grid.keys())
+        if both:
+            raise ValueError(f"{both[0]} is swept in both grid and zip: one would hide the other")
+        swept = [*self.grid, *self.zip]
+        for key, within in itertools.product(swept, swept):
+            if within.startswith(f"{key}."):
+                raise ValueError(
+                    f"{within} is swept within {key}, also swept: one would hide the other"
+                )
         return self
 
 

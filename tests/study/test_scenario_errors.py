@@ -12,7 +12,7 @@ import pytest
 
 import nnrpsim
 from nnrpsim.cli import main
-from nnrpsim.scenario import ScenarioError
+from nnrpsim.scenario import ScenarioError, load_scenario
 from tests.conftest import write_yaml
 
 CASES = [
@@ -170,6 +170,33 @@ CASES = [
     ),
     ("study:\n  name: x\n  seed: [1\n", "YAML syntax error"),
     ("- just\n- a list\n", "must be a mapping of sections"),
+    (  # YAML keeps the last of two keys: the first workload section would be lost
+        "workload: {sessions: {rate_per_s: 3}}\ntopology: {hosts: 2}\nworkload: {}\n",
+        ":3: key 'workload' given twice\n",
+    ),
+    ("study: {name: a, seed: 2, name: b}\n", ":1: key 'name' given twice\n"),
+    (
+        {
+            "sweep": {
+                "grid": {"host_policy.ttl_fraction": [0.1, 0.5]},
+                "zip": {"host_policy.ttl_fraction": [0.9]},
+            }
+        },
+        "error: sweep: host_policy.ttl_fraction is swept in both grid and zip",
+    ),
+    (
+        {
+            "sweep": {
+                "grid": {"workload.sessions.rate_per_s": [1, 2]},
+                "zip": {"workload.sessions": [{"rate_per_s": 3}]},
+            }
+        },
+        "error: sweep: workload.sessions.rate_per_s is swept within workload.sessions, also swept",
+    ),
+    (  # a key named in the error is the one at fault, not another it begins like
+        {"sweep": {"grid": {"topology.hosts": [1]}, "zip": {"topology.hosts_x": [2]}}},
+        "error: sweep.zip.topology.hosts_x: unknown key (did you mean hosts?)",
+    ),
 ]
 
 
@@ -180,6 +207,13 @@ def test_validate_rejects_with_one_line(tmp_path, capsys, document, message):
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_a_merge_key_may_still_be_overridden(tmp_path):
+    """``<<`` brings a mapping's keys in to be overridden: not a key given twice."""
+    document = "topology:\n  <<: {hosts: 2, servers: 2}\n  hosts: 3\n"
+    scenario = load_scenario(write_yaml(tmp_path, document))
+    assert scenario.topology.hosts == 3 and scenario.topology.servers == 2
 
 
 def test_yaml_syntax_error_names_the_line(tmp_path, capsys):
