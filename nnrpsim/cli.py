@@ -231,29 +231,38 @@ def _keys(args: argparse.Namespace) -> str:
     return "\n".join(f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows)
 
 
-def _add_scenario_commands(commands) -> None:
-    run = commands.add_parser("run", help="run a study: every sweep point, every replication")
-    run.add_argument("scenario", help="a scenario YAML file")
-    run.add_argument("--out", help="results folder (default results/<study name>)")
-    run.add_argument(
+def _add_set_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
         "--set",
         action="append",
         default=[],
         metavar="KEY=VALUE",
         help="override a dotted key, e.g. --set study.replications=5",
     )
+
+
+def _add_scenario_commands(commands) -> None:
+    run = commands.add_parser("run", help="run a study: every sweep point, every replication")
+    run.add_argument("scenario", help="a scenario YAML file")
+    run.add_argument("--out", help="results folder (default results/<study name>)")
+    _add_set_option(run)
     run.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
-    run.add_argument("--executor", choices=("local", "dask"), default="local")
+    run.add_argument(
+        "--executor",
+        choices=("local", "dask"),
+        default="local",
+        help="where runs go: local processes (default) or a Dask cluster",
+    )
     run.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
     run.add_argument("--resume", action="store_true", help="skip runs already finished")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
     validate = commands.add_parser("validate", help="check a scenario without running it")
-    validate.add_argument("scenario")
-    validate.add_argument("--set", action="append", default=[], metavar="KEY=VALUE")
+    validate.add_argument("scenario", help="a scenario YAML file")
+    _add_set_option(validate)
     validate.set_defaults(handler=_validate)
     plot = commands.add_parser("plot", help="redraw the plots of a results folder")
-    plot.add_argument("results")
+    plot.add_argument("results", help="a results folder written by run (its summary.parquet)")
     plot.set_defaults(handler=_plot)
     keys = commands.add_parser("keys", help="list every scenario key with its default and help")
     keys.set_defaults(handler=_keys)
@@ -271,7 +280,7 @@ def build_parser() -> argparse.ArgumentParser:
     decode.add_argument("hex", help="the bytes as hexadecimal (whitespace allowed)")
     decode.set_defaults(handler=lambda a: json.dumps(_jsonable(_frames_decode(a))))
     encode = frame_commands.add_parser("encode", help="encode a bare block from JSON, print hex")
-    encode.add_argument("block", choices=sorted(BLOCKS))
+    encode.add_argument("block", choices=sorted(BLOCKS), help="the block to encode")
     encode.add_argument("json", help="field values, e.g. '{\"object_kind\": 7, ...}'")
     encode.set_defaults(handler=_frames_encode)
     _add_scenario_commands(commands)
