@@ -1,7 +1,7 @@
 """The ``nnrpsim`` command line: a thin shell over the public Python API.
 
 Bad input of any kind ends with one line ``error: <field>: <reason>`` on stderr and exit status 2,
-never a traceback.
+never a traceback; a study whose runs raised is written all the same, names them, and exits 1.
 """
 
 from __future__ import annotations
