@@ -162,8 +162,18 @@ class _StrictLoader(yaml.SafeLoader):
         return super().construct_mapping(node, deep)
 
 
-def _safe_load(text: str) -> Any:
-    return yaml.load(text, Loader=_StrictLoader)
+def _safe_load(text: str, where: str, file: bool = True) -> Any:
+    """The YAML in ``text``, read with the strict safe loader; an error names ``where``, and
+    the line in a ``file``."""
+    try:
+        return yaml.load(text, Loader=_StrictLoader)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        if file and mark is not None:
+            where = f"{where}:{mark.line + 1}"
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        kind = "" if isinstance(err, _KeyGivenTwice) else "YAML syntax error: "
+        raise ScenarioError(where, f"{kind}{problem}") from None
 
 
 def read_yaml(path: str | Path) -> dict:
@@ -175,14 +185,7 @@ def read_yaml(path: str | Path) -> dict:
         raise ScenarioError(str(path), err.strerror or "cannot be read") from None
     except UnicodeDecodeError as err:
         raise ScenarioError(str(path), f"not UTF-8 text (byte {err.start}: {err.reason})") from None
-    try:
-        data = _safe_load(text)
-    except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
-        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
-        kind = "" if isinstance(err, _KeyGivenTwice) else "YAML syntax error: "
-        raise ScenarioError(where, f"{kind}{problem}") from None
+    data = _safe_load(text, str(path))
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -212,10 +215,7 @@ def parse_set(item: str) -> tuple[str, Any]:
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
         raise ScenarioError("--set", f"expected KEY=VALUE, got {item!r}")
-    try:
-        return key.strip(), _safe_load(text)
-    except yaml.YAMLError:
-        raise ScenarioError(f"--set {key.strip()}", "value is not valid YAML") from None
+    return key.strip(), _safe_load(text, f"--set {key.strip()}", file=False)
 
 
 def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:

@@ -227,6 +227,13 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert "4 sweep points, 20 runs" in capsys.readouterr().out
     assert main(["validate", str(small_yaml), "--set", "study.replications"]) == 2
     assert "error: --set: expected KEY=VALUE" in capsys.readouterr().err
+    assert main(["validate", str(small_yaml), "--set", "study.seed=[1"]) == 2  # says why
+    assert capsys.readouterr().err == (
+        "error: --set study.seed: YAML syntax error: expected ',' or ']', but got '<stream end>'\n"
+    )
+    twice = "sweep={grid: {topology.hosts: [1]}, grid: {topology.hosts: [2]}}"
+    assert main(["validate", str(small_yaml), "--set", twice]) == 2
+    assert capsys.readouterr().err == "error: --set sweep: key 'grid' given twice\n"
     assert main(["validate", str(small_yaml), "--set", "topology.links=3"]) == 2
     assert "error: topology.links: unknown key (did you mean link?)" in capsys.readouterr().err
     grid = ["--set", "sweep.grid.topology.hosts=[1, 2, 3]"]
