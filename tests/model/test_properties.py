@@ -1,6 +1,7 @@
 """Whatever the configuration, a run keeps the protocol's rules and its own books: drawn by
-hypothesis over topologies, policies, eviction, memory, faults, loss, content changes and
-dependencies."""
+hypothesis over topologies, policies, TTL hints, eviction and renewal rules, memory, the
+handshake's ceiling (kinds, object size), object kinds and sizes, popularity, faults, loss,
+content changes and dependencies."""
 
 from __future__ import annotations
 
@@ -20,10 +21,24 @@ from nnrpsim.model import (
     WorkloadConfig,
     simulate,
 )
+from nnrpsim.protocol import (
+    CACHE_OBJECT_BITMAP_MASK,
+    U32_MAX,
+    CacheObjectKind,
+    cache_object_bitmap,
+)
 
 from .test_in_flight import most_in_flight
 
 DURATION_MS = 20_000.0
+PROMPT, TOOL, TABLE = (
+    CacheObjectKind.PROMPT_SEGMENT,
+    CacheObjectKind.TOOL_SCHEMA,
+    CacheObjectKind.TENSOR_SECTION_TABLE,
+)
+PROMPTS_ONLY = cache_object_bitmap(
+    PROMPT
+)  # a server that negotiates one kind: hosts inline the rest
 
 
 @st.composite
@@ -40,9 +55,13 @@ def configs(draw) -> ModelConfig:
         ttl_floor_ms=draw(st.sampled_from([0, 2_000])),
         ttl_ceiling_ms=draw(st.sampled_from([2_000, 30_000, 3_600_000])),
         eviction=draw(st.sampled_from(["lru", "fifo", "ttl", "size", "none"])),
+        renewal=draw(st.sampled_from(["touch", "extend"])),
+        object_kind_bitmap=draw(st.sampled_from([CACHE_OBJECT_BITMAP_MASK, PROMPTS_ONLY])),
+        max_object_bytes=draw(st.sampled_from([U32_MAX, 8_192])),
     )
     server = ServerConfig(
         limits=limits,
+        default_lease_ttl_ms=draw(st.sampled_from([30_000, 1_500])),
         sweep_interval_ms=draw(st.sampled_from([50.0, 1_000.0])),
         workers=draw(st.sampled_from([None, 1, 3])),
         per_put_byte_ms=draw(st.sampled_from([0.0, 1e-6, 1e-4])),
@@ -57,6 +76,8 @@ def configs(draw) -> ModelConfig:
         renewal_body=draw(st.booleans()),
         inline_after_invalidate=draw(st.booleans()),
         refused_backoff_ms=draw(st.sampled_from([0.0, 300.0])),
+        ttl_hint_ms=draw(st.sampled_from([None, None, 0, 5_000])),  # 0: the server's default
+        connection_ttl_ms=draw(st.sampled_from([None, 20_000])),
     )
     shared = draw(st.sampled_from([0, 5, 30]))
     workload = WorkloadConfig(
@@ -71,6 +92,10 @@ def configs(draw) -> ModelConfig:
         content_change_rate_per_s=draw(st.sampled_from([0.0, 0.05, 1.0])),
         private_dependency_share=draw(st.sampled_from([0.0, 0.5, 1.0])) if shared else 0.0,
         max_in_flight_operations=draw(st.sampled_from([1, 2, 4])),
+        zipf_alpha=draw(st.sampled_from([0.0, 0.9, 1.5])),
+        shared_kinds=draw(st.sampled_from([((PROMPT, 1.0),), ((PROMPT, 1.0), (TOOL, 2.0))])),
+        private_kinds=draw(st.sampled_from([((PROMPT, 1.0),), ((TABLE, 1.0), (PROMPT, 1.0))])),
+        kind_sizes=draw(st.sampled_from([(), ((TOOL, 2_048, 0.0), (TABLE, 1 << 16, 0.5))])),
     )
     faults = FaultConfig(
         restart_at_ms=draw(st.sampled_from([None, 7_000.0])),
