@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 import nnrpsim
 from nnrpsim.metrics import OUTCOME_RATES
 from nnrpsim.scenario import parse_scenario
+from nnrpsim.scenario.schema import POLICY_FIXES
 
 POLICIES = ("best_practice", "always", "never", "threshold", "connection_scope")  # last: des only
 ARRIVALS = Path(tempfile.mkdtemp(prefix="nnrpsim-arrivals-"))  # drawn arrival logs, one per run
@@ -44,10 +45,16 @@ def _arrivals(times: list[float] | None) -> dict | None:
 KIND_MIX = {"prompt_segment": 1, "tool_schema": 2, "codec_table": 0.5}
 
 
+def _unless_fixed(policy: str, **keys) -> dict:
+    """The ``host_policy`` keys that ``policy`` lets a scenario set (it refuses the others)."""
+    return {key: value for key, value in keys.items() if key not in POLICY_FIXES.get(policy, ())}
+
+
 @st.composite
 def scenarios(draw) -> dict:
     engine = draw(st.sampled_from(["des", "vector"]))
     shared = draw(st.sampled_from([0, 3, 40]))
+    policy = draw(st.sampled_from(POLICIES[: -1 if engine == "vector" else None]))
     return {
         "study": {"name": "drawn", "replications": 1, "duration": "30s", "warmup": "5s"},
         "engine": engine,
@@ -66,11 +73,16 @@ def scenarios(draw) -> dict:
             "server_workers": draw(st.sampled_from([None, 1, 4])),
             "per_put_byte_cost": draw(st.sampled_from(["0ns", "1ns", "1us"])),
             "dependency_cascade": draw(st.booleans()),
+            "renewal": draw(st.sampled_from(["touch", "extend"])),
+            "max_object_bytes": draw(st.sampled_from(["1GiB", "4KiB"])),
+            "default_lease_ttl": draw(st.sampled_from(["30s", "1s"])),
+            "routing": draw(st.sampled_from(["round_robin", "hash", "least_sessions"])),
         },
         "workload": {
             "sessions": {
                 "rate_per_s": 2,
                 "duration": draw(st.sampled_from(["2s", "20s"])),
+                "duration_cv": draw(st.sampled_from([0, 0.5])),
                 "arrivals": _arrivals(
                     draw(st.none() | st.lists(st.floats(0, 40_000), max_size=40))
                 ),
@@ -84,6 +96,7 @@ def scenarios(draw) -> dict:
             "objects": {
                 "namespaces": draw(st.integers(1, 3)),
                 "shared_per_namespace": shared,
+                "zipf_alpha": draw(st.sampled_from([0, 0.9])),
                 "private_dependency_share": draw(st.sampled_from([0, 0.5, 1])) if shared else 0,
                 "private_per_session": draw(st.integers(0, 3)),
                 "size": {"median": draw(st.sampled_from(["256", "16KiB"])), "sigma": 1.0},
@@ -96,11 +109,23 @@ def scenarios(draw) -> dict:
             "invalidations": {"rate_per_s": draw(st.sampled_from([0, 0.1]))},
         },
         "host_policy": {
-            "name": draw(st.sampled_from(POLICIES[: -1 if engine == "vector" else None])),
+            "name": policy,
             "ttl_fraction": draw(st.sampled_from([0.1, 0.75])),
             "renew_margin": draw(st.sampled_from([0, 0.2])),
             "renewal_body": draw(st.booleans()),
             "refused_put_backoff": draw(st.sampled_from(["0s", "2s"])),
+            "ttl_hint": draw(st.sampled_from([None, None, "0s", "3s"])),  # 0s: the default TTL
+            "connection_ttl": draw(st.sampled_from([None, "20s"])),
+            **_unless_fixed(
+                policy,
+                inline_after_invalidate=draw(st.booleans()),
+                min_object_size=draw(st.sampled_from(["0", "1KiB"])),
+                min_reuse=draw(st.sampled_from([0, 2])),
+            ),
+        },
+        "faults": {  # (the vector engine injects none)
+            "restart_at": draw(st.sampled_from([None, "12s"])) if engine == "des" else None,
+            "memory_pressure_at": draw(st.sampled_from([None, "15s"])) if engine == "des" else None,
         },
     }
 
