@@ -292,8 +292,10 @@ def sweep_points(scenario: Scenario) -> list[Point]:
                 ),
                 None,
             )
-            if swept is None:
-                raise validation_error(err) from None
+            if swept is None:  # a rule across keys that the point's values break together
+                values = ", ".join(f"{key}: {value!r}" for key, value in params.items())
+                rule = _reason(first) if where == "scenario" else f"{where}: {_reason(first)}"
+                raise ScenarioError(f"sweep point {len(points)} ({values})", rule) from None
             kind = "grid" if swept in grid else "zip"
             raise ScenarioError(
                 f"sweep.{kind}.{swept}", f"{_reason(first)} (value {params[swept]!r})"

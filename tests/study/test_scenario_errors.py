@@ -70,7 +70,17 @@ CASES = [
             "sweep": {"grid": {"host_policy.name": ["threshold", "connection_scope"]}},
             "host_policy": {"name": "threshold", "min_reuse": 5},
         },
-        "error: host_policy: connection_scope fixes min_reuse",
+        # a rule the swept value breaks with a key of the base: the point and its values
+        "error: sweep point 1 (host_policy.name: 'connection_scope'): host_policy: "
+        "connection_scope fixes min_reuse",
+    ),
+    (
+        {"topology": {"hosts": 2}, "sweep": {"grid": {"engine": ["des", "vector"]}}},
+        "error: sweep point 1 (engine: 'vector'): topology.hosts above 1 needs engine des",
+    ),
+    (
+        {"study": {"warmup": "2s"}, "sweep": {"zip": {"study.duration": ["1min", "1s"]}}},
+        "error: sweep point 1 (study.duration: '1s'): study: warmup must be shorter than duration",
     ),
     (
         {"workload": {"objects": {"private_dependency_share": 1.5}}},
