@@ -194,7 +194,8 @@ def read_yaml(path: str | Path) -> dict:
 
 
 def set_dotted(raw: dict, key: str, value: Any, where: str | None = None) -> None:
-    """Set ``a.b.c`` in nested dicts, creating sections as needed. Under ``sweep.grid`` and
+    """Set ``a.b.c`` in nested dicts, creating sections as needed (an optional section left
+    out is null: ``workload.trace.path`` makes the trace section). Under ``sweep.grid`` and
     ``sweep.zip`` the rest is one key: ``sweep.grid.topology.hosts`` sweeps ``topology.hosts``."""
     parts = key.split(".")
     if parts[:2] in (["sweep", "grid"], ["sweep", "zip"]) and len(parts) > 2:
@@ -203,7 +204,9 @@ def set_dotted(raw: dict, key: str, value: Any, where: str | None = None) -> Non
         raise ScenarioError(where or key, "not a dotted key")
     node = raw
     for part in parts[:-1]:
-        child = node.setdefault(part, {})
+        if node.get(part) is None:
+            node[part] = {}
+        child = node[part]
         if not isinstance(child, dict):
             raise ScenarioError(where or key, f"{part!r} is not a section")
         node = child
@@ -238,13 +241,37 @@ def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
     to the scenario file's folder.
     """
     raw = read_yaml(path)
-    for keys in (("workload", "trace"), ("workload", "sessions", "arrivals")):
-        section = raw
-        for key in keys:
-            section = section.get(key) if isinstance(section, dict) else None
-        if isinstance(section, dict) and isinstance(section.get("path"), str):
-            section["path"] = str((Path(path).parent / section["path"]).resolve())
+    _paths_relative_to(Path(path).parent, raw)
     return parse_scenario(raw, overrides)
+
+
+PATH_KEYS = ("workload.trace.path", "workload.sessions.arrivals.path")
+"""The keys that name files: in a scenario file, relative to the file's folder."""
+
+
+def _paths_relative_to(folder: Path, raw: dict) -> None:
+    """Resolve the relative paths of ``raw``, as read from a file in ``folder``: in its sections
+    and among its swept values (a swept path, or a swept section that holds one)."""
+    for key in PATH_KEYS:
+        _resolved(raw, key.split("."), folder)
+    sweep = raw.get("sweep")
+    for kind in ("grid", "zip"):
+        swept = sweep.get(kind) if isinstance(sweep, dict) else None
+        for swept_key, values in swept.items() if isinstance(swept, dict) else ():
+            for key in PATH_KEYS:
+                if isinstance(values, list) and f"{key}.".startswith(f"{swept_key}."):
+                    rest = key.split(".")[swept_key.count(".") + 1 :]
+                    values[:] = [_resolved(value, rest, folder) for value in values]
+
+
+def _resolved(value: Any, parts: list[str], folder: Path) -> Any:
+    """``value`` with the path at ``parts`` below it (``value`` itself, with none) resolved
+    against ``folder``, when it is text: an absolute path stays as it is."""
+    if not parts:
+        return str((folder / value).resolve()) if isinstance(value, str) else value
+    if isinstance(value, dict) and parts[0] in value:
+        value[parts[0]] = _resolved(value[parts[0]], parts[1:], folder)
+    return value
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,7 @@ from nnrpsim.cli import _summary_table, main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario
-from tests.conftest import ROOT, SMALL_STUDY
+from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
 
@@ -362,6 +362,38 @@ def test_mooncake_trace_unlimited_hit_rate_matches_provenance(shared):
     stream = load_trace(Trace(path=str(shared / "data/traces/mooncake_synthetic_trace.jsonl")))
     assert len(stream) == 121_877 and int(stream.object_id.max()) + 1 == 43_924
     assert replay(stream, [2**32 - 1]).hit_rate[0] == pytest.approx(0.640, abs=0.0005)
+
+
+def test_swept_trace_paths_are_relative_to_the_scenario_file(tmp_path, monkeypatch, capsys):
+    """As the base's path is: a swept path, or the path in a swept section, from the file's
+    folder; one given with --set, from the current folder, even where the base has no trace."""
+    (tmp_path / "traces").mkdir()
+    for name, block in (("a", 1), ("b", 2)):
+        line = f'{{"timestamp": 0, "input_length": 10, "hash_ids": [{block}]}}\n'
+        (tmp_path / f"traces/{name}.jsonl").write_text(line * block)
+    study = {"study": {"name": "t", "replications": 1, "duration": "1s"}, "engine": "vector"}
+    sweeps = [
+        {"grid": {"workload.trace.path": ["traces/a.jsonl", "traces/b.jsonl"]}},
+        {"zip": {"workload.trace": [{"path": "traces/a.jsonl"}, {"path": "traces/b.jsonl"}]}},
+    ]
+    paths = [
+        write_yaml(tmp_path, {**study, "sweep": sweep}, f"s{i}.yaml")
+        for i, sweep in enumerate(sweeps)
+    ]
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    described = [
+        "  trace a.jsonl (time_scale 1): 1 references in 1 operations to 1 objects over 0.0 s",
+        "  trace b.jsonl (time_scale 1): 2 references in 2 operations to 1 objects over 0.0 s",
+    ]
+    for path in paths:
+        assert main(["validate", str(path)]) == 0
+        assert capsys.readouterr().out.splitlines()[1:] == described
+    plain = write_yaml(tmp_path, study, "plain.yaml")
+    swept = "sweep.grid.workload.trace.path=[../traces/a.jsonl, ../traces/b.jsonl]"
+    assert main(["validate", str(plain), "--set", swept]) == 0
+    assert capsys.readouterr().out.splitlines()[1:] == described
 
 
 def test_validate_describes_the_traces(capsys):
