@@ -295,9 +295,12 @@ def execute(
     executor: str = "local",
     scheduler: str | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield each task's result as it finishes (``jobs`` None: one per core)."""
+    """Yield each task's result as it finishes (``jobs`` None: one per core; never more
+    workers than tasks, and none started for no task)."""
     check_execution(jobs, executor, scheduler)
-    jobs = jobs or os.cpu_count() or 1
+    if not tasks:
+        return
+    jobs = min(jobs or os.cpu_count() or 1, len(tasks))
     if executor == "dask":
         yield from _dask(tasks, jobs, scheduler)
     elif jobs == 1 or len(tasks) <= 1:

@@ -20,7 +20,7 @@ import nnrpsim
 from nnrpsim.cli import _summary_table, main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
 from nnrpsim.runner import model_config
-from nnrpsim.scenario import parse_scenario
+from nnrpsim.scenario import parse_scenario, sweep_points
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
@@ -568,6 +568,19 @@ def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["status"].startswith("interrupted") and manifest["runs"] == 0
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+
+
+def test_no_more_workers_than_runs_and_none_for_no_run(small_yaml, monkeypatch):
+    """A pool of eight for two runs starts two; a finished study resumed on a scheduler
+    that cannot be reached reaches for none."""
+    import nnrpsim.runner as runner
+
+    tasks = runner.tasks_for(sweep_points(parse_scenario(SMALL_STUDY)), 1)[:2]
+    pools = []
+    monkeypatch.setattr(runner, "_pool", lambda tasks, jobs: pools.append(jobs) or [])
+    assert list(runner.execute(tasks, jobs=8)) == [] and pools == [2]
+    monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 1)
+    assert list(runner.execute([], executor="dask", scheduler="tcp://127.0.0.1:9")) == []
 
 
 def test_an_output_folder_that_cannot_be_made_is_bad_input(tmp_path, small_yaml, capsys):
