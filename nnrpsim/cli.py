@@ -194,7 +194,7 @@ def _validate(args: argparse.Namespace) -> str:
     scenario = load_scenario(args.scenario, args.set)
     traces = check_traces(scenario)
     points = sweep_points(scenario)
-    runs = len(points) * scenario.study.replications
+    runs = sum(point.scenario.study.replications for point in points)  # (swept too)
     engines = ", ".join(dict.fromkeys(point.scenario.engine for point in points))  # (swept too)
     valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {engines})"
     return "\n".join([valid, *(f"  {line}" for line in [*traces, *describe_workloads(points)])])

@@ -259,13 +259,14 @@ def run_task(task: Task) -> dict[str, Any]:
     }
 
 
-def tasks_for(points: list[Point], replications: int) -> list[Task]:
-    """Every run of the sweep, those that draw one workload plan back to back: a worker process
-    then draws it once (:func:`_synthetic_plan`). Results do not depend on the order."""
+def tasks_for(points: list[Point]) -> list[Task]:
+    """Every run of the sweep (each point's ``study.replications``: it may be swept), those
+    that draw one workload plan back to back: a worker process then draws it once
+    (:func:`_synthetic_plan`). Results do not depend on the order."""
     tasks = [
         Task(point.index, replication, point.params, point.scenario)
         for point in points
-        for replication in range(replications)
+        for replication in range(point.scenario.study.replications)
     ]
     return sorted(tasks, key=lambda task: (task.replication, _plan_inputs(task.scenario)))
 

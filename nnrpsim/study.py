@@ -68,7 +68,7 @@ def run(
     store = ResultStore(path, scenario, resume)
     tasks = [
         task
-        for task in tasks_for(sweep_points(scenario), scenario.study.replications)
+        for task in tasks_for(sweep_points(scenario))
         if not store.done(task.point, task.replication)
     ]
     # Whatever stops the loop early (Ctrl-C, a bad scheduler, a dead worker), the runs already
@@ -99,6 +99,6 @@ def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) 
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks."""
     scenario = _scenario(scenario, overrides)
     check_traces(scenario)
-    tasks = tasks_for(sweep_points(scenario), scenario.study.replications)
+    tasks = tasks_for(sweep_points(scenario))
     records = [result["record"] for result in execute(tasks, jobs)]
     return summarize(pd.DataFrame(records).sort_values(["point", "replication"]))

@@ -313,8 +313,9 @@ class Sweep(Section):
 
     @model_validator(mode="after")
     def _well_formed(self) -> Sweep:
-        """Each list has values, zip's are as long, and no key is swept twice: in grid and zip,
-        or within a section swept whole (its value would hide the other's, silently)."""
+        """Each list has values, zip's are as long, the study's name is not swept (its folder
+        is the base's), and no key is swept twice: in grid and zip, or within a section swept
+        whole (its value would hide the other's, silently)."""
         for kind in ("grid", "zip"):
             for key, values in getattr(self, kind).items():
                 if not values:
@@ -323,10 +324,15 @@ class Sweep(Section):
             raise ValueError("zip lists must have equal lengths")
         if not self.grid and not self.zip:
             raise ValueError("sweep is empty: give grid or zip keys, or leave sweep out")
+        swept = [*self.grid, *self.zip]
+        if {"study", "study.name"} & set(swept):
+            raise ValueError(
+                "study.name cannot be swept (a study writes one results folder): sweep the "
+                "study's other keys one by one"
+            )
         both = sorted(self.zip.keys() & self.grid.keys())
         if both:
             raise ValueError(f"{both[0]} is swept in both grid and zip: one would hide the other")
-        swept = [*self.grid, *self.zip]
         for key, within in itertools.product(swept, swept):
             if within.startswith(f"{key}."):
                 raise ValueError(
@@ -426,15 +432,21 @@ KEY_UNITS = {key: unit for key, info in _leaves(Scenario) if (unit := _parsed_as
 plots need to label a swept key with its unit."""
 
 
-def _short_names(keys: list[str]) -> dict[str, str]:
-    """Each dotted key's shortest ending no other key shares: ``rate_per_s`` alone would not
-    say whose (sessions, operations or invalidations)."""
+RESULT_COLUMNS = ("point", "replication", "replications", "failures", "seed", "error")
+"""Columns of the results' own beside the swept keys: no short name may read as one."""
+
+
+def _short_names(keys: list[str], taken: tuple[str, ...] = RESULT_COLUMNS) -> dict[str, str]:
+    """Each dotted key's shortest ending no other key shares, nor a results column
+    (``taken``): ``rate_per_s`` alone would not say whose (sessions, operations or
+    invalidations), and ``replications`` would read as the count of a point's runs."""
     names = {}
     for key in keys:
         parts = key.split(".")
         for start in range(len(parts) - 1, -1, -1):
             name = ".".join(parts[start:])
-            if not any(other != key and other.endswith(f".{name}") for other in keys):
+            shared = any(other != key and other.endswith(f".{name}") for other in keys)
+            if not shared and name not in taken:
                 break
         names[key] = name
     return names

@@ -203,6 +203,14 @@ CASES = [
         },
         "error: sweep: workload.sessions.rate_per_s is swept within workload.sessions, also swept",
     ),
+    (  # the results folder is the base's name: a swept one would be ignored
+        {"sweep": {"grid": {"study.name": ["a", "b"]}}},
+        "error: sweep: study.name cannot be swept (a study writes one results folder)",
+    ),
+    (
+        {"sweep": {"zip": {"study": [{"name": "a"}, {"name": "b"}]}}},
+        "error: sweep: study.name cannot be swept",
+    ),
     (  # a key named in the error is the one at fault, not another it begins like
         {"sweep": {"grid": {"topology.hosts": [1]}, "zip": {"topology.hosts_x": [2]}}},
         "error: sweep.zip.topology.hosts_x: unknown key (did you mean hosts?)",

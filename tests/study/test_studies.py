@@ -570,12 +570,30 @@ def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
 
 
+def test_a_swept_replication_count_is_each_points_own(tmp_path, capsys):
+    """It was read from the base alone: both points ran the base's count. Its column is named
+    in full, not ``replications`` beside the count of each point's runs."""
+    raw = {
+        "study": {"name": "reps", "replications": 2, "duration": "5s"},
+        "sweep": {"grid": {"study.replications": [1, 3]}},
+    }
+    assert main(["validate", str(write_yaml(tmp_path, raw))]) == 0
+    assert "(2 sweep points, 4 runs, engine des)" in capsys.readouterr().out
+    summary = nnrpsim.sweep(raw)
+    assert summary["replications"].tolist() == [1, 3]
+    assert _summary_table(summary).split("\n")[0].split()[:3] == [
+        "point",
+        "study.replications",
+        "replications",
+    ]
+
+
 def test_no_more_workers_than_runs_and_none_for_no_run(small_yaml, monkeypatch):
     """A pool of eight for two runs starts two; a finished study resumed on a scheduler
     that cannot be reached reaches for none."""
     import nnrpsim.runner as runner
 
-    tasks = runner.tasks_for(sweep_points(parse_scenario(SMALL_STUDY)), 1)[:2]
+    tasks = runner.tasks_for(sweep_points(parse_scenario(SMALL_STUDY)))[:2]
     pools = []
     monkeypatch.setattr(runner, "_pool", lambda tasks, jobs: pools.append(jobs) or [])
     assert list(runner.execute(tasks, jobs=8)) == [] and pools == [2]
