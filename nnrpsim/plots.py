@@ -62,11 +62,14 @@ def _describe(keys: list[str], values) -> str:
     )
 
 
-def _line_with_band(ax, x, y, ci, label=None):
+def _line_with_band(ax, x, y, ci, label=None) -> str:
+    """The points in order of ``x`` (those without a place on it left out), joined, with
+    their 95 % band; returns the line's colour."""
     order = np.argsort(x.to_numpy())
     x, y, ci = x.to_numpy()[order], y.to_numpy()[order], np.nan_to_num(ci.to_numpy()[order])
     (line,) = ax.plot(x, y, marker="o", label=label)
     ax.fill_between(x, y - ci, y + ci, alpha=0.2, color=line.get_color())
+    return line.get_color()
 
 
 def lines_of(summary: pd.DataFrame, key: str, swept: list[str]) -> list[tuple[str, pd.DataFrame]]:
@@ -92,13 +95,19 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     lines = lines_of(summary, key, swept)
     x_factor, x_unit = key_scale(key, summary[key])
     for label, part in lines:
-        _line_with_band(
+        color = _line_with_band(
             ax,
             _numeric(part[key], x_factor),
             part[metric] / factor,
             part[f"{metric}_ci95"] / factor,
             label or None,
         )
+        # a point swept to null (no budget, no TTL hint) has no place on the axis: a level
+        for value in (part.loc[part[key].isna(), metric] / factor).dropna():
+            level = _describe([key], [None])
+            ax.axhline(
+                value, color=color, linestyle="--", lw=1, label=f"{label}, {level}".lstrip(", ")
+            )
     if pd.api.types.is_bool_dtype(summary[key]):  # a switch: two places, named
         ax.set_xticks([0, 1], ["false", "true"])
         ax.set_xlim(-0.5, 1.5)
@@ -108,7 +117,7 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     _within_range(ax, unit)
     ax.grid(alpha=0.3)
-    if len(lines) > 1:
+    if len(lines) > 1 or summary[key].isna().any():
         ax.legend(fontsize=7)
     return _save(fig, folder, name)
 

@@ -709,6 +709,35 @@ def test_a_swept_switch_is_drawn_at_two_named_places(monkeypatch):
     matplotlib.pyplot.close(drawn[0])
 
 
+def test_a_point_swept_to_no_budget_is_drawn_as_a_level_of_its_line(monkeypatch):
+    """No budget has no place on a budget axis: left out, the reference a capacity sweep is
+    measured against was missing. It is a dashed level, in its line's colour, named; a level
+    of a point with no rate (it referenced nothing) is left out."""
+    from nnrpsim import plots
+
+    key, other = "topology.gpu_memory", "host_policy.ttl_fraction"
+    summary = pd.DataFrame(
+        {
+            key: [np.nan, 2**20, 2**21, np.nan, 2**20, 2**21],
+            other: [0.1, 0.1, 0.1, 0.5, 0.5, 0.5],
+            "hit_rate": [0.7, 0.3, 0.5, np.nan, 0.4, 0.6],
+            "hit_rate_ci95": [np.nan] * 6,
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._metric_vs(summary, key, "hit_rate", [key, other], None, "x")
+    (ax,) = drawn[0].axes
+    lines = {line.get_label(): line for line in ax.get_lines()}
+    level = lines["ttl_fraction = 0.1, gpu_memory = unlimited"]
+    assert level.get_linestyle() == "--" and set(level.get_ydata()) == {0.7}
+    assert level.get_color() == lines["ttl_fraction = 0.1"].get_color()
+    assert not [name for name in lines if name.startswith("ttl_fraction = 0.5, ")]
+    legend = [text.get_text() for text in ax.get_legend().get_texts()]
+    assert "ttl_fraction = 0.1, gpu_memory = unlimited" in legend
+    matplotlib.pyplot.close(drawn[0])
+
+
 def test_a_fractions_axis_ends_at_one_whatever_its_interval(monkeypatch):
     """Two short replications give a t interval past 1 (and below 0): the axis stops at what a
     fraction of references can be, on both kinds of plot; a link's load may pass 1."""
