@@ -5,6 +5,7 @@ Every figure is written as PNG and SVG under ``plots/``, axes labelled with unit
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import matplotlib
@@ -179,9 +180,22 @@ def plot_study(results: str | Path) -> list[Path]:
         written += _capacity_tradeoff(summary, swept, folder, metric)
     written += _bytes_by_kind(kinds, summary, swept, folder)
     if not series.empty:
+        warmup_s = 0.0 if "study.warmup" in swept else _warmup_s(results / "manifest.json")
         for column, combine, what, name in OVER_TIME:
-            written += _over_time(series, summary, swept, folder, column, combine, what, name)
+            written += _over_time(
+                series, summary, swept, folder, column, combine, what, name, warmup_s
+            )
     return written
+
+
+def _warmup_s(manifest: Path) -> float:
+    """The study's warm-up in seconds, as its manifest records it (0 if it cannot tell: the
+    plots are drawn all the same)."""
+    try:
+        scenario = json.loads(manifest.read_text(encoding="utf-8"))["scenario"]
+        return float(scenario["study"]["warmup"]) / 1000.0
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
 
 
 MAX_TRADEOFF_LABELS = 12
@@ -348,9 +362,10 @@ OVER_TIME = (  # time-series column, how servers combine, what the axis says, th
 )
 
 
-def _over_time(series, summary, swept, folder, column, combine, what, name) -> list[Path]:
+def _over_time(series, summary, swept, folder, column, combine, what, name, warmup_s) -> list[Path]:
     """``column`` against simulated time, a line per sweep point (at most eight): the servers
-    combined by ``combine``, then the mean over replications."""
+    combined by ``combine``, then the mean over replications; the warm-up, which no metric
+    counts, shaded."""
     if column not in series:  # results written by an older version
         return []
     per_run = series.groupby(["point", "replication", "time_ms"], as_index=False)[column]
@@ -366,9 +381,11 @@ def _over_time(series, summary, swept, folder, column, combine, what, name) -> l
         row = summary[summary["point"] == point].iloc[0]
         label = _describe(swept, [row[k] for k in swept]) or None
         ax.plot(part["time_ms"] / 1000.0, part[column] / factor, label=label)
+    if warmup_s:
+        ax.axvspan(0, warmup_s, color="0.9", zorder=0, label="warm-up (not measured)")
     ax.set_xlabel("simulated time (s)")
     ax.set_ylabel(what)
     ax.grid(alpha=0.3)
-    if swept:
+    if swept or warmup_s:
         ax.legend(fontsize=7)
     return _save(fig, folder, name)

@@ -341,6 +341,34 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     assert err.count("\n") == 1
 
 
+def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml, monkeypatch):
+    """The study's 5 s warm-up, from its manifest; swept, it differs by point: no shade."""
+    from nnrpsim import plots
+
+    out = tmp_path / "w"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    drawn = {}
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.update({name: fig}) or [])
+
+    def shades() -> list[tuple[str, tuple[float, float]]]:
+        drawn.clear()
+        plots.plot_study(out)
+        (ax,) = drawn["gpu_memory_over_time"].axes
+        spans = []
+        for patch in ax.patches:  # (a Rectangle or, before matplotlib 3.9, a Polygon)
+            x = patch.get_path().transformed(patch.get_patch_transform()).vertices[:, 0]
+            spans.append((patch.get_label(), (float(x.min()), float(x.max()))))
+        return spans
+
+    assert shades() == [("warm-up (not measured)", (0.0, 5.0))]
+    summary = pd.read_parquet(out / "summary.parquet")
+    summary.insert(1, "study.warmup", [5_000.0, 5_000.0, 10_000.0, 10_000.0])
+    summary.to_parquet(out / "summary.parquet")
+    assert shades() == []
+    for fig in drawn.values():
+        matplotlib.pyplot.close(fig)
+
+
 @pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds"])
 def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damaged):
     out = tmp_path / "d"
