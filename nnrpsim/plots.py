@@ -95,6 +95,7 @@ def _metric_vs(summary, key, metric, swept, folder, name):
         factor, unit = bytes_scale(summary[metric].abs().to_numpy())
     lines = lines_of(summary, key, swept)
     x_factor, x_unit = key_scale(key, summary[key])
+    level = _describe([key], [None])  # what a point swept to null is named
     for label, part in lines:
         color = _line_with_band(
             ax,
@@ -105,7 +106,6 @@ def _metric_vs(summary, key, metric, swept, folder, name):
         )
         # a point swept to null (no budget, no TTL hint) has no place on the axis: a level
         for value in (part.loc[part[key].isna(), metric] / factor).dropna():
-            level = _describe([key], [None])
             ax.axhline(
                 value, color=color, linestyle="--", lw=1, label=f"{label}, {level}".lstrip(", ")
             )

@@ -304,7 +304,7 @@ def execute(
     jobs = min(jobs or os.cpu_count() or 1, len(tasks))
     if executor == "dask":
         yield from _dask(tasks, jobs, scheduler)
-    elif jobs == 1 or len(tasks) <= 1:
+    elif jobs == 1:
         yield from map(run_task, tasks)
     else:
         yield from _pool(tasks, jobs)

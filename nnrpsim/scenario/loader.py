@@ -237,8 +237,8 @@ def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:
 def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
     """Read, validate and check a scenario file (including every sweep point).
 
-    A relative ``workload.trace.path`` or ``workload.sessions.arrivals.path`` is taken relative
-    to the scenario file's folder.
+    A relative ``workload.trace.path`` or ``workload.sessions.arrivals.path``, swept or not,
+    is taken relative to the scenario file's folder; one in ``overrides``, to the current one.
     """
     raw = read_yaml(path)
     _paths_relative_to(Path(path).parent, raw)
