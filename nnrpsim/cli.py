@@ -168,13 +168,14 @@ def _summary_table(summary) -> str:
     metrics in the binary unit that suits their column, named in the header (``[MiB]``)."""
     from .display_units import bytes_scale, value_text
     from .metrics import UNITS
+    from .results import swept_columns
     from .scenario.schema import SHORT_KEYS
 
     if summary.empty:
         return "no runs finished"
     # (a metric no run measured, the vector engine's latency say, is left out of the table)
     metrics = [c for c in SUMMARY_COLUMNS if c in summary and summary[c].notna().any()]
-    params = [c for c in summary.columns if "." in c]
+    params = swept_columns(summary)
     shown = summary[["point", *params, "replications", "failures", *metrics]].copy()
     for key in params:
         shown[key] = [value_text(key, value) for value in shown[key]]

@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 
 from .display_units import bytes_scale, key_scale, value_text
-from .metrics import METRICS, UNITS
-from .results import read_table
+from .metrics import UNITS
+from .results import read_table, swept_columns
 from .scenario.schema import SHORT_KEYS
 
 TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
@@ -153,8 +153,7 @@ def plot_study(results: str | Path) -> list[Path]:
     folder.mkdir(exist_ok=True)
     if summary.empty:
         return []
-    reserved = {"point", "replications", "failures", *METRICS, *(f"{m}_ci95" for m in METRICS)}
-    swept = [c for c in summary.columns if c not in reserved]
+    swept = swept_columns(summary)
     written: list[Path] = []
     for key in [k for k in swept if _is_numeric(summary, k)]:
         if key in TTL_KEYS:

@@ -220,12 +220,18 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+def swept_columns(summary: pd.DataFrame) -> list[str]:
+    """The swept keys of a summary: its columns between ``point`` and ``replications``, as
+    :func:`summarize` lays them out (``engine`` among them, a key without a dot)."""
+    return list(summary.columns[1 : summary.columns.get_loc("replications")])
+
+
 def summarize_kinds(kinds: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep point and object kind: the point's swept parameters, then each of the
     :data:`KIND_METRICS`' mean over the replications and ``_ci95`` (empty without runs)."""
     if kinds.empty:
         return pd.DataFrame()
-    params = list(summary.columns[1 : summary.columns.get_loc("replications")])
+    params = swept_columns(summary)
     rows = []
     for (point, kind), group in kinds.groupby(["point", "kind"], sort=True):
         row: dict[str, Any] = {"point": int(point), "kind": kind}

@@ -19,6 +19,7 @@ import yaml
 import nnrpsim
 from nnrpsim.cli import _summary_table, main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
+from nnrpsim.results import swept_columns
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
@@ -199,6 +200,35 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "v"), "--quiet", *vector]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
     assert "hit_rate" in header and "p99_latency_ms" not in header
+
+
+def test_a_swept_key_without_a_dot_is_shown_and_drawn_as_swept(monkeypatch):
+    """``engine`` is a swept key like any other: the table showed only dotted keys, so the
+    points of an engine sweep could not be told apart; the plots' lines part by it too."""
+    from nnrpsim import plots
+
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1],
+            "host_policy.ttl_fraction": [0.5, 0.5],
+            "engine": ["des", "vector"],
+            "replications": [1, 1],
+            "failures": [0, 0],
+            "hit_rate": [0.66, 0.65],
+            "hit_rate_ci95": [np.nan, np.nan],
+        }
+    )
+    header, *rows = _summary_table(summary).splitlines()
+    assert header.split()[:3] == ["point", "ttl_fraction", "engine"]
+    assert [row.split()[2] for row in rows] == ["des", "vector"]
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._metric_vs(
+        summary, "host_policy.ttl_fraction", "hit_rate", swept_columns(summary), None, "x"
+    )
+    labels = [line.get_label() for line in drawn[0].axes[0].get_lines()]
+    assert labels == ["engine = des", "engine = vector"]
+    matplotlib.pyplot.close(drawn[0])
 
 
 def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
