@@ -9,6 +9,7 @@ import sys
 
 import pandas as pd
 import pytest
+import yaml
 
 import nnrpsim
 from nnrpsim.cli import main
@@ -324,6 +325,25 @@ def test_keys_gives_defaults_as_a_scenario_writes_them(capsys):
             assert parse[KEY_UNITS[key]](text) == pytest.approx(default, rel=1e-9), key
             checked += 1
     assert checked >= 10
+
+
+def test_keys_gives_lists_and_mappings_as_yaml_reads_them(capsys):
+    """Each default without a unit, pasted into a scenario, reads back as itself: a list of
+    kinds in YAML's flow style, not a Python tuple (which YAML reads as one string)."""
+    from nnrpsim.scenario.schema import KEY_UNITS, REQUIRED, describe
+
+    assert main(["keys"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    width = max(len(key) for key, _, _ in describe())  # the key column
+    checked = 0
+    for line, (key, default, text) in zip(lines, describe(), strict=True):
+        if default is REQUIRED or key in KEY_UNITS:
+            continue
+        shown = line[width:].strip().removesuffix(text).strip()
+        expected = list(default) if isinstance(default, tuple) else default
+        assert yaml.safe_load(shown) == expected, key
+        checked += isinstance(default, tuple | dict)
+    assert checked >= 5
 
 
 def test_keys_lists_every_field_with_help(capsys):
