@@ -99,7 +99,9 @@ class _Outcome(NamedTuple):
 
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
+    from .results import recorded_warmup_ms
     from .study import run
+    from .warmup import warmup_warnings
 
     result = run(
         args.scenario,
@@ -112,7 +114,8 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
         progress=not args.quiet and sys.stderr.isatty(),
     )
     failed = _failure_warning(result.runs)
-    for warning in [*_violation_warnings(result.summary), *failed]:
+    warmup = warmup_warnings(result.runs, result.timeseries, recorded_warmup_ms(result.path))
+    for warning in [*_violation_warnings(result.summary), *warmup, *failed]:
         print(warning, file=sys.stderr)
     text = _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
     return _Outcome(text, EXIT_RUNS_FAILED) if failed else text

@@ -8,6 +8,7 @@ from .engine.replay import ReplayResult
 from .model.records import InstallCause, RefOutcome
 from .model.simulation import ModelResult
 from .protocol import CacheObjectKind, MessageType, inline_object_bytes, packet_bytes
+from .warmup import held_per_sample, memory_settled_ms
 
 METRICS = (
     "hit_rate",
@@ -19,6 +20,7 @@ METRICS = (
     "inline_rate_policy",
     "mean_gpu_bytes",
     "peak_gpu_bytes",
+    "memory_settled_s",
     "wire_bytes",
     "wire_bytes_saved",
     "installs",
@@ -51,6 +53,7 @@ UNITS = {
     "inline_rate_policy": "fraction of references",
     "mean_gpu_bytes": "bytes",
     "peak_gpu_bytes": "bytes",
+    "memory_settled_s": "s",
     "wire_bytes": "bytes",
     "wire_bytes_saved": "bytes",
     "p50_latency_ms": "ms",
@@ -80,8 +83,13 @@ def _share(count: float, references: int) -> float:
     return count / references if references else float("nan")
 
 
-def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
+def des_metrics(
+    result: ModelResult, warmup_ms: float, steady_load: bool = True
+) -> dict[str, float]:
     """Metrics of a SimPy run, counting only what happened after the warm-up.
+
+    ``memory_settled_s`` needs a load that settles: a run whose sessions or references follow
+    a trace has none (NaN), whatever its memory does.
 
     A reference is a hit when it was served by a 24-byte reference; when the host had to send the
     body (install, rejected install, inline after invalidation) the miss is charged to the cause:
@@ -107,14 +115,19 @@ def des_metrics(result: ModelResult, warmup_ms: float) -> dict[str, float]:
         float((outcome == RefOutcome.INLINED_BY_POLICY).sum()), n
     )
 
-    memory = result.memory
-    late = memory["time_ms"] >= warmup_ms
-    if late.any():
-        per_time = np.unique(memory["time_ms"][late], return_inverse=True)[1]
-        held = np.bincount(per_time, weights=memory["held_bytes"][late])
-        metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"] = float(held.mean()), float(held.max())
+    times, held = held_per_sample(result.memory)
+    late = held[times >= warmup_ms]
+    if len(late):
+        metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"] = float(late.mean()), float(late.max())
     else:
         metrics["mean_gpu_bytes"] = metrics["peak_gpu_bytes"] = float("nan")
+    faults = result.config.faults
+    first_fault = min(
+        (at for at in (faults.restart_at_ms, faults.memory_pressure_at_ms) if at is not None),
+        default=None,
+    )
+    settled = memory_settled_ms(times, held, first_fault) if steady_load else float("nan")
+    metrics["memory_settled_s"] = settled / 1e3
 
     base = result.at_warmup
     wire = {name: n_bytes - base.get(f"wire_{name}", 0) for name, n_bytes in result.wire.items()}
@@ -290,6 +303,7 @@ def vector_metrics(
         "inline_rate_policy": _share(float(inlined.sum()), n),
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
+        "memory_settled_s": float("nan"),
         "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(

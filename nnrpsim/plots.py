@@ -5,7 +5,6 @@ Every figure is written as PNG and SVG under ``plots/``, axes labelled with unit
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import matplotlib
@@ -18,7 +17,7 @@ import pandas as pd
 
 from .display_units import bytes_scale, key_scale, value_text
 from .metrics import UNITS
-from .results import read_table, swept_columns
+from .results import read_table, recorded_warmup_ms, swept_columns
 from .scenario.schema import SHORT_KEYS
 
 TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
@@ -179,22 +178,12 @@ def plot_study(results: str | Path) -> list[Path]:
         written += _capacity_tradeoff(summary, swept, folder, metric)
     written += _bytes_by_kind(kinds, summary, swept, folder)
     if not series.empty:
-        warmup_s = 0.0 if "study.warmup" in swept else _warmup_s(results / "manifest.json")
+        warmup_s = 0.0 if "study.warmup" in swept else recorded_warmup_ms(results) / 1e3
         for column, combine, what, name in OVER_TIME:
             written += _over_time(
                 series, summary, swept, folder, column, combine, what, name, warmup_s
             )
     return written
-
-
-def _warmup_s(manifest: Path) -> float:
-    """The study's warm-up in seconds, as its manifest records it (0 if it cannot tell: the
-    plots are drawn all the same)."""
-    try:
-        scenario = json.loads(manifest.read_text(encoding="utf-8"))["scenario"]
-        return float(scenario["study"]["warmup"]) / 1000.0
-    except (OSError, ValueError, KeyError, TypeError):
-        return 0.0
 
 
 MAX_TRADEOFF_LABELS = 12

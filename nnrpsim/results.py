@@ -64,6 +64,16 @@ def write_json(path: Path, document: dict) -> None:
     atomic_write(path, lambda p: p.write_text(json.dumps(document, indent=2, default=str) + "\n"))
 
 
+def recorded_warmup_ms(folder: Path) -> float:
+    """The study's warm-up as its manifest records it (0 if it cannot tell: what reads it,
+    plots and warnings, goes on all the same)."""
+    try:
+        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+        return float(manifest["scenario"]["study"]["warmup"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return 0.0
+
+
 def _recorded_hash(manifest: Path) -> str:
     """The scenario hash a results folder's manifest records: what ``--resume`` checks against."""
     try:

@@ -240,7 +240,9 @@ def run_task(task: Task) -> dict[str, Any]:
             tables = {"kinds": kinds}
         else:
             result = simulate(config, run_seed, plan)
-            record.update(des_metrics(result, config.warmup_ms))
+            workload = task.scenario.workload
+            steady = workload.trace is None and workload.sessions.arrivals is None
+            record.update(des_metrics(result, config.warmup_ms, steady))
             tables = {
                 "timeseries": result.memory,
                 "kinds": des_kind_metrics(result, config.warmup_ms),

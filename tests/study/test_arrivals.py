@@ -84,6 +84,7 @@ def test_a_scenario_with_arrivals_runs_and_finds_its_trace_beside_it(tmp_path, e
     assert main(["run", str(path), "--out", str(out), "--quiet"]) == 0
     runs = pd.read_parquet(out / "runs.parquet")
     assert runs["error"].isna().all() and runs["hit_rate"].iloc[0] > 0
+    assert runs["memory_settled_s"].isna().all()  # (the load follows the log: no steady state)
 
 
 BAD_ARRIVALS = [

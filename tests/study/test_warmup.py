@@ -1,0 +1,199 @@
+"""Where a run's GPU memory settles (MSER-5), and the warning when a warm-up is too short."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import nnrpsim
+from nnrpsim.cli import main
+from nnrpsim.metrics import des_metrics
+from nnrpsim.model import FaultConfig, ModelConfig, WorkloadConfig, simulate
+from nnrpsim.scenario import parse_scenario
+from nnrpsim.warmup import (
+    BIAS_TOLERANCE,
+    held_per_sample,
+    memory_settled_ms,
+    mser_truncation,
+    warmup_bias,
+    warmup_warnings,
+)
+from tests.conftest import write_yaml
+
+
+@pytest.mark.parametrize("step", [1, 5, 37, 60, 144])
+def test_a_step_is_cut_at_the_first_batch_wholly_past_it(step):
+    """Noiseless: every batch mean past the step is the same, so the remaining spread is 0
+    exactly from the first batch with no sample before it, and above 0 before."""
+    values = np.where(np.arange(300) < step, 3.0, 8.0)
+    assert mser_truncation(values) == math.ceil(step / 5) * 5
+
+
+def test_a_constant_series_is_settled_from_the_start():
+    assert mser_truncation(np.full(300, 7.0)) == 0
+
+
+@pytest.mark.parametrize("step", [146, 150])
+def test_the_cut_is_searched_in_the_first_half_only(step):
+    """A climb throughout, or a step at the middle, is cut at the half: not settled by then."""
+    assert mser_truncation(np.arange(300.0)) == 150
+    assert mser_truncation(np.where(np.arange(300) < step, 3.0, 8.0)) == 150
+
+
+def test_too_few_samples_say_nothing():
+    assert mser_truncation(np.full(19, 1.0)) is None
+    assert mser_truncation(np.full(20, 1.0)) == 0
+
+
+def test_a_noisy_ramp_is_cut_near_its_end_and_noise_alone_near_the_start():
+    """A linear climb over 60 of 300 samples with noise a tenth of the level: never cut
+    inside the climb, and near its end in nine series of ten; the same noise without the
+    climb: cut near the start in nine of ten."""
+    seeds = np.random.SeedSequence(20261203).spawn(60)
+    ramps, flats = [], []
+    for seed in seeds:
+        noise = np.random.default_rng(seed).normal(0.0, 1.0, 300)
+        ramps.append(mser_truncation(np.minimum(np.arange(300) / 60, 1.0) * 10 + noise))
+        flats.append(mser_truncation(10 + noise))
+    ramps, flats = np.array(ramps), np.array(flats)
+    assert ramps.min() >= 45 and np.mean((ramps >= 50) & (ramps <= 75)) >= 0.9
+    assert np.median(ramps) in (55, 60, 65)
+    assert np.mean(flats <= 20) >= 0.9 and np.median(flats) <= 5
+
+
+def test_samples_from_a_fault_on_are_left_out():
+    """A budget cut at 40 % of the run drops the memory: counted, it is where the series
+    'settles'; left out, the series before it is flat."""
+    times = np.arange(300) * 1000.0
+    held = np.where(times < 120_000, 5.0, 2.0)
+    assert memory_settled_ms(times, held, None) == 120_000
+    assert memory_settled_ms(times, held, 120_000) == 0
+    assert math.isnan(memory_settled_ms(times, held, 15_000))  # 15 samples: too few
+
+
+def test_servers_are_summed_per_sample():
+    memory = {
+        "time_ms": np.array([0.0, 0.0, 10.0, 10.0, 20.0]),
+        "held_bytes": np.array([1.0, 2.0, 4.0, 8.0, 16.0]),
+    }
+    times, held = held_per_sample(memory)
+    assert times.tolist() == [0, 10, 20] and held.tolist() == [3, 12, 16]
+
+
+def _series(held: list[float], point: int = 0, replication: int = 0) -> pd.DataFrame:
+    """One run's samples, 1 s apart, split over two servers."""
+    rows = len(held)
+    return pd.DataFrame(
+        {
+            "point": point,
+            "replication": replication,
+            "time_ms": np.repeat(np.arange(rows) * 1000.0, 2),
+            "server": np.tile([0, 1], rows),
+            "held_bytes": np.repeat(np.asarray(held, dtype=float) / 2, 2),
+        }
+    )
+
+
+def test_the_bias_is_the_mean_after_the_warm_up_against_the_settled_mean():
+    series = _series([0, 2, 4, 6, 8, 10, 10, 10, 10, 10])
+    assert warmup_bias(series, 2_000, 5_000) == pytest.approx((4 + 6 + 8 + 5 * 10) / 8 / 10 - 1)
+    assert warmup_bias(series, 5_000, 5_000) == 0.0
+    assert warmup_bias(series, 7_000, 5_000) == 0.0
+    assert math.isnan(warmup_bias(series, 0, math.nan))
+    assert math.isnan(warmup_bias(_series([0.0] * 10), 0, 5_000))  # nothing held: no level
+
+
+def _runs(settled_s: list[float], warmups_ms: list[float] | None = None) -> pd.DataFrame:
+    runs = pd.DataFrame(
+        {
+            "point": range(len(settled_s)),
+            "replication": 0,
+            "error": None,
+            "memory_settled_s": settled_s,
+        }
+    )
+    if warmups_ms is not None:
+        runs.insert(1, "study.warmup", warmups_ms)
+    return runs
+
+
+def test_a_warning_names_the_settling_time_the_warm_up_and_the_bias():
+    climb = [0, 2, 4, 6, 8, 10, 10, 10, 10, 10]
+    series = pd.concat([_series(climb, point) for point in range(3)])
+    (warning,) = warmup_warnings(_runs([5.0, 5.0, 6.0]), series, 1_000)
+    assert warning.startswith(
+        "warning: the GPU memory held settles at 5 s (MSER-5, median of 3 runs), after the 1 s "
+        "warm-up: mean_gpu_bytes is 22.2 % below its settled level in the median run;"
+    )
+    assert warmup_warnings(_runs([5.0, 5.0, 6.0]), series, 5_000) == []
+
+
+def test_a_swept_warm_up_is_judged_per_value():
+    climb = [0, 2, 4, 6, 8, 10, 10, 10, 10, 10]
+    series = pd.concat([_series(climb, point) for point in range(4)])
+    runs = _runs([5.0] * 4, [1_000, 1_000, 6_000, 6_000])
+    (warning,) = warmup_warnings(runs, series, 0)
+    assert "median of 2 runs), after the 1 s warm-up" in warning
+
+
+def test_a_bias_within_the_tolerance_or_without_samples_is_no_warning():
+    """A climb of 1 % of the level moves the mean by less than the tolerance; a vector-engine
+    study has no samples and NaN settling times."""
+    level = 1000.0
+    climb = [level * (1 - BIAS_TOLERANCE), *[level] * 9]
+    assert warmup_warnings(_runs([1.0]), _series(climb), 0) == []
+    assert warmup_warnings(_runs([math.nan]), pd.DataFrame(), 0) == []
+    assert warmup_warnings(_runs([math.nan]), _series(climb), 0) == []
+
+
+def _settled_s(faults: FaultConfig, steady_load: bool = True) -> float:
+    config = ModelConfig(
+        duration_ms=300_000,
+        sample_interval_ms=500,
+        workload=WorkloadConfig(session_rate_per_s=2.0, session_duration_ms=30_000),
+        faults=faults,
+    )
+    result = simulate(config, np.random.SeedSequence(8))
+    return des_metrics(result, 0.0, steady_load)["memory_settled_s"]
+
+
+def test_a_des_run_judges_its_memory_before_its_first_fault_and_only_under_a_steady_load():
+    """Sessions of 30 s: the memory climbs for about that long. A restart at 15 s leaves
+    only the climb's start, 30 samples, cut at their half; a budget cut at 200 s (with no
+    budget to cut: the memory does not change) leaves the climb and what follows. A run
+    driven by a trace has no steady load to settle into."""
+    late = FaultConfig(memory_pressure_at_ms=200_000)
+    assert _settled_s(FaultConfig(restart_at_ms=15_000, memory_pressure_at_ms=200_000)) == 7.5
+    assert 20 <= _settled_s(late) <= 100
+    assert math.isnan(_settled_s(late, steady_load=False))
+
+
+def test_a_run_driven_by_a_reference_log_reports_no_settling(tmp_path):
+    rows = [(100 * i, f"o{i % 7}", 4096) for i in range(400)]
+    pd.DataFrame(rows, columns=["time_ms", "object", "size_bytes"]).to_csv(tmp_path / "log.csv")
+    raw = {
+        "study": {"name": "log", "duration": "40s", "replications": 1},
+        "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
+        "host_policy": {"ttl_hint": "10s"},
+    }
+    runs = nnrpsim.run(parse_scenario(raw), out=tmp_path / "out", jobs=1, progress=False).runs
+    assert runs["error"].isna().all() and runs["memory_settled_s"].isna().all()
+
+
+def test_run_warns_of_a_warm_up_shorter_than_the_climb_and_exits_0(tmp_path, capsys):
+    study = {
+        "study": {"name": "w", "seed": 2, "replications": 2, "duration": "100s", "warmup": "0s"},
+        "workload": {"sessions": {"rate_per_s": 2, "duration": "30s"}},
+    }
+    path = write_yaml(tmp_path, study)
+    assert main(["run", str(path), "--out", str(tmp_path / "short"), "--jobs", "1"]) == 0
+    err = capsys.readouterr().err
+    assert "after the 0 s warm-up: mean_gpu_bytes is" in err and "% below" in err
+    runs = pd.read_parquet(tmp_path / "short/runs.parquet")
+    assert runs["memory_settled_s"].between(15, 60).all()
+    warm = ["--set", "study.warmup=60s"]
+    assert main(["run", str(path), "--out", str(tmp_path / "warm"), "--jobs", "1", *warm]) == 0
+    assert "MSER-5" not in capsys.readouterr().err
