@@ -99,9 +99,7 @@ class _Outcome(NamedTuple):
 
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
-    from .results import recorded_warmup_ms
     from .study import run
-    from .warmup import warmup_warnings
 
     result = run(
         args.scenario,
@@ -113,57 +111,11 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
         resume=args.resume,
         progress=not args.quiet and sys.stderr.isatty(),
     )
-    failed = _failure_warning(result.runs)
-    warmup = warmup_warnings(result.runs, result.timeseries, recorded_warmup_ms(result.path))
-    for warning in [*_violation_warnings(result.summary), *warmup, *failed]:
+    for warning in result.warnings:
         print(warning, file=sys.stderr)
     text = _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
+    failed = "error" in result.runs and result.runs["error"].notna().any()
     return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
-
-
-def _points(indices) -> str:
-    return ("point " if len(indices) == 1 else "points ") + ", ".join(map(str, indices))
-
-
-def _failure_warning(runs) -> list[str]:
-    """Runs that raised are recorded, not fatal to the study; say so, or the table's
-    ``failures`` column would be the only sign."""
-    if runs.empty or "error" not in runs:
-        return []
-    failed = runs[runs["error"].notna()]
-    if failed.empty:
-        return []
-    points = _points(sorted(failed["point"].unique()))
-    return [
-        f"warning: {points}: {len(failed)} of {len(runs)} runs failed, the first with "
-        f"{failed['error'].iloc[0]!r}; manifest.json lists each, and --resume runs them again"
-    ]
-
-
-def _violation_warnings(summary) -> list[str]:
-    """Invariant violations mean a bug, except operations that sessions fell behind on: a link,
-    a server's workers, or a session's own transfers (at most max_in_flight at a time), could
-    not keep up."""
-    if summary.empty or "invariant_violations" not in summary:
-        return []
-    flagged = summary[summary["invariant_violations"] > 0]
-    behind = flagged["invariant_violations"] <= flagged["operations_behind"] + 1e-9
-    warnings = []
-    if behind.any():
-        points = _points(flagged["point"][behind])
-        warnings.append(
-            f"warning: {points}: sessions fell behind the offered load (a link, see "
-            "peak_link_utilisation; the server's workers, see peak_server_load; or their own "
-            "max_in_flight window), and operations not done 60 s after the end count as never "
-            "completed (invariant_violations)"
-        )
-    if (~behind).any():
-        points = _points(flagged["point"][~behind])
-        warnings.append(
-            f"warning: {points}: invariant_violations beyond the operations sessions fell "
-            "behind on: the model broke a rule (a bug); runs.parquet has each run's count"
-        )
-    return warnings
 
 
 def _summary_table(summary) -> str:

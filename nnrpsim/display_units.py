@@ -53,3 +53,12 @@ def value_text(key: str, value) -> str:
     if unit and value:
         return f"{value * factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def points_text(indices: list[int]) -> str:
+    """Sweep points as a line names them: ``point 3``, ``points 0, 1, 2``, the first six of
+    more (``(and 4 more)``)."""
+    if len(indices) == 1:
+        return f"point {indices[0]}"
+    shown = ", ".join(str(i) for i in indices[:6])
+    return f"points {shown}{f' (and {len(indices) - 6} more)' if len(indices) > 6 else ''}"

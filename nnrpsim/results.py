@@ -65,8 +65,8 @@ def write_json(path: Path, document: dict) -> None:
 
 
 def recorded_warmup_ms(folder: Path) -> float:
-    """The study's warm-up as its manifest records it (0 if it cannot tell: what reads it,
-    plots and warnings, goes on all the same)."""
+    """The study's warm-up as its manifest records it (0 if it cannot tell: the plots that
+    shade it are drawn all the same)."""
     try:
         manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
         return float(manifest["scenario"]["study"]["warmup"])

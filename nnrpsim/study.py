@@ -12,6 +12,7 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .checks import study_warnings
 from .plots import plot_study
 from .results import ResultStore, summarize
 from .runner import check_execution, execute, tasks_for
@@ -31,6 +32,9 @@ class StudyResult:
     plots: list[Path] = field(default_factory=list)
     kinds: pd.DataFrame = field(default_factory=pd.DataFrame)
     """Per sweep point and object kind: ``kinds.csv``."""
+    warnings: list[str] = field(default_factory=list)
+    """What ``nnrpsim run`` prints on stderr: failed runs, invariant violations, a warm-up too
+    short for the memory's climb (:mod:`nnrpsim.checks`)."""
 
 
 ScenarioLike = Scenario | Mapping[str, Any] | str | Path
@@ -92,7 +96,8 @@ def run(
         }
         summary, runs, series, kinds = store.finalize(meta)
     plots = plot_study(path) if not summary.empty else []
-    return StudyResult(path, summary, runs, series, status, plots, kinds)
+    warnings = study_warnings(runs, summary, series, scenario.study.warmup)
+    return StudyResult(path, summary, runs, series, status, plots, kinds, warnings)
 
 
 def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) -> pd.DataFrame:

@@ -22,6 +22,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .display_units import points_text
 from .engine.stream import ReferenceStream
 from .protocol import CacheObjectKind
 from .scenario import Scenario, ScenarioError, sweep_points
@@ -72,14 +73,7 @@ def describe_workloads(points: list[Point]) -> list[str]:
             config = model_config(point.scenario)
             means = workload_means(config.workload, sessions_per_s(point.scenario))
             described.setdefault(describe_means(means), []).append(point.index)
-    return [f"{_points(indices)}: {text}" for text, indices in described.items()]
-
-
-def _points(indices: list[int]) -> str:
-    if len(indices) == 1:
-        return f"point {indices[0]}"
-    shown = ", ".join(str(i) for i in indices[:6])
-    return f"points {shown}{f' (and {len(indices) - 6} more)' if len(indices) > 6 else ''}"
+    return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
 
 
 def sessions_per_s(scenario: Scenario) -> float:

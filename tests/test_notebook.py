@@ -19,7 +19,8 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     (parameters,) = [c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])]
     parameters.source = (
         f"RESULTS = {str(results)!r}\nTTL_FRACTION = 0.3\nINVALIDATION_RATE = 0.01\n"
-        "GPU_BUDGET_MIB = 64\nSERVER_WORKERS = 2\nDURATION = '30s'\nINTERACTIVE = True\n"
+        "GPU_BUDGET_MIB = 64\nSERVER_WORKERS = 2\nDURATION = '30s'\nWARMUP = '5s'\n"
+        "INTERACTIVE = True\n"
         f"ENGINE = {engine!r}"
     )
     client = nbclient.NotebookClient(
@@ -39,5 +40,7 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     assert "hit_rate" in text and "peak_server_load" in text and "no results" not in text
     (latency,) = [line for line in text.splitlines() if line.startswith("p99_latency_ms")]
     assert latency.endswith("NaN") == (engine == "vector")  # the engine chosen ran
+    (settled,) = [line for line in text.splitlines() if line.startswith("memory_settled_s")]
+    assert settled.endswith("NaN") == (engine == "vector")  # (a DES run has samples to judge)
     assert "sessions at once" in text  # the workload's closed-form means
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn

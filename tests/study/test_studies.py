@@ -840,7 +840,7 @@ def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path)
 
 
 def test_violations_beyond_what_sessions_fell_behind_on_are_called_a_bug():
-    from nnrpsim.cli import _violation_warnings
+    from nnrpsim.checks import violation_warnings
 
     summary = pd.DataFrame(
         {
@@ -849,7 +849,7 @@ def test_violations_beyond_what_sessions_fell_behind_on_are_called_a_bug():
             "operations_behind": [0.0, 4.0, 2.0],
         }
     )
-    behind, bug = _violation_warnings(summary)
+    behind, bug = violation_warnings(summary)
     assert behind.startswith("warning: point 1: sessions fell behind")
     assert bug.startswith("warning: point 2: invariant_violations beyond the operations")
 

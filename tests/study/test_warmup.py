@@ -192,6 +192,8 @@ def test_run_warns_of_a_warm_up_shorter_than_the_climb_and_exits_0(tmp_path, cap
     assert main(["run", str(path), "--out", str(tmp_path / "short"), "--jobs", "1"]) == 0
     err = capsys.readouterr().err
     assert "after the 0 s warm-up: mean_gpu_bytes is" in err and "% below" in err
+    again = nnrpsim.run(path, out=tmp_path / "short", resume=True, progress=False)
+    assert again.warnings == err.splitlines()  # the Python API keeps what the command prints
     runs = pd.read_parquet(tmp_path / "short/runs.parquet")
     assert runs["memory_settled_s"].between(15, 60).all()
     warm = ["--set", "study.warmup=60s"]
