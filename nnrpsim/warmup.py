@@ -1,7 +1,7 @@
 """Was a run's warm-up long enough? Where its GPU memory settles, by the MSER-5 rule.
 
-A run starts with an empty cache: the memory held climbs while sessions arrive, for about a
-session length, and a warm-up shorter than that climb leaves part of it in ``mean_gpu_bytes``.
+A run starts with an empty cache: the memory held climbs while sessions arrive, for a session
+length or more, and a warm-up shorter than that climb leaves part of it in ``mean_gpu_bytes``.
 MSER-5 (White, 1997; Franklin and White, 2008) finds the truncation point of an output series:
 of the batch means of five samples, drop the first d, where d (within the first half) makes
 the squared standard error of the remaining mean, sum((Y - mean)^2) / n^2, least. A series
