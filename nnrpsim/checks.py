@@ -7,18 +7,42 @@ from __future__ import annotations
 import pandas as pd
 
 from .display_units import points_text
-from .warmup import warmup_warnings
+from .scenario import Scenario, sweep_points
+from .warmup import climb_warning, first_fault_ms
 
 
 def study_warnings(
-    runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame, warmup_ms: float
+    scenario: Scenario, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame
 ) -> list[str]:
-    """Every warning a study's runs (``warmup_ms``: the base scenario's warm-up) call for."""
+    """Every warning the runs of ``scenario``'s sweep call for."""
     return [
         *violation_warnings(summary),
-        *warmup_warnings(runs, series, warmup_ms),
+        *warmup_warnings(scenario, series),
         *failure_warnings(runs),
     ]
+
+
+def warmup_warnings(scenario: Scenario, series: pd.DataFrame) -> list[str]:
+    """A warning for each set of DES points that share their timing (warm-up, duration, first
+    fault) under a steady load, whose memory, averaged over their runs, settles after the
+    warm-up (:func:`nnrpsim.warmup.climb_warning`)."""
+    if series.empty:
+        return []
+    points = sweep_points(scenario)
+    timings: dict[tuple[float, float, float | None], list[int]] = {}
+    for point in points:
+        study, faults = point.scenario.study, point.scenario.faults
+        if point.scenario.engine == "des" and not point.scenario.workload.follows_a_log:
+            until = first_fault_ms(faults.restart_at, faults.memory_pressure_at)
+            timings.setdefault((study.warmup, study.duration, until), []).append(point.index)
+    warnings = []
+    for (warmup, _, until), indices in timings.items():
+        part = series[series["point"].isin(indices)]
+        whose = "all points" if len(indices) == len(points) else points_text(indices)
+        warning = None if part.empty else climb_warning(part, warmup, until, whose)
+        if warning:
+            warnings.append(warning)
+    return warnings
 
 
 def failure_warnings(runs: pd.DataFrame) -> list[str]:

@@ -240,8 +240,7 @@ def run_task(task: Task) -> dict[str, Any]:
             tables = {"kinds": kinds}
         else:
             result = simulate(config, run_seed, plan)
-            workload = task.scenario.workload
-            steady = workload.trace is None and workload.sessions.arrivals is None
+            steady = not task.scenario.workload.follows_a_log
             record.update(des_metrics(result, config.warmup_ms, steady))
             tables = {
                 "timeseries": result.memory,

@@ -96,7 +96,7 @@ def run(
         }
         summary, runs, series, kinds = store.finalize(meta)
     plots = plot_study(path) if not summary.empty else []
-    warnings = study_warnings(runs, summary, series, scenario.study.warmup)
+    warnings = study_warnings(scenario, runs, summary, series)
     return StudyResult(path, summary, runs, series, status, plots, kinds, warnings)
 
 

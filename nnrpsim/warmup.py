@@ -11,8 +11,6 @@ point: the least statistic then lies at the end of the search, half the run.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 
@@ -51,6 +49,11 @@ def held_per_sample(memory: dict[str, np.ndarray] | pd.DataFrame) -> tuple[np.nd
     return times, held
 
 
+def first_fault_ms(*times_ms: float | None) -> float | None:
+    """The earliest of a run's fault times (a restart, a budget cut); None without faults."""
+    return min((at for at in times_ms if at is not None), default=None)
+
+
 def memory_settled_ms(times: np.ndarray, held: np.ndarray, until_ms: float | None) -> float:
     """When the bytes ``held`` at sample ``times`` settle (MSER-5), in simulated ms; only the
     samples before ``until_ms`` (a fault, which changes the memory on purpose) count. NaN
@@ -61,45 +64,37 @@ def memory_settled_ms(times: np.ndarray, held: np.ndarray, until_ms: float | Non
     return float("nan") if dropped is None else float(times[dropped])
 
 
-def warmup_bias(series: pd.DataFrame, warmup_ms: float, settled_ms: float) -> float:
-    """How far one run's mean memory held after ``warmup_ms`` lies from its mean after
-    ``settled_ms``, as a fraction of the latter (0 when the warm-up lasts past the settling;
-    NaN when that cannot be told, or nothing is held once settled)."""
-    if math.isnan(settled_ms):
-        return float("nan")
-    if settled_ms <= warmup_ms:
-        return 0.0
-    times, held = held_per_sample(series)
-    settled = held[times >= settled_ms].mean()
-    if not settled > 0:
-        return float("nan")
-    return float(held[times >= warmup_ms].mean() / settled - 1.0)
-
-
-def warmup_warnings(runs: pd.DataFrame, series: pd.DataFrame, warmup_ms: float) -> list[str]:
-    """A warning per warm-up (``warmup_ms``, or each swept ``study.warmup``) whose median run
-    counts enough of the memory's climb to move ``mean_gpu_bytes`` by more than
-    :data:`BIAS_TOLERANCE`; none for runs without samples (the vector engine)."""
-    if series.empty or "memory_settled_s" not in runs:
-        return []
-    done = runs[runs["error"].isna() & runs["memory_settled_s"].notna()]
-    warmups = done["study.warmup"] if "study.warmup" in done else pd.Series(warmup_ms, done.index)
-    by_run = dict(tuple(series.groupby(["point", "replication"])))
-    warnings = []
-    for warmup, group in done.groupby(warmups, sort=True):
-        biases = [
-            warmup_bias(by_run[(run.point, run.replication)], warmup, run.memory_settled_s * 1e3)
-            for run in group.itertuples()
-            if (run.point, run.replication) in by_run
-        ]
-        bias = float(np.nanmedian(biases)) if any(map(math.isfinite, biases)) else math.nan
-        if not abs(bias) > BIAS_TOLERANCE:
-            continue
-        settled = float(group["memory_settled_s"].median())
-        warnings.append(
-            f"warning: the GPU memory held settles at {settled:.0f} s (MSER-5, median of "
-            f"{len(group)} runs), after the {warmup / 1e3:g} s warm-up: mean_gpu_bytes is "
-            f"{abs(bias) * 100:.1f} % {'below' if bias < 0 else 'above'} its settled level in the "
-            "median run; lengthen study.warmup (memory_settled_s in runs.parquet has each run's)"
-        )
-    return warnings
+def climb_warning(
+    series: pd.DataFrame, warmup_ms: float, until_ms: float | None, whose: str
+) -> str | None:
+    """A warning when the memory held, averaged over the runs in ``series`` (samples at the
+    same times: Welch's averaging, which keeps the climb every run shares and evens out each
+    run's own swings), settles after ``warmup_ms`` by enough to move ``mean_gpu_bytes`` by
+    more than :data:`BIAS_TOLERANCE`; ``whose`` names the runs. None if it does not, or
+    cannot be told."""
+    per_run = series.groupby(["point", "replication", "time_ms"])["held_bytes"].sum()
+    mean = per_run.groupby(level="time_ms").mean()
+    times, held = mean.index.to_numpy(dtype=np.float64), mean.to_numpy(dtype=np.float64)
+    settled_ms = memory_settled_ms(times, held, until_ms)
+    if not settled_ms > warmup_ms:  # (NaN: too few samples)
+        return None
+    level = held[times >= settled_ms].mean()
+    if not level > 0:
+        return None
+    bias = held[times >= warmup_ms].mean() / level - 1.0
+    if abs(bias) <= BIAS_TOLERANCE:
+        return None
+    judged = times[times < until_ms] if until_ms is not None else times
+    still = settled_ms >= judged[(len(judged) // BATCH) // 2 * BATCH]  # the end of the search
+    when = (
+        f"is still changing at {settled_ms / 1e3:.0f} s, half the run"
+        if still
+        else (f"settles at {settled_ms / 1e3:.0f} s")
+    )
+    advice = "lengthen study.duration and study.warmup" if still else "lengthen study.warmup"
+    return (
+        f"warning: {whose}: the GPU memory held, averaged over the runs, {when} (MSER-5), "
+        f"after the {warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(bias) * 100:.1f} % "
+        f"{'below' if bias < 0 else 'above'} its settled level; {advice} "
+        "(gpu_memory_over_time.png shows the climb)"
+    )

@@ -237,6 +237,12 @@ class Workload(Section):
     )
     trace: Trace | None = Field(None, description="Drive the run from a trace instead.")
 
+    @property
+    def follows_a_log(self) -> bool:
+        """Sessions start at an arrival log's times, or references follow a trace: the load
+        is what the log makes it, with no steady level for the memory to settle to."""
+        return self.trace is not None or self.sessions.arrivals is not None
+
 
 class HostPolicy(Section):
     name: Literal["best_practice", "connection_scope", "always", "never", "threshold"] = Field(

@@ -6,8 +6,13 @@ import numpy as np
 import pytest
 
 from nnrpsim.model import WorkloadConfig
-from nnrpsim.model.workload import synthetic_plan
-from nnrpsim.model.workload_means import describe_means, workload_means
+from nnrpsim.model.workload import _durations, synthetic_plan
+from nnrpsim.model.workload_means import (
+    describe_means,
+    ramp_time_ms,
+    sessions_ramp,
+    workload_means,
+)
 from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
 
 PROMPT, TOOL, TABLE = (
@@ -61,5 +66,49 @@ def test_the_description_names_every_mean_with_units():
     line = describe_means(workload_means(WorkloadConfig(), 2.0))
     # 2 sessions/s x 60 s; 120 x 1 operation/s; 50 shared objects x 4 namespaces of 16 KiB
     # median (27 kB mean)
-    assert line.startswith("~120 sessions at once, 120.0 operations/s")
+    # (one-minute sessions, lognormal of cv 0.5: within 1 % of their level after 141 s)
+    assert line.startswith(
+        "~120 sessions at once (within 1 % of that 141 s after the start), 120.0 operations/s"
+    )
     assert "shared objects 5.4 MB" in line and "/s" in line.split(";")[-1]
+
+
+@pytest.mark.parametrize("cv", [0.25, 0.5, 1.0])
+def test_the_sessions_ramp_is_the_mean_of_lengths_cut_at_t(cv):
+    """E[min(D, t)] / E[D] against a million lognormal lengths drawn as the workload draws them."""
+    mean = 60_000.0
+    config = WorkloadConfig(session_duration_ms=mean, session_duration_cv=cv)
+    lengths = _durations(np.random.default_rng(np.random.SeedSequence(5)), 1_000_000, config)
+    for t in (10_000.0, 60_000.0, 150_000.0, 400_000.0):
+        drawn = np.minimum(lengths, t).mean() / lengths.mean()
+        assert sessions_ramp(t, mean, cv) == pytest.approx(drawn, abs=0.003)
+
+
+def test_fixed_lengths_ramp_linearly_and_the_level_time_inverts_the_ramp():
+    assert sessions_ramp(30_000, 60_000, 0) == 0.5 and sessions_ramp(90_000, 60_000, 0) == 1.0
+    assert ramp_time_ms(60_000, 0) == pytest.approx(59_400)
+    for cv in (0.1, 0.5, 2.0):
+        level_at = ramp_time_ms(60_000, cv)
+        assert sessions_ramp(level_at, 60_000, cv) == pytest.approx(0.99, abs=1e-9)
+        assert sessions_ramp(level_at * 0.99, 60_000, cv) < 0.99
+    # the default workload's one-minute sessions: 81 % after one length, 99 % after 2.35
+    assert sessions_ramp(60_000, 60_000, 0.5) == pytest.approx(0.813, abs=0.001)
+    assert ramp_time_ms(60_000, 0.5) == pytest.approx(140_700, rel=0.001)
+
+
+def test_a_drawn_plan_climbs_to_its_sessions_at_once_as_the_ramp_says():
+    """Sessions running t after the start, over 40 plans of 2 sessions a second, against
+    rate x E[min(D, t)]."""
+    config = WorkloadConfig(
+        session_rate_per_s=2.0, shared_objects_per_namespace=1, private_objects_per_session=1
+    )
+    times = np.array([15_000.0, 60_000.0, 120_000.0])
+    running = np.zeros(len(times))
+    for seed in np.random.SeedSequence(9).spawn(40):
+        plan = synthetic_plan(config, 1, 200_000.0, seed)
+        starts = np.array([s.start_ms for s in plan.sessions])
+        ends = np.array([s.end_ms for s in plan.sessions])
+        running += ((starts[:, None] <= times) & (times < ends[:, None])).sum(axis=0) / 40
+    steady = workload_means(config, 2.0).concurrent_sessions
+    expected = [steady * sessions_ramp(t, 60_000, 0.5) for t in times]
+    assert running == pytest.approx(expected, rel=0.05)

@@ -9,17 +9,17 @@ import pandas as pd
 import pytest
 
 import nnrpsim
+from nnrpsim.checks import warmup_warnings
 from nnrpsim.cli import main
 from nnrpsim.metrics import des_metrics
 from nnrpsim.model import FaultConfig, ModelConfig, WorkloadConfig, simulate
 from nnrpsim.scenario import parse_scenario
 from nnrpsim.warmup import (
     BIAS_TOLERANCE,
+    climb_warning,
     held_per_sample,
     memory_settled_ms,
     mser_truncation,
-    warmup_bias,
-    warmup_warnings,
 )
 from tests.conftest import write_yaml
 
@@ -97,56 +97,71 @@ def _series(held: list[float], point: int = 0, replication: int = 0) -> pd.DataF
     )
 
 
-def test_the_bias_is_the_mean_after_the_warm_up_against_the_settled_mean():
-    series = _series([0, 2, 4, 6, 8, 10, 10, 10, 10, 10])
-    assert warmup_bias(series, 2_000, 5_000) == pytest.approx((4 + 6 + 8 + 5 * 10) / 8 / 10 - 1)
-    assert warmup_bias(series, 5_000, 5_000) == 0.0
-    assert warmup_bias(series, 7_000, 5_000) == 0.0
-    assert math.isnan(warmup_bias(series, 0, math.nan))
-    assert math.isnan(warmup_bias(_series([0.0] * 10), 0, 5_000))  # nothing held: no level
+CLIMB = [*range(0, 10), *[10] * 30]
+"""Held bytes climbing for 10 s, then level: 40 samples, 8 batches, the search ends at 20 s."""
 
 
-def _runs(settled_s: list[float], warmups_ms: list[float] | None = None) -> pd.DataFrame:
-    runs = pd.DataFrame(
-        {
-            "point": range(len(settled_s)),
-            "replication": 0,
-            "error": None,
-            "memory_settled_s": settled_s,
-        }
+def test_a_climb_past_the_warm_up_is_named_with_its_bias():
+    series = pd.concat([_series(CLIMB, replication=r) for r in range(2)])
+    warning = climb_warning(series, 2_000, None, "all points")
+    bias = np.mean(CLIMB[2:]) / 10 - 1
+    assert warning == (
+        "warning: all points: the GPU memory held, averaged over the runs, settles at 10 s "
+        "(MSER-5), after the 2 s warm-up: mean_gpu_bytes is "
+        f"{-bias * 100:.1f} % below its settled level; lengthen study.warmup "
+        "(gpu_memory_over_time.png shows the climb)"
     )
-    if warmups_ms is not None:
-        runs.insert(1, "study.warmup", warmups_ms)
-    return runs
+    assert climb_warning(series, 10_000, None, "all points") is None
 
 
-def test_a_warning_names_the_settling_time_the_warm_up_and_the_bias():
-    climb = [0, 2, 4, 6, 8, 10, 10, 10, 10, 10]
-    series = pd.concat([_series(climb, point) for point in range(3)])
-    (warning,) = warmup_warnings(_runs([5.0, 5.0, 6.0]), series, 1_000)
-    assert warning.startswith(
-        "warning: the GPU memory held settles at 5 s (MSER-5, median of 3 runs), after the 1 s "
-        "warm-up: mean_gpu_bytes is 22.2 % below its settled level in the median run;"
+def test_the_runs_are_averaged_before_they_are_judged():
+    """Welch's averaging: two runs whose own swings (a step up, a step down at 12 s) cancel
+    are level together, where either alone would be judged to settle late."""
+    up, down = [10] * 12 + [14] * 28, [10] * 12 + [6] * 28
+    assert climb_warning(_series(up), 0, None, "x") is not None
+    assert climb_warning(_series(down, replication=1), 0, None, "x") is not None
+    both = pd.concat([_series(up), _series(down, replication=1)])
+    assert climb_warning(both, 0, None, "x") is None
+
+
+def test_a_climb_still_under_way_at_half_the_run_asks_for_a_longer_run():
+    warning = climb_warning(_series(list(range(40))), 0, None, "point 3")
+    assert warning is not None and warning.startswith(
+        "warning: point 3: the GPU memory held, averaged over the runs, is still changing at "
+        "20 s, half the run (MSER-5), after the 0 s warm-up: mean_gpu_bytes is "
     )
-    assert warmup_warnings(_runs([5.0, 5.0, 6.0]), series, 5_000) == []
+    assert "; lengthen study.duration and study.warmup (" in warning
+    # before a fault at 30 s the search ends at 15 s
+    assert "still changing at 15 s" in climb_warning(_series(list(range(40))), 0, 30_000, "x")
 
 
-def test_a_swept_warm_up_is_judged_per_value():
-    climb = [0, 2, 4, 6, 8, 10, 10, 10, 10, 10]
-    series = pd.concat([_series(climb, point) for point in range(4)])
-    runs = _runs([5.0] * 4, [1_000, 1_000, 6_000, 6_000])
-    (warning,) = warmup_warnings(runs, series, 0)
-    assert "median of 2 runs), after the 1 s warm-up" in warning
-
-
-def test_a_bias_within_the_tolerance_or_without_samples_is_no_warning():
-    """A climb of 1 % of the level moves the mean by less than the tolerance; a vector-engine
-    study has no samples and NaN settling times."""
+def test_a_climb_within_the_tolerance_or_too_short_to_judge_is_no_warning():
     level = 1000.0
-    climb = [level * (1 - BIAS_TOLERANCE), *[level] * 9]
-    assert warmup_warnings(_runs([1.0]), _series(climb), 0) == []
-    assert warmup_warnings(_runs([math.nan]), pd.DataFrame(), 0) == []
-    assert warmup_warnings(_runs([math.nan]), _series(climb), 0) == []
+    assert (
+        climb_warning(_series([level * (1 - BIAS_TOLERANCE), *[level] * 39]), 0, None, "x") is None
+    )
+    assert climb_warning(_series(CLIMB[:19]), 0, None, "x") is None  # 3 batches
+    assert climb_warning(_series([0.0] * 40), 0, None, "x") is None  # nothing held
+
+
+def test_points_are_judged_by_their_timing_and_only_des_runs_under_a_steady_load():
+    """Two warm-ups swept: the climb passes the 1 s one, not the 12 s one. A vector-engine
+    study, or one whose sessions follow a log, is not judged."""
+    raw = {
+        "study": {"name": "t", "duration": "40s", "replications": 2},
+        "sweep": {"grid": {"study.warmup": ["1s", "12s"]}},
+    }
+    series = pd.concat([_series(CLIMB, p, r) for p in range(2) for r in range(2)])
+    (warning,) = warmup_warnings(parse_scenario(raw), series)
+    assert warning.startswith("warning: point 0: the GPU memory held, averaged over the runs, ")
+    assert "after the 1 s warm-up" in warning
+    raw["sweep"]["grid"]["study.warmup"] = ["1s"]
+    (warning,) = warmup_warnings(parse_scenario(raw), series[series["point"] == 0])
+    assert warning.startswith("warning: all points: ")
+    assert warmup_warnings(parse_scenario({**raw, "engine": "vector"}), series) == []
+    logged = {"sessions": {"arrivals": {"path": "a.csv"}}}
+    assert warmup_warnings(parse_scenario({**raw, "workload": logged}), series) == []
+    assert warmup_warnings(parse_scenario(raw), pd.DataFrame()) == []
 
 
 def _settled_s(faults: FaultConfig, steady_load: bool = True) -> float:
