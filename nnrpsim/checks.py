@@ -1,34 +1,46 @@
-"""What a finished study must tell its reader beside its figures: runs that failed, rules the
-model broke or load it could not keep up with, and a warm-up too short for its memory's climb.
-``nnrpsim run`` prints these lines on stderr; :class:`nnrpsim.study.StudyResult` keeps them."""
+"""What a study must tell its reader beside its figures: runs that failed, rules the model
+broke or load it could not keep up with, and a warm-up too short for its memory's climb.
+``nnrpsim run`` prints these lines on stderr, and :class:`nnrpsim.study.StudyResult` keeps
+them; ``nnrpsim validate`` gives the warm-up's before anything runs."""
 
 from __future__ import annotations
+
+import math
 
 import pandas as pd
 
 from .display_units import points_text
-from .scenario import Scenario, sweep_points
+from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp
+from .scenario import Point, Scenario, sweep_points
 from .warmup import climb_warning, first_fault_ms
 
 
 def study_warnings(
     scenario: Scenario, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame
 ) -> list[str]:
-    """Every warning the runs of ``scenario``'s sweep call for."""
+    """Every warning the runs of ``scenario``'s sweep call for. A warm-up is judged on the
+    DES's samples of the memory held; the vector engine has none, and its points are judged
+    by the closed form that ``nnrpsim validate`` applies."""
+    points = sweep_points(scenario)
+    vector = [point for point in points if point.scenario.engine == "vector"]
     return [
         *violation_warnings(summary),
-        *warmup_warnings(scenario, series),
+        *warmup_warnings(points, series),
+        *warmup_advice(vector, len(points)),
         *failure_warnings(runs),
     ]
 
 
-def warmup_warnings(scenario: Scenario, series: pd.DataFrame) -> list[str]:
+def _whose(indices: list[int], of_points: int) -> str:
+    return "all points" if len(indices) == of_points else points_text(indices)
+
+
+def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
     """A warning for each set of DES points that share their timing (warm-up, duration, first
     fault) under a steady load, whose memory, averaged over their runs, settles after the
     warm-up (:func:`nnrpsim.warmup.climb_warning`)."""
     if series.empty:
         return []
-    points = sweep_points(scenario)
     timings: dict[tuple[float, float, float | None], list[int]] = {}
     for point in points:
         study, faults = point.scenario.study, point.scenario.faults
@@ -38,10 +50,42 @@ def warmup_warnings(scenario: Scenario, series: pd.DataFrame) -> list[str]:
     warnings = []
     for (warmup, _, until), indices in timings.items():
         part = series[series["point"].isin(indices)]
-        whose = "all points" if len(indices) == len(points) else points_text(indices)
+        whose = _whose(indices, len(points))
         warning = None if part.empty else climb_warning(part, warmup, until, whose)
         if warning:
             warnings.append(warning)
+    return warnings
+
+
+def warmup_advice(points: list[Point], of_points: int) -> list[str]:
+    """Before a run (or for runs without samples): a warning for each set of ``points`` (of
+    ``of_points`` in the sweep) whose sessions at once, averaged over the measured time, are
+    more than 1 % below their steady number in closed form
+    (:func:`nnrpsim.model.workload_means.measured_ramp`), with the least warm-up that keeps
+    them within it. Points whose sessions follow a log are not judged."""
+    timings: dict[tuple[float, float, float, float], list[int]] = {}
+    for point in points:
+        study, sessions = point.scenario.study, point.scenario.workload.sessions
+        if not point.scenario.workload.follows_a_log:
+            key = (study.warmup, study.duration, sessions.duration, sessions.duration_cv)
+            timings.setdefault(key, []).append(point.index)
+    warnings = []
+    for (warmup, duration, mean, cv), indices in timings.items():
+        seen = measured_ramp(warmup, duration, mean, cv)
+        if seen >= LEVEL:
+            continue
+        least = least_warmup_ms(duration, mean, cv)
+        remedy = (
+            f"a warm-up of {math.ceil(least / 1e3):.0f} s or more keeps that within 1 %"
+            if least is not None
+            else f"no warm-up within this {duration / 1e3:g} s run does: lengthen study.duration"
+        )
+        warnings.append(
+            f"warning: {_whose(indices, of_points)}: from the {warmup / 1e3:g} s warm-up to "
+            f"the run's end ({duration / 1e3:g} s), the sessions at once average "
+            f"{(1 - seen) * 100:.1f} % below their steady number (closed form), and the memory "
+            f"held with them; {remedy}"
+        )
     return warnings
 
 

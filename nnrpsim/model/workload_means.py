@@ -93,7 +93,8 @@ def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMea
 
 
 LEVEL = 0.99
-"""How close to its steady level the sessions at once must be for :func:`ramp_time_ms`."""
+"""How close to their steady number the sessions at once must come (:func:`ramp_time_ms`),
+or average over the measured time (:func:`least_warmup_ms`)."""
 
 
 def sessions_ramp(t_ms: float, mean_ms: float, cv: float) -> float:
@@ -118,6 +119,34 @@ def ramp_time_ms(mean_ms: float, cv: float, level: float = LEVEL) -> float:
     for _ in range(60):
         middle = (low + high) / 2
         low, high = (middle, high) if sessions_ramp(middle, mean_ms, cv) < level else (low, middle)
+    return high
+
+
+def measured_ramp(warmup_ms: float, end_ms: float, mean_ms: float, cv: float) -> float:
+    """The sessions at once averaged from ``warmup_ms`` to ``end_ms``, as a fraction of their
+    steady number: what a mean over the measured time sees of the climb (the trapezoid rule
+    over 512 steps; the curve is smooth and bends only near the start)."""
+    times = np.linspace(warmup_ms, end_ms, 513)
+    ramp = np.array([sessions_ramp(float(t), mean_ms, cv) for t in times])
+    return float((ramp[:-1] + ramp[1:]).sum() / 2 / (len(times) - 1))
+
+
+def least_warmup_ms(end_ms: float, mean_ms: float, cv: float, level: float = LEVEL) -> float | None:
+    """The shortest warm-up after which the sessions at once average at least ``level`` of
+    their steady number until ``end_ms`` (None if none shorter than the run does)."""
+    if measured_ramp(end_ms * 0.999, end_ms, mean_ms, cv) < level:
+        return None
+    low, high = 0.0, end_ms * 0.999
+    for _ in range(40):
+        middle = (low + high) / 2
+        low, high = (
+            (middle, high)
+            if measured_ramp(middle, end_ms, mean_ms, cv) < level
+            else (
+                low,
+                middle,
+            )
+        )
     return high
 
 

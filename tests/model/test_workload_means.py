@@ -9,6 +9,8 @@ from nnrpsim.model import WorkloadConfig
 from nnrpsim.model.workload import _durations, synthetic_plan
 from nnrpsim.model.workload_means import (
     describe_means,
+    least_warmup_ms,
+    measured_ramp,
     ramp_time_ms,
     sessions_ramp,
     workload_means,
@@ -112,3 +114,16 @@ def test_a_drawn_plan_climbs_to_its_sessions_at_once_as_the_ramp_says():
     steady = workload_means(config, 2.0).concurrent_sessions
     expected = [steady * sessions_ramp(t, 60_000, 0.5) for t in times]
     assert running == pytest.approx(expected, rel=0.05)
+
+
+def test_the_measured_average_of_the_ramp_and_the_least_warm_up():
+    """Fixed one-minute lengths over two minutes: the ramp climbs linearly for a minute, then
+    stays, so it averages 3/4 from the start; from w on (in seconds),
+    ((60 - w)(1 + w/60)/2 + 60) / (120 - w), which the least warm-up makes 0.99."""
+    assert measured_ramp(0, 120_000, 60_000, 0) == pytest.approx(0.75)
+    assert measured_ramp(60_000, 120_000, 60_000, 0) == 1.0
+    least = least_warmup_ms(120_000, 60_000, 0)
+    w = least / 1000
+    assert ((60 - w) * (1 + w / 60) / 2 + 60) / (120 - w) == pytest.approx(0.99, abs=1e-6)
+    assert measured_ramp(least * 0.98, 120_000, 60_000, 0) < 0.99
+    assert least_warmup_ms(60_000, 60_000, 0.5) is None  # never level within one length
