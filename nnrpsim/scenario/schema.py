@@ -41,7 +41,12 @@ class Study(Section):
     seed: int = Field(1, ge=0, description="Study seed; every run's seed derives from it.")
     replications: int = Field(3, ge=1, description="Independent runs per sweep point.")
     duration: Duration = Field(600_000.0, gt=0, description="Simulated time per run, e.g. 10min.")
-    warmup: Duration = Field(0.0, ge=0, description="Simulated time discarded before measuring.")
+    warmup: Duration = Field(
+        0.0,
+        ge=0,
+        description="Simulated time discarded before measuring (validate says if the sessions' "
+        "climb needs more).",
+    )
 
     @field_validator("name")
     @classmethod
