@@ -86,11 +86,8 @@ def climb_warning(
         return None
     judged = times[times < until_ms] if until_ms is not None else times
     still = settled_ms >= judged[(len(judged) // BATCH) // 2 * BATCH]  # the end of the search
-    when = (
-        f"is still changing at {settled_ms / 1e3:.0f} s, half the run"
-        if still
-        else (f"settles at {settled_ms / 1e3:.0f} s")
-    )
+    at = f"{settled_ms / 1e3:.0f} s"
+    when = f"is still changing at {at}, half the run" if still else f"settles at {at}"
     advice = "lengthen study.duration and study.warmup" if still else "lengthen study.warmup"
     return (
         f"warning: {whose}: the GPU memory held, averaged over the runs, {when} (MSER-5), "

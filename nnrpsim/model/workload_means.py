@@ -19,6 +19,7 @@ longer).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -112,14 +113,11 @@ def sessions_ramp(t_ms: float, mean_ms: float, cv: float) -> float:
 
 
 def ramp_time_ms(mean_ms: float, cv: float, level: float = LEVEL) -> float:
-    """When :func:`sessions_ramp` first reaches ``level`` (bisection on the rising curve)."""
-    low, high = 0.0, mean_ms
+    """When :func:`sessions_ramp` first reaches ``level``."""
+    high = mean_ms
     while sessions_ramp(high, mean_ms, cv) < level:
-        low, high = high, 2 * high
-    for _ in range(60):
-        middle = (low + high) / 2
-        low, high = (middle, high) if sessions_ramp(middle, mean_ms, cv) < level else (low, middle)
-    return high
+        high *= 2
+    return _least_reaching(lambda t: sessions_ramp(t, mean_ms, cv) >= level, 0.0, high)
 
 
 def measured_ramp(warmup_ms: float, end_ms: float, mean_ms: float, cv: float) -> float:
@@ -134,19 +132,18 @@ def measured_ramp(warmup_ms: float, end_ms: float, mean_ms: float, cv: float) ->
 def least_warmup_ms(end_ms: float, mean_ms: float, cv: float, level: float = LEVEL) -> float | None:
     """The shortest warm-up after which the sessions at once average at least ``level`` of
     their steady number until ``end_ms`` (None if none shorter than the run does)."""
-    if measured_ramp(end_ms * 0.999, end_ms, mean_ms, cv) < level:
+    latest = end_ms * 0.999
+    if measured_ramp(latest, end_ms, mean_ms, cv) < level:
         return None
-    low, high = 0.0, end_ms * 0.999
-    for _ in range(40):
+    return _least_reaching(lambda w: measured_ramp(w, end_ms, mean_ms, cv) >= level, 0.0, latest)
+
+
+def _least_reaching(reaches: Callable[[float], bool], low: float, high: float) -> float:
+    """The least x in (``low``, ``high``] for which ``reaches`` holds, to 2^-50 of the range,
+    by bisection: it must hold at ``high`` and, once it holds, for every larger x."""
+    for _ in range(50):
         middle = (low + high) / 2
-        low, high = (
-            (middle, high)
-            if measured_ramp(middle, end_ms, mean_ms, cv) < level
-            else (
-                low,
-                middle,
-            )
-        )
+        low, high = (low, middle) if reaches(middle) else (middle, high)
     return high
 
 
