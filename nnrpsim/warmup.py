@@ -70,11 +70,17 @@ def climb_warning(
     """A warning when the memory held, averaged over the runs in ``series`` (samples at the
     same times: Welch's averaging, which keeps the climb every run shares and evens out each
     run's own swings), settles after ``warmup_ms`` by enough to move ``mean_gpu_bytes`` by
-    more than :data:`BIAS_TOLERANCE`; ``whose`` names the runs. None if it does not, or
-    cannot be told."""
+    more than :data:`BIAS_TOLERANCE`; ``whose`` names the runs. Each point's memory counts as
+    a fraction of its own late level (its mean over the second half of the run), so a point
+    that holds little weighs as much as one that holds much. None if the memory does not
+    settle late enough to matter, or that cannot be told."""
     per_run = series.groupby(["point", "replication", "time_ms"])["held_bytes"].sum()
-    mean = per_run.groupby(level="time_ms").mean()
-    times, held = mean.index.to_numpy(dtype=np.float64), mean.to_numpy(dtype=np.float64)
+    per_point = per_run.groupby(level=["point", "time_ms"]).mean().unstack("point")
+    times = per_point.index.to_numpy(dtype=np.float64)
+    late = per_point[times >= times[len(times) // 2]].mean()
+    if not (late > 0).any():
+        return None
+    held = (per_point.loc[:, late > 0] / late[late > 0]).mean(axis=1).to_numpy(dtype=np.float64)
     settled_ms = memory_settled_ms(times, held, until_ms)
     if not settled_ms > warmup_ms:  # (NaN: too few samples)
         return None

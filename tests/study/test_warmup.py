@@ -124,6 +124,17 @@ def test_the_runs_are_averaged_before_they_are_judged():
     assert climb_warning(both, 0, None, "x") is None
 
 
+def test_each_point_weighs_alike_whatever_memory_it_holds():
+    """A point holding a thousand times less climbs; the large one is level from the start.
+    Summed, the large one would hide the climb; as fractions of their own levels, it shows."""
+    small = _series(CLIMB, point=0)
+    large = _series([10_000.0] * 40, point=1)
+    warning = climb_warning(pd.concat([small, large]), 2_000, None, "all points")
+    assert warning is not None and "settles at 10 s" in warning
+    bias = (np.mean(CLIMB[2:]) / 10 + 1) / 2 - 1  # the mean of the two points' own biases
+    assert f"mean_gpu_bytes is {-bias * 100:.1f} % below" in warning
+
+
 def test_a_climb_still_under_way_at_half_the_run_asks_for_a_longer_run():
     warning = climb_warning(_series(list(range(40))), 0, None, "point 3")
     assert warning is not None and warning.startswith(
