@@ -104,9 +104,9 @@ def sessions_ramp(t_ms: float, mean_ms: float, cv: float) -> float:
     of variation ``cv`` (fixed for 0), as the synthetic workload draws them."""
     if t_ms <= 0:
         return 0.0
-    if cv == 0:
-        return min(t_ms / mean_ms, 1.0)
     sigma2 = math.log1p(cv * cv)
+    if sigma2 == 0:  # (a spread too small to tell from none, as the draws take it too)
+        return min(t_ms / mean_ms, 1.0)
     sigma, mu = math.sqrt(sigma2), math.log(mean_ms) - sigma2 / 2
     z = (math.log(t_ms) - mu) / sigma
     return _normal_cdf(z - sigma) + t_ms / mean_ms * (1.0 - _normal_cdf(z))

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nnrpsim.model import WorkloadConfig
 from nnrpsim.model.workload import _durations, synthetic_plan
@@ -127,3 +129,10 @@ def test_the_measured_average_of_the_ramp_and_the_least_warm_up():
     assert ((60 - w) * (1 + w / 60) / 2 + 60) / (120 - w) == pytest.approx(0.99, abs=1e-6)
     assert measured_ramp(least * 0.98, 120_000, 60_000, 0) < 0.99
     assert least_warmup_ms(60_000, 60_000, 0.5) is None  # never level within one length
+
+
+@given(st.floats(1.0, 1e7), st.floats(0.0, 3.0), st.floats(0.0, 1e8), st.floats(0.0, 1e8))
+def test_the_ramp_rises_from_0_to_1(mean, cv, t, later):
+    """Sessions at once only accumulate from an empty start, and never pass their number."""
+    low, high = sessions_ramp(t, mean, cv), sessions_ramp(t + later, mean, cv)
+    assert 0.0 <= low <= high + 1e-12 and high <= 1.0 + 1e-12

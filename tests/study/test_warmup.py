@@ -7,6 +7,8 @@ import math
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import nnrpsim
 from nnrpsim.checks import warmup_advice, warmup_warnings
@@ -46,6 +48,22 @@ def test_the_cut_is_searched_in_the_first_half_only(step):
 def test_too_few_samples_say_nothing():
     assert mser_truncation(np.full(19, 1.0)) is None
     assert mser_truncation(np.full(20, 1.0)) == 0
+
+
+@given(
+    st.lists(st.floats(-1e6, 1e6, allow_nan=False), min_size=20, max_size=400),
+    st.floats(1e-3, 1e3),
+    st.floats(-1e6, 1e6),
+)
+def test_the_cut_is_a_whole_batch_in_the_first_half_and_ignores_the_unit(values, scale, shift):
+    """Whatever the series: a multiple of five samples, at most half of them; and the same
+    cut in other units or from another origin (the statistic only scales by scale**2)."""
+    series = np.array(values)
+    cut = mser_truncation(series)
+    assert cut is not None and cut % 5 == 0 and cut <= (len(series) // 5) // 2 * 5
+    rescaled = mser_truncation(series * scale + shift)
+    if np.ptp(series) > 1e-3:  # (a level series: every cut ties, up to rounding)
+        assert rescaled == cut
 
 
 def test_a_noisy_ramp_is_cut_near_its_end_and_noise_alone_near_the_start():
