@@ -33,6 +33,10 @@ def mser_truncation(values: np.ndarray) -> int | None:
     if count < MIN_BATCHES:
         return None
     means = np.asarray(values[: count * BATCH], dtype=np.float64).reshape(count, BATCH).mean(1)
+    # Centred on the last batch (the statistic does not change): bytes held run to 1e9 and
+    # more, and sum(Y^2) - sum(Y)^2 / n of raw values would leave rounding noise where a level
+    # tail's spread is 0, and pick a cut at random along it.
+    means -= means[-1]
     # suffix sums: entry d covers batches d..count-1
     total = np.cumsum(means[::-1])[::-1]
     squares = np.cumsum((means * means)[::-1])[::-1]
