@@ -21,6 +21,7 @@ _API = {
     "run": "nnrpsim.study",
     "sweep": "nnrpsim.study",
     "StudyResult": "nnrpsim.study",
+    "StudyWarning": "nnrpsim.checks",
     "plot_study": "nnrpsim.plots",
 }
 

@@ -15,6 +15,10 @@ from .scenario import Point, Scenario, sweep_points
 from .warmup import climb_warning, first_fault_ms
 
 
+class StudyWarning(UserWarning):
+    """One of these lines, as ``nnrpsim.sweep`` gives it to a notebook."""
+
+
 def study_warnings(
     scenario: Scenario, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame
 ) -> list[str]:

@@ -137,14 +137,9 @@ class ResultStore:
         name = self._name(record["point"], record["replication"])
         # the tables first: a run whose record is on disk is done
         for table, folder in self.table_dirs.items():
-            columns = result["tables"][table]
-            rows = len(next(iter(columns.values()), ()))
-            if rows:
-                at = {
-                    "point": [record["point"]] * rows,
-                    "replication": [record["replication"]] * rows,
-                }
-                _write_parquet(folder / name, pa.table({**at, **columns}))
+            columns = run_table(result, table)
+            if columns:
+                _write_parquet(folder / name, pa.table(columns))
         row = pa.Table.from_pylist([{k: _cell(v) for k, v in record.items()}])
         _write_parquet(self.runs_dir / name, row)
 
@@ -183,6 +178,17 @@ class ResultStore:
             },
         )
         return summary, runs, tables["timeseries"], kinds
+
+
+def run_table(result: dict[str, Any], table: str) -> dict[str, list] | None:
+    """One of a run's :data:`LONG_TABLES` as columns, led by its point and replication; None
+    when the run has no rows in it."""
+    record, columns = result["record"], result["tables"][table]
+    rows = len(next(iter(columns.values()), ()))
+    if not rows:
+        return None
+    at = {"point": [record["point"]] * rows, "replication": [record["replication"]] * rows}
+    return {**at, **columns}
 
 
 def _cell(value: Any) -> Any:

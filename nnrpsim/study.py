@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import time
+import warnings
 from collections.abc import Mapping, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -12,9 +13,9 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from .checks import study_warnings
+from .checks import StudyWarning, study_warnings
 from .plots import plot_study
-from .results import ResultStore, summarize
+from .results import ResultStore, run_table, summarize
 from .runner import check_execution, execute, tasks_for
 from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
 from .traces import check_traces
@@ -96,14 +97,22 @@ def run(
         }
         summary, runs, series, kinds = store.finalize(meta)
     plots = plot_study(path) if not summary.empty else []
-    warnings = study_warnings(scenario, runs, summary, series)
-    return StudyResult(path, summary, runs, series, status, plots, kinds, warnings)
+    told = study_warnings(scenario, runs, summary, series)
+    return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 
 
 def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) -> pd.DataFrame:
-    """Run the sweep in memory (nothing written) and return the summary frame: for notebooks."""
+    """Run the sweep in memory (nothing written) and return the summary frame: for notebooks.
+    What ``nnrpsim run`` would warn of (:mod:`nnrpsim.checks`) comes as a
+    :class:`~nnrpsim.checks.StudyWarning` each."""
     scenario = _scenario(scenario, overrides)
     check_traces(scenario)
     tasks = tasks_for(sweep_points(scenario))
-    records = [result["record"] for result in execute(tasks, jobs)]
-    return summarize(pd.DataFrame(records).sort_values(["point", "replication"]))
+    results = list(execute(tasks, jobs))
+    runs = pd.DataFrame([result["record"] for result in results])
+    summary = summarize(runs.sort_values(["point", "replication"]))
+    tables = [run_table(result, "timeseries") for result in results]
+    series = pd.concat([pd.DataFrame(table) for table in tables if table] or [pd.DataFrame()])
+    for line in study_warnings(scenario, runs, summary, series):
+        warnings.warn(line.removeprefix("warning: "), StudyWarning, stacklevel=2)
+    return summary

@@ -300,3 +300,19 @@ def test_run_warns_of_a_warm_up_shorter_than_the_climb_and_exits_0(tmp_path, cap
     warm = ["--set", "study.warmup=60s"]
     assert main(["run", str(path), "--out", str(tmp_path / "warm"), "--jobs", "1", *warm]) == 0
     assert "MSER-5" not in capsys.readouterr().err
+
+
+def test_the_notebook_api_gives_the_same_lines_as_warnings():
+    """``nnrpsim.sweep`` writes nothing; what ``run`` would print comes as StudyWarnings:
+    the check on the DES's samples, or the closed form for the vector engine."""
+    raw = {
+        "study": {"name": "n", "replications": 2, "duration": "100s"},
+        "workload": {"sessions": {"rate_per_s": 2, "duration": "30s"}},
+    }
+    with pytest.warns(nnrpsim.StudyWarning) as told:
+        summary = nnrpsim.sweep(raw)
+    assert len(summary) == 1
+    (line,) = [str(w.message) for w in told]
+    assert line.startswith("all points: the GPU memory held, averaged over the runs, ")
+    with pytest.warns(nnrpsim.StudyWarning, match=r"\(closed form\)"):
+        nnrpsim.sweep({**raw, "engine": "vector"})
