@@ -16,7 +16,7 @@ from .warmup import climb_warning, first_fault_ms
 
 
 class StudyWarning(UserWarning):
-    """One of these lines, as ``nnrpsim.sweep`` gives it to a notebook."""
+    """A line of :func:`study_warnings`, as ``nnrpsim.sweep`` gives it to a notebook."""
 
 
 def study_warnings(
