@@ -43,7 +43,13 @@ def mser_truncation(values: np.ndarray) -> int | None:
     kept = np.arange(count, 0, -1, dtype=np.float64)
     spread = np.maximum(squares - total * total / kept, 0.0)  # (rounding can dip below 0)
     statistic = spread / (kept * kept)
-    return int(np.argmin(statistic[: count // 2 + 1])) * BATCH
+    return int(np.argmin(statistic[: last_cut(len(values)) // BATCH + 1])) * BATCH
+
+
+def last_cut(samples: int) -> int:
+    """The latest cut MSER-5 considers among ``samples``: half the batches. A cut there says
+    the series had not settled by then."""
+    return (samples // BATCH) // 2 * BATCH
 
 
 def held_per_sample(memory: dict[str, np.ndarray] | pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
@@ -85,17 +91,18 @@ def climb_warning(
     if not (late > 0).any():
         return None
     held = (per_point.loc[:, late > 0] / late[late > 0]).mean(axis=1).to_numpy(dtype=np.float64)
-    settled_ms = memory_settled_ms(times, held, until_ms)
-    if not settled_ms > warmup_ms:  # (NaN: too few samples)
+    judged = len(times) if until_ms is None else int((times < until_ms).sum())  # (a prefix)
+    cut = mser_truncation(held[:judged])
+    if cut is None or not times[cut] > warmup_ms:
         return None
+    settled_ms = float(times[cut])
     level = held[times >= settled_ms].mean()
     if not level > 0:
         return None
     bias = held[times >= warmup_ms].mean() / level - 1.0
     if abs(bias) <= BIAS_TOLERANCE:
         return None
-    judged = times[times < until_ms] if until_ms is not None else times
-    still = settled_ms >= judged[(len(judged) // BATCH) // 2 * BATCH]  # the end of the search
+    still = cut == last_cut(judged)
     at = f"{settled_ms / 1e3:.0f} s"
     when = f"is still changing at {at}, half the run" if still else f"settles at {at}"
     advice = "lengthen study.duration and study.warmup" if still else "lengthen study.warmup"
