@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 import numpy as np
 
 from nnrpsim.engine import CacheLimits
+from nnrpsim.namespaces import MAX_HOSTS, MAX_SHARED_NAMESPACES
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
 
 KindMix = tuple[tuple[int, float], ...]
@@ -181,6 +182,8 @@ class WorkloadConfig:
             )
         for name in ("namespaces", "object_size_median"):
             _positive(name, getattr(self, name))
+        if self.namespaces > MAX_SHARED_NAMESPACES:
+            raise ValueError(f"namespaces must be at most {MAX_SHARED_NAMESPACES:,}")
         for name in (
             "session_duration_cv",
             "shared_objects_per_namespace",
@@ -262,6 +265,8 @@ class ModelConfig:
         if self.warmup_ms >= self.duration_ms:
             raise ValueError("warmup_ms must end a whole millisecond before duration_ms")
         _positive("hosts", self.hosts)
+        if self.hosts > MAX_HOSTS:
+            raise ValueError(f"hosts must be at most {MAX_HOSTS:,}")
         _positive("servers", self.servers)
         if self.routing not in ROUTING_RULES:
             raise ValueError(

@@ -14,11 +14,10 @@ import numpy as np
 
 from nnrpsim.engine import ObjectCatalog
 from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.namespaces import PRIVATE_NAMESPACE_BASE
 from nnrpsim.protocol import CacheObjectKind
 
 from .config import KindMix, WorkloadConfig
-
-PRIVATE_NAMESPACE_BASE = 1 << 20
 
 
 @dataclass
@@ -161,13 +160,8 @@ def synthetic_plan(
     shared_seed, session_seed, change_seed = seed.spawn(3)
     rng = np.random.default_rng(shared_seed)
     n_shared = config.namespaces * config.shared_objects_per_namespace
-    shared_ns = np.repeat(np.arange(1, config.namespaces + 1), config.shared_objects_per_namespace)
-    rank = np.tile(np.arange(config.shared_objects_per_namespace), config.namespaces)
     kinds = np.tile(
         spread_kinds(config.shared_kinds, config.shared_objects_per_namespace), config.namespaces
-    )
-    catalog = ObjectCatalog.from_arrays(
-        shared_ns, rank.astype(np.uint64), np.zeros(n_shared, np.uint64), kinds
     )
     sizes = [_lognormal_sizes(rng, size_laws(kinds, config))]
     zipf = popularity(config.shared_objects_per_namespace, config.zipf_alpha)
@@ -195,14 +189,8 @@ def synthetic_plan(
         )
         for start, length in zip(starts, _durations(rng, len(starts), config), strict=True):
             session_id = len(sessions) + 1
-            first_private = len(catalog)
             n_private = config.private_objects_per_session
-            catalog.extend(
-                np.full(n_private, PRIVATE_NAMESPACE_BASE + host),
-                np.full(n_private, session_id, dtype=np.uint64),
-                np.arange(n_private, dtype=np.uint64),
-                private_kinds,
-            )
+            first_private = n_shared + (session_id - 1) * n_private
             sizes.append(_lognormal_sizes(rng, private_laws))
             namespace = int(rng.integers(config.namespaces))
             end = min(start + length, duration_ms)
@@ -235,29 +223,72 @@ def synthetic_plan(
                 )
             )
     all_sizes = np.concatenate(sizes)
-    rng = np.random.default_rng(change_seed)
-    rate = config.content_change_rate_per_s / 1000.0
-    change_t, change_o = [np.zeros(0)], [np.zeros(0, np.int64)]  # a catalog may be empty
-    for obj in range(len(catalog)):
-        times = _poisson_times(rng, rate, 0.0, duration_ms)
-        change_t.append(times)
-        change_o.append(np.full(len(times), obj))
-    # on the millisecond clock of the protocol's times: a change comes before the references of
-    # its millisecond, as the vector engine's reference streams order them
-    times = np.floor(np.concatenate(change_t))
-    objs = np.concatenate(change_o).astype(np.int64)
-    order = np.lexsort((objs, times))
+    hosts_of = [session.host for session in sessions]
+    catalog = _synthetic_catalog(config, kinds, private_kinds, hosts_of)
+    times, objs = _content_changes(
+        np.random.default_rng(change_seed), config, len(catalog), duration_ms
+    )
     return WorkloadPlan(
         catalog,
         all_sizes,
         sessions,
-        times[order],
-        objs[order],
+        times,
+        objs,
         shared_reuse,
         sessions_per_ms,
         depends_on,
         python_numbers=True,
     )
+
+
+def _content_changes(
+    rng: np.random.Generator, config: WorkloadConfig, n_objects: int, duration_ms: float
+) -> tuple[np.ndarray, np.ndarray]:
+    """Each object's content changes, a Poisson process of its own, as (times, objects) in
+    time order on the millisecond clock of the protocol's times: a change comes before the
+    references of its millisecond, as the vector engine's reference streams order them."""
+    rate = config.content_change_rate_per_s / 1000.0
+    per_object = (
+        [_poisson_times(rng, rate, 0.0, duration_ms) for _ in range(n_objects)] if rate else []
+    )
+    times = np.floor(np.concatenate([np.zeros(0), *per_object]))  # (a catalog may be empty)
+    objects = np.repeat(np.arange(len(per_object), dtype=np.int64), [len(t) for t in per_object])
+    order = np.lexsort((objects, times))
+    return times[order], objects[order]
+
+
+def _synthetic_catalog(
+    config: WorkloadConfig,
+    shared_kinds: np.ndarray,
+    private_kinds: np.ndarray,
+    session_hosts: list[int],
+) -> ObjectCatalog:
+    """Every object of a synthetic plan, made at once (interning each session's in turn
+    copied the columns at every session, and kept a dict of identities no run may ask for):
+    the shared objects, key (rank, 0) in namespaces 1, 2, ...; then each session's private
+    ones, key (session id, index) in its host's private namespace. All are distinct."""
+    per_namespace, n_private = config.shared_objects_per_namespace, len(private_kinds)
+    n_sessions = len(session_hosts)
+    namespace = np.concatenate(
+        [
+            np.repeat(np.arange(1, config.namespaces + 1, dtype=np.uint32), per_namespace),
+            np.repeat(PRIVATE_NAMESPACE_BASE + np.asarray(session_hosts, np.uint32), n_private),
+        ]
+    )
+    key_hi = np.concatenate(
+        [
+            np.tile(np.arange(per_namespace, dtype=np.uint64), config.namespaces),
+            np.repeat(np.arange(1, n_sessions + 1, dtype=np.uint64), n_private),
+        ]
+    )
+    key_lo = np.concatenate(
+        [
+            np.zeros(config.namespaces * per_namespace, np.uint64),
+            np.tile(np.arange(n_private, dtype=np.uint64), n_sessions),
+        ]
+    )
+    kinds = np.concatenate([shared_kinds, np.tile(private_kinds, n_sessions)])
+    return ObjectCatalog.from_arrays(namespace, key_hi, key_lo, kinds)
 
 
 def stream_plan(stream: ReferenceStream) -> WorkloadPlan:

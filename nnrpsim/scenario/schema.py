@@ -18,6 +18,7 @@ from pydantic import (
 )
 from pydantic.fields import FieldInfo
 
+from nnrpsim.namespaces import MAX_HOSTS, MAX_SHARED_NAMESPACES
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
 
 from .units import parse_duration_ms, parse_rate, parse_size
@@ -70,7 +71,7 @@ class Link(Section):
 
 
 class Topology(Section):
-    hosts: int = Field(1, ge=1, description="NNRP clients.")
+    hosts: int = Field(1, ge=1, le=MAX_HOSTS, description="NNRP clients.")
     servers: int = Field(1, ge=1, description="NNRP runtimes, each with its own GPU cache.")
     routing: Literal["round_robin", "hash", "least_sessions"] = Field(
         "round_robin", description="How sessions are assigned to servers."
@@ -140,7 +141,9 @@ class ObjectSize(Section):
 
 
 class Objects(Section):
-    namespaces: int = Field(4, ge=1, description="Namespaces of shared objects.")
+    namespaces: int = Field(
+        4, ge=1, le=MAX_SHARED_NAMESPACES, description="Namespaces of shared objects."
+    )
     shared_per_namespace: int = Field(50, ge=0, description="System prompts, tool schemas, ...")
     private_per_session: int = Field(4, ge=0, description="Objects only one session uses.")
     zipf_alpha: float = Field(0.9, ge=0, description="Popularity skew of shared objects.")

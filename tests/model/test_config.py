@@ -18,6 +18,7 @@ from nnrpsim.model import (
     WorkloadConfig,
     simulate,
 )
+from nnrpsim.namespaces import MAX_HOSTS, MAX_SHARED_NAMESPACES, PRIVATE_NAMESPACE_BASE
 
 NAN, INF = math.nan, math.inf
 
@@ -89,3 +90,15 @@ def test_a_count_must_be_a_whole_number(config, field):
         with pytest.raises(ValueError, match=f"^{field} must be a whole number, got "):
             config(**{field: value})
     assert getattr(config(**{field: np.int64(3)}), field) == 3
+
+
+def test_namespaces_and_hosts_stay_below_where_their_ranges_would_meet():
+    """Shared namespaces count up from 1, each host's private one from 2^20: one more shared
+    namespace would be host 0's, and its objects' identities those of host 0's sessions."""
+    assert MAX_SHARED_NAMESPACES == PRIVATE_NAMESPACE_BASE - 1
+    WorkloadConfig(namespaces=MAX_SHARED_NAMESPACES)
+    with pytest.raises(ValueError, match=r"^namespaces must be at most 1,048,575$"):
+        WorkloadConfig(namespaces=MAX_SHARED_NAMESPACES + 1)
+    assert PRIVATE_NAMESPACE_BASE + MAX_HOSTS - 1 == 0xFFFF_FFFF  # the last host's, a u32
+    with pytest.raises(ValueError, match=r"^hosts must be at most 4,293,918,720$"):
+        ModelConfig(hosts=MAX_HOSTS + 1)

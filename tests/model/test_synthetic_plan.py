@@ -1,0 +1,78 @@
+"""The synthetic plan's objects and content changes: each identity where the sessions'
+references and the protocol's keys expect it, and each object's changes a Poisson process."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine import ObjectCatalog
+from nnrpsim.model import WorkloadConfig
+from nnrpsim.model.workload import synthetic_plan
+from nnrpsim.namespaces import PRIVATE_NAMESPACE_BASE
+from nnrpsim.protocol import CacheObjectKind
+
+PROMPT, TOOL = CacheObjectKind.PROMPT_SEGMENT, CacheObjectKind.TOOL_SCHEMA
+
+
+@pytest.mark.parametrize(
+    ("shared", "private", "hosts"), [(50, 4, 1), (7, 3, 3), (0, 5, 2), (20, 0, 2)]
+)
+def test_object_ids_are_those_interning_each_session_in_turn_gives(shared, private, hosts):
+    """The catalog is made at once; interning the shared objects, then each session's private
+    ones in turn, must give the same ids: the references and dependencies use them."""
+    config = WorkloadConfig(
+        shared_objects_per_namespace=shared,
+        private_objects_per_session=private,
+        private_kinds=((PROMPT, 1.0), (TOOL, 2.0)),
+        private_dependency_share=0.5 if shared else 0.0,
+    )
+    plan = synthetic_plan(config, hosts, 120_000.0, np.random.SeedSequence(3))
+    catalog = plan.catalog
+    n_shared = config.namespaces * shared
+    interned = ObjectCatalog.from_arrays(
+        catalog.namespace[:n_shared],
+        catalog.key_hi[:n_shared],
+        catalog.key_lo[:n_shared],
+        catalog.kind[:n_shared],
+    )
+    for session in plan.sessions:
+        ids = interned.extend(
+            np.full(private, PRIVATE_NAMESPACE_BASE + session.host),
+            np.full(private, session.session_id, dtype=np.uint64),
+            np.arange(private, dtype=np.uint64),
+            catalog.kind[n_shared : n_shared + private],
+        )
+        assert set(session.expected_reuse) == set(ids.tolist())
+        for _, objects in session.operations:
+            own = [o for o in objects if o >= n_shared]
+            assert set(own) <= set(ids.tolist())
+    for column in ("namespace", "key_hi", "key_lo", "kind"):
+        assert np.array_equal(getattr(catalog, column), getattr(interned, column)), column
+    assert len(catalog) == len(plan.sizes) == n_shared + private * len(plan.sessions)
+    identities = {catalog.identity(i) for i in range(len(catalog))}
+    assert len(identities) == len(catalog)  # every object its own identity
+    assert set(plan.depends_on) <= set(range(n_shared, len(catalog)))
+    assert set(plan.depends_on.values()) <= set(range(0, n_shared, max(shared, 1)))
+
+
+def test_each_objects_changes_arrive_at_its_rate_in_time_order():
+    rate, duration_ms = 0.02, 600_000.0
+    config = WorkloadConfig(content_change_rate_per_s=rate)
+    plan = synthetic_plan(config, 2, duration_ms, np.random.SeedSequence(5))
+    times, objects = plan.change_times_ms, plan.change_objects
+    assert objects.dtype == np.int64 and times.dtype == np.float64
+    assert np.array_equal(times, np.floor(times))  # on the protocol's millisecond clock
+    order = np.lexsort((objects, times))
+    assert np.array_equal(order, np.arange(len(times)))  # by time, then object
+    assert times.min() >= 0 and times.max() < duration_ms
+    counts = np.bincount(objects, minlength=len(plan.sizes))
+    expected = rate * duration_ms / 1000.0  # 12 a object
+    assert counts.mean() == pytest.approx(expected, rel=0.05)
+    assert counts.var() == pytest.approx(expected, rel=0.25)  # Poisson: variance = mean
+
+
+def test_no_changes_without_a_rate():
+    plan = synthetic_plan(WorkloadConfig(), 1, 60_000.0, np.random.SeedSequence(5))
+    assert len(plan.change_times_ms) == len(plan.change_objects) == 0
+    assert plan.change_objects.dtype == np.int64
