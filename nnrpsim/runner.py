@@ -291,6 +291,12 @@ def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> N
         raise ScenarioError("--scheduler", "only with --executor dask")
 
 
+def workers_for(jobs: int | None, n_tasks: int) -> int:
+    """How many runs :func:`execute` runs at once: ``jobs``, or one per core, and never more
+    than there are tasks."""
+    return min(jobs or os.cpu_count() or 1, max(n_tasks, 1))
+
+
 def execute(
     tasks: list[Task],
     jobs: int | None = None,
@@ -302,7 +308,7 @@ def execute(
     check_execution(jobs, executor, scheduler)
     if not tasks:
         return
-    jobs = min(jobs or os.cpu_count() or 1, len(tasks))
+    jobs = workers_for(jobs, len(tasks))
     if executor == "dask":
         yield from _dask(tasks, jobs, scheduler)
     elif jobs == 1:

@@ -16,7 +16,8 @@ from tqdm.auto import tqdm
 from .checks import StudyWarning, study_warnings
 from .plots import plot_study
 from .results import ResultStore, run_table, summarize
-from .runner import check_execution, execute, tasks_for
+from .run_sizes import check_run_sizes
+from .runner import check_execution, execute, tasks_for, workers_for
 from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
 from .traces import check_traces
 
@@ -69,13 +70,13 @@ def run(
     scenario = _scenario(scenario, overrides)
     check_execution(jobs, executor, scheduler)
     check_traces(scenario)
+    points = sweep_points(scenario)
+    if scheduler is None:  # (a cluster's workers have their own memory)
+        runs = sum(point.scenario.study.replications for point in points)
+        check_run_sizes(points, workers_for(jobs, runs))
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     store = ResultStore(path, scenario, resume)
-    tasks = [
-        task
-        for task in tasks_for(sweep_points(scenario))
-        if not store.done(task.point, task.replication)
-    ]
+    tasks = [task for task in tasks_for(points) if not store.done(task.point, task.replication)]
     # Whatever stops the loop early (Ctrl-C, a bad scheduler, a dead worker), the runs already
     # written stay, and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
@@ -107,7 +108,9 @@ def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) 
     :class:`~nnrpsim.checks.StudyWarning` each."""
     scenario = _scenario(scenario, overrides)
     check_traces(scenario)
-    tasks = tasks_for(sweep_points(scenario))
+    points = sweep_points(scenario)
+    tasks = tasks_for(points)
+    check_run_sizes(points, workers_for(jobs, len(tasks)))
     results = list(execute(tasks, jobs))
     runs = pd.DataFrame([result["record"] for result in results])
     summary = summarize(runs.sort_values(["point", "replication"]))

@@ -12,8 +12,12 @@ import pytest
 import yaml
 
 import nnrpsim
+from nnrpsim import run_sizes
 from nnrpsim.cli import main
-from nnrpsim.scenario import ScenarioError, load_scenario
+from nnrpsim.model.run_size import run_size
+from nnrpsim.runner import model_config
+from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
+from nnrpsim.traces import sessions_per_s
 from tests.conftest import write_yaml
 
 CASES = [
@@ -212,6 +216,26 @@ CASES = [
         {"sweep": {"zip": {"study": [{"name": "a"}, {"name": "b"}]}}},
         "error: sweep: study.name cannot be swept",
     ),
+    (  # a shared namespace there would be a host's private one
+        {"workload": {"objects": {"namespaces": 1 << 20}}},
+        "error: workload.objects.namespaces: must be at most 1048575",
+    ),
+    ({"topology": {"hosts": 1 << 32}}, "error: topology.hosts: must be at most 4293918720"),
+    # a run this machine cannot hold, named by the key furthest above an ordinary study's
+    (
+        {"workload": {"objects": {"private_per_session": 10**9}}},
+        "error: workload.objects.private_per_session: one run would need about ",
+    ),
+    (
+        {"workload": {"sessions": {"rate_per_s": 1e9}}},
+        "error: workload.sessions.rate_per_s: one run would need about ",
+    ),
+    ({"study": {"duration": "100000000h"}}, "error: study.duration: one run would need about "),
+    (
+        {"sweep": {"grid": {"workload.objects.shared_per_namespace": [50, 10**10]}}},
+        "error: workload.objects.shared_per_namespace: one run (sweep point 1) would need about "
+        "9,313.4 GiB of memory for its 40,000,000,000 shared objects, more than this machine's ",
+    ),
     (  # a key named in the error is the one at fault, not another it begins like
         {"sweep": {"grid": {"topology.hosts": [1]}, "zip": {"topology.hosts_x": [2]}}},
         "error: sweep.zip.topology.hosts_x: unknown key (did you mean hosts?)",
@@ -272,6 +296,39 @@ def test_missing_file_and_bad_trace(tmp_path, capsys):
     assert main(["run", str(path), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert "missing column 'size_bytes'" in capsys.readouterr().err
     assert not (tmp_path / "out").exists()
+
+
+def test_a_run_this_machine_cannot_hold_is_refused_before_anything_is_written(
+    tmp_path, capsys, small_yaml
+):
+    out = tmp_path / "out"
+    too_many = "workload.operations.rate_per_s=1e9"
+    assert main(["run", str(small_yaml), "--out", str(out), "--set", too_many]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: workload.operations.rate_per_s: one run (sweep point 0) would")
+    assert err.count("\n") == 1 and not out.exists()
+
+
+def test_runs_at_once_that_this_machine_cannot_hold_are_refused_naming_jobs(
+    tmp_path, monkeypatch, small_yaml
+):
+    """Each run fits, two at once do not: ``--jobs`` is at fault, and says what fits."""
+    points = sweep_points(load_scenario(small_yaml))
+    peak = max(
+        run_size(model_config(point.scenario), sessions_per_s(point.scenario)).peak_bytes(
+            point.scenario.engine
+        )
+        for point in points
+    )
+    monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(1.5 * peak))
+    refusal = r"^--jobs: 2 runs at once would need about .*: pass --jobs 1$"
+    with pytest.raises(ScenarioError, match=refusal):
+        nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=2, progress=False)
+    assert not (tmp_path / "out").exists()
+    with pytest.raises(ScenarioError, match=refusal):
+        nnrpsim.sweep(small_yaml, jobs=2)
+    result = nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
+    assert result.status == "complete"
 
 
 def test_run_arguments_are_checked(tmp_path, capsys, small_yaml):

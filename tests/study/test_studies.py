@@ -468,30 +468,39 @@ def test_validate_describes_the_traces(capsys):
         lines[0]
         == "  arrivals AzureLLMInferenceTrace_conv.csv (time_scale 1): 19,366 over 3,501.7 s, 5.53/s"
     )
-    arrivals, workloads = lines[:3], lines[3:]  # one per swept time_scale each
-    assert all(line.startswith("  arrivals ") for line in arrivals) and len(workloads) == 3
+    # one per swept time_scale each
+    arrivals, workloads, sizes = lines[:3], lines[3:6], lines[6:]
+    assert all(line.startswith("  arrivals ") for line in arrivals)
+    assert all("sessions at once" in line for line in workloads)
+    assert len(sizes) == 3 and all("one run draws" in line for line in sizes)
     # The sessions starting in the run's five minutes, at the trace's pace, last 60 s each.
     log = pd.read_csv(ROOT.parent / "shared/data/traces/AzureLLMInferenceTrace_conv.csv")
     since = pd.to_datetime(log["TIMESTAMP"]) - pd.to_datetime(log["TIMESTAMP"]).min()
-    concurrent = (since.dt.total_seconds() < 300).sum() / 300 * 60
-    assert any(f"~{concurrent:,.0f} sessions at once" in line for line in workloads)
+    started = (since.dt.total_seconds() < 300).sum()
+    assert any(f"~{started / 300 * 60:,.0f} sessions at once" in line for line in workloads)
+    assert any(f"one run draws ~{started:,} sessions" in line for line in sizes)
 
 
 def test_validate_gives_each_synthetic_workloads_means_once(capsys):
     assert main(["validate", str(ROOT / "scenarios/capacity_planning.yaml")]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]
+    means, sizes = lines[:3], lines[3:]
     # Three session rates (0.5, 1, 2 a second, 60 s sessions), each at five GPU budgets.
-    assert [line.split(":")[0] for line in lines] == [
-        "  points 0, 3, 6, 9, 12",
-        "  points 1, 4, 7, 10, 13",
-        "  points 2, 5, 8, 11, 14",
-    ]
-    assert [line.split(": ")[1].split(" (")[0] for line in lines] == [
+    groups = ["  points 0, 3, 6, 9, 12", "  points 1, 4, 7, 10, 13", "  points 2, 5, 8, 11, 14"]
+    assert [line.split(":")[0] for line in means] == groups
+    assert [line.split(": ")[1].split(" (")[0] for line in means] == [
         "~30 sessions at once",
         "~60 sessions at once",
         "~120 sessions at once",
     ]
-    assert all("(within 1 % of that 141 s after the start)" in line for line in lines)
+    assert all("(within 1 % of that 141 s after the start)" in line for line in means)
+    # and what one run of each draws: the sessions starting in its 5.5 minutes
+    assert [line.split(":")[0] for line in sizes] == groups
+    assert [line.split(": ")[1].split(",")[0] for line in sizes] == [
+        "one run draws ~165 sessions",
+        "one run draws ~330 sessions",
+        "one run draws ~660 sessions",
+    ]
 
 
 def test_a_mooncake_request_is_one_operation_on_the_des(tmp_path):

@@ -1,0 +1,121 @@
+"""Each sweep point's run size (:mod:`nnrpsim.model.run_size`): a line for ``nnrpsim
+validate``, and the refusal of a point whose runs this machine cannot hold, before anything
+runs or is written. Trace workloads are sized by their trace, which is read first."""
+
+from __future__ import annotations
+
+import functools
+
+from .display_units import bytes_scale, points_text
+from .model.run_size import RunSize, machine_memory_bytes, run_size
+from .runner import model_config
+from .scenario import Point, ScenarioError
+from .scenario.schema import describe
+from .traces import sessions_per_s
+
+
+def _sizes(points: list[Point]) -> list[tuple[Point, RunSize]]:
+    return [
+        (point, run_size(model_config(point.scenario), sessions_per_s(point.scenario)))
+        for point in points
+        if point.scenario.workload.trace is None
+    ]
+
+
+def _memory_text(n: float) -> str:
+    per_unit, unit = bytes_scale([n])
+    return f"{n / per_unit:,.1f} {unit}"
+
+
+SESSION_KEYS = ("study.duration", "topology.hosts", "workload.sessions.rate_per_s")
+OBJECT_KEYS = ("workload.objects.namespaces", "workload.objects.shared_per_namespace")
+OPERATION_KEYS = (
+    *SESSION_KEYS,
+    "workload.sessions.duration",
+    "workload.operations.rate_per_s",
+)
+FACTORS = {
+    "sessions": SESSION_KEYS,
+    "shared objects": OBJECT_KEYS,
+    "private objects": (*SESSION_KEYS, "workload.objects.private_per_session"),
+    "operations": OPERATION_KEYS,
+    "references": (
+        *OPERATION_KEYS,
+        "workload.operations.shared_refs",
+        "workload.operations.private_refs",
+    ),
+    "content changes": (
+        *OBJECT_KEYS,
+        *SESSION_KEYS,
+        "workload.objects.private_per_session",
+        "workload.invalidations.rate_per_s",
+    ),
+}
+"""The scenario keys each count of a run grows with."""
+ORDINARY = {
+    **{key: default for key, default, _ in describe() if key in set().union(*FACTORS.values())},
+    "workload.invalidations.rate_per_s": 0.01,  # (its default, none, is no scale)
+}
+"""Each key's value in an ordinary study (its default): a run too big for the machine is
+blamed on the key furthest above it."""
+
+
+def _blamed_key(part: str, point: Point) -> str:
+    """Of the keys ``part`` grows with, the one furthest above its ordinary value."""
+    scenario = point.scenario
+
+    def above(key: str) -> float:
+        if key == "workload.sessions.rate_per_s":  # (or an arrival log's rate)
+            value = sessions_per_s(scenario) / scenario.topology.hosts
+        else:
+            value = functools.reduce(getattr, key.split("."), scenario)
+        return value / ORDINARY[key]
+
+    key = max(FACTORS[part], key=above)
+    if key == "workload.sessions.rate_per_s" and scenario.workload.sessions.arrivals is not None:
+        return "workload.sessions.arrivals"
+    return key
+
+
+def check_run_sizes(points: list[Point], workers: int = 1, memory_bytes: int | None = None) -> None:
+    """Refuse the first point whose run would need more memory than ``memory_bytes`` (this
+    machine's), naming the key behind the largest part of it; or, when each fits, ``workers``
+    of the largest at once that do not, naming ``--jobs``."""
+    memory = machine_memory_bytes() if memory_bytes is None else memory_bytes
+    largest = 0.0
+    for point, size in _sizes(points):
+        engine = point.scenario.engine
+        peak = size.peak_bytes(engine)
+        largest = max(largest, peak)
+        if peak <= memory:
+            continue
+        parts = size.parts(engine)
+        part = max(parts, key=parts.__getitem__)
+        where = f" (sweep point {point.index})" if len(points) > 1 else ""
+        raise ScenarioError(
+            _blamed_key(part, point),
+            f"one run{where} would need about {_memory_text(peak)} of memory for its "
+            f"{size.counts()[part]:,.0f} {part}, more than this machine's {_memory_text(memory)}",
+        )
+    if workers * largest > memory:
+        raise ScenarioError(
+            "--jobs",
+            f"{workers} runs at once would need about {_memory_text(workers * largest)} of "
+            f"memory, more than this machine's {_memory_text(memory)}: "
+            f"pass --jobs {int(memory // largest)}",
+        )
+
+
+def describe_run_sizes(points: list[Point]) -> list[str]:
+    """What one run of each point draws and the memory a worker needs for it, a line for
+    each distinct size with the points that share it."""
+    described: dict[str, list[int]] = {}
+    for point, size in _sizes(points):
+        objects = size.shared_objects + size.private_objects
+        text = (
+            f"one run draws ~{size.sessions:,.0f} sessions, ~{objects:,.0f} objects, "
+            f"~{size.operations:,.0f} operations; a worker needs about "
+            f"{_memory_text(size.peak_bytes(point.scenario.engine))} of memory for it"
+        )
+        described.setdefault(text, []).append(point.index)
+    return [f"{points_text(indices)}: {text}" for text, indices in described.items()]

@@ -1,0 +1,97 @@
+"""A run's size in closed form (:mod:`nnrpsim.model.run_size`) against drawn plans, and its
+memory estimate against the peak a real run reaches in a process of its own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from nnrpsim.model import ModelConfig, WorkloadConfig
+from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size
+from nnrpsim.model.workload import synthetic_plan
+
+BUSY = WorkloadConfig(session_rate_per_s=10.0, content_change_rate_per_s=0.002)
+
+
+@pytest.mark.parametrize(
+    ("workload", "hosts", "duration_ms"),
+    [
+        (BUSY, 1, 1_800_000.0),  # sessions 30 times shorter than the run
+        (BUSY, 2, 90_000.0),  # a run shorter than two sessions: most end with it
+        (replace(BUSY, session_duration_cv=0.0, private_objects_per_session=0), 1, 600_000.0),
+        (replace(BUSY, shared_objects_per_namespace=1, shared_refs_per_operation=3), 3, 300_000.0),
+    ],
+)
+def test_the_counts_are_those_a_drawn_plan_has(workload, hosts, duration_ms):
+    config = ModelConfig(duration_ms=duration_ms, hosts=hosts, workload=workload)
+    size = run_size(config, workload.session_rate_per_s * hosts)
+    plan = synthetic_plan(workload, hosts, duration_ms, np.random.SeedSequence(11))
+    operations = [objects for session in plan.sessions for _, objects in session.operations]
+    n_shared = workload.namespaces * workload.shared_objects_per_namespace
+    assert size.shared_objects == n_shared
+    assert size.sessions == pytest.approx(len(plan.sessions), rel=0.04)
+    assert size.private_objects == pytest.approx(len(plan.sizes) - n_shared, rel=0.04)
+    assert size.operations == pytest.approx(len(operations), rel=0.04)
+    distinct = sum(len(objects) for objects in operations)
+    assert 0.8 * size.references <= distinct <= 1.04 * size.references  # (at most: duplicates)
+    assert size.content_changes == pytest.approx(len(plan.change_times_ms), rel=0.06)
+
+
+MEASURE = """
+import json, sys
+import numpy as np
+from nnrpsim.model import ModelConfig, WorkloadConfig, simulate, synthetic_plan
+from nnrpsim.metrics import des_metrics
+from nnrpsim.vector_run import vector_run
+
+def peak_kib():  # (this process's own: getrusage's also counts the parent's before the exec)
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmHWM:"))
+
+engine, fields = sys.argv[1], json.loads(sys.argv[2])
+config = ModelConfig(duration_ms=300_000.0, workload=WorkloadConfig(**fields))
+before = peak_kib()
+plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(1))
+if engine == "des":
+    des_metrics(simulate(config, 2, plan), 0.0, True)
+else:
+    vector_run(config, plan)
+print((peak_kib() - before) * 1024)
+"""
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads Linux's VmHWM")
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_the_memory_estimate_is_within_half_and_twice_a_runs_peak(engine):
+    """Several counts raised at once, none as the fit had them (one at a time): the run's
+    peak resident memory, beyond what its process held before its plan, in a process of its
+    own (the peak is the process's)."""
+    fields = {
+        "shared_objects_per_namespace": 5_000,
+        "private_objects_per_session": 300,
+        "operation_rate_per_s": 4.0,
+        "content_change_rate_per_s": 0.01,
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, engine, json.dumps(fields)],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    grew = int(proc.stdout)
+    config = ModelConfig(duration_ms=300_000.0, workload=WorkloadConfig(**fields))
+    size = run_size(config, config.workload.session_rate_per_s)
+    estimate = size.peak_bytes(engine) - WORKER_BYTES
+    assert grew > 100 << 20  # (a run big enough that the estimate's parts tell)
+    assert 0.5 <= estimate / grew <= 2.0, (estimate, grew)
+
+
+def test_the_machines_memory_is_at_most_its_physical_memory():
+    physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    assert 0 < machine_memory_bytes() <= physical
