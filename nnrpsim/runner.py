@@ -180,7 +180,7 @@ def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence)
     )
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=1)
 def _synthetic_plan(
     workload: WorkloadConfig,
     hosts: int,
@@ -191,7 +191,11 @@ def _synthetic_plan(
 ) -> WorkloadPlan:
     """A synthetic plan, drawn once per worker process for its inputs and seed: replication r
     of every sweep point draws the same numbers, so points that vary no workload key (budgets,
-    TTLs, policies) replay one plan. Runs only read a plan: its arrays are made read-only."""
+    TTLs, policies) replay one plan. Runs only read a plan: its arrays are made read-only.
+    A worker keeps the last plan only: the runs that share one come back to back
+    (:func:`tasks_for`), and a worker then needs the memory of one run, as
+    :mod:`nnrpsim.run_sizes` checks (four plans of a large workload would take four times
+    the plan's memory)."""
     plan = synthetic_plan(
         workload,
         hosts,
