@@ -50,6 +50,15 @@ FACTORS = {
         "workload.objects.private_per_session",
         "workload.invalidations.rate_per_s",
     ),
+    "hosts": ("topology.hosts",),
+    "servers": ("topology.servers",),
+    "servers' samples": ("topology.servers", "study.duration"),
+    "servers' object slots": (
+        "topology.servers",
+        *OBJECT_KEYS,
+        *SESSION_KEYS,
+        "workload.objects.private_per_session",
+    ),
 }
 """The scenario keys each count of a run grows with."""
 ORDINARY = {

@@ -9,9 +9,10 @@ into swap first. ``nnrpsim validate`` prints the counts, so a run's size is know
 The bytes per unit are fitted to the peak resident memory of runs of the default scenario with
 each count raised in turn (2026-12-03: 600 to 6,000 sessions, 2,600 to 1.2 million objects,
 31,000 to 620,000 operations, 110,000 to 2.3 million references, up to 160,000 content
-changes), and estimate each of those within 0.89 to 1.41 times what it measured; a run with
-several raised at once, which the fit did not see, 0.92 times on the DES and 1.11 on the vector
-engine (a test holds it within half and twice).
+changes; servers, hosts), and estimate each of those within 0.89 to 1.41 times what it
+measured. Runs the fit did not see, as a worker runs them: several counts raised at once, 0.92
+times on the DES and 1.12 on the vector engine; 500 servers, 1.19 (a test holds them within
+half and twice).
 """
 
 from __future__ import annotations
@@ -34,21 +35,29 @@ PARTS = (
     "operations",
     "references",
     "content changes",
+    "hosts",
+    "servers",
+    "servers' samples",
+    "servers' object slots",
 )
-"""What a run draws, each a count of :class:`RunSize`."""
+"""What a run draws or keeps, each a count of :class:`RunSize`."""
 
+EACH_SERVER = (118_000, 770, 5)
+"""A server's own (its lease table at its first capacity, its processes), per memory sample
+it records (as the run's tables carry it back), and per object of the catalog (the table's
+per-object columns): fitted to runs of 1 and 1,000 servers, of 100 and 300 s."""
 ENGINE_BYTES: dict[str, dict[str, float]] = {
     # the DES keeps a log row per operation and per reference; the plan dominates
-    "des": dict(zip(PARTS, (3_500, 250, 250, 90, 190, 80), strict=True)),
+    "des": dict(zip(PARTS, (3_500, 250, 250, 90, 190, 80, 8_000, *EACH_SERVER), strict=True)),
     # the vector engine flattens the plan into a reference stream beside it
-    "vector": dict(zip(PARTS, (200, 200, 200, 210, 330, 220), strict=True)),
+    "vector": dict(zip(PARTS, (200, 200, 200, 210, 330, 220, 8_000, *EACH_SERVER), strict=True)),
 }
 """Peak memory a run takes per unit of each count, by engine."""
 
 
 @dataclass(frozen=True)
 class RunSize:
-    """What one run draws: expected counts over all hosts."""
+    """What one run draws and keeps: expected counts over all hosts and servers."""
 
     sessions: float
     shared_objects: float
@@ -56,6 +65,10 @@ class RunSize:
     operations: float
     references: float  # distinct objects over all operations, at most
     content_changes: float
+    hosts: float
+    servers: float
+    server_samples: float
+    server_object_slots: float
 
     def counts(self) -> dict[str, float]:
         """Each count by its name in :data:`PARTS`."""
@@ -94,6 +107,10 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
         operations=operations,
         references=operations * per_operation,
         content_changes=objects * workload.content_change_rate_per_s * duration_ms / 1000.0,
+        hosts=float(config.hosts),
+        servers=float(config.servers),
+        server_samples=config.servers * duration_ms / config.sample_interval_ms,
+        server_object_slots=config.servers * objects,
     )
 
 

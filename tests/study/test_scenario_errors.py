@@ -231,10 +231,14 @@ CASES = [
         "error: workload.sessions.rate_per_s: one run would need about ",
     ),
     ({"study": {"duration": "100000000h"}}, "error: study.duration: one run would need about "),
+    (  # each server keeps its own lease table and memory samples
+        {"topology": {"servers": 100_000}},
+        "error: topology.servers: one run would need about ",
+    ),
     (
         {"sweep": {"grid": {"workload.objects.shared_per_namespace": [50, 10**10]}}},
         "error: workload.objects.shared_per_namespace: one run (sweep point 1) would need about "
-        "9,313.4 GiB of memory for its 40,000,000,000 shared objects, more than this machine's ",
+        "9,499.7 GiB of memory for its 40,000,000,000 shared objects, more than this machine's ",
     ),
     (  # a key named in the error is the one at fault, not another it begins like
         {"sweep": {"grid": {"topology.hosts": [1]}, "zip": {"topology.hosts_x": [2]}}},
