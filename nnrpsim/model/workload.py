@@ -105,11 +105,11 @@ def spread_kinds(mix: KindMix, n: int) -> np.ndarray:
     chosen = np.empty(n, dtype=np.intp)
     for i in range(n):  # (Python floats: ten times numpy's pace over arrays of a few kinds)
         first_due, j = math.inf, 0
-        for kind, share in enumerate(shares):
-            if (i + 1) * share - taken[kind] >= behind - 1e-9:
-                due = (taken[kind] + 1 - behind) / share
+        for candidate, share in enumerate(shares):
+            if (i + 1) * share - taken[candidate] >= behind - 1e-9:
+                due = (taken[candidate] + 1 - behind) / share
                 if due < first_due:
-                    first_due, j = due, kind
+                    first_due, j = due, candidate
         taken[j] += 1
         chosen[i] = j
     return kinds[chosen]
