@@ -43,4 +43,5 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     (settled,) = [line for line in text.splitlines() if line.startswith("memory_settled_s")]
     assert settled.endswith("NaN") == (engine == "vector")  # (a DES run has samples to judge)
     assert "sessions at once" in text  # the workload's closed-form means
+    assert "one run draws" in text and "of memory for it" in text  # and one run's size
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
