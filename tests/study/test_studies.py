@@ -1013,6 +1013,36 @@ def test_points_that_vary_no_workload_key_replay_one_plan(monkeypatch, engine):
     assert len(set(fresh)) > 1
 
 
+def test_a_worker_keeping_one_plan_draws_each_once(monkeypatch):
+    """A workload key swept across a budget (grid order interleaves their plans): the runs
+    that share a plan come back to back, so a worker that keeps only the last draws each
+    replication's plan of each workload once."""
+    from nnrpsim import runner
+
+    drawn = []
+
+    def counted(*args, **kwargs):
+        drawn.append((args[0].content_change_rate_per_s, args[3].spawn_key))
+        return synthetic_plan(*args, **kwargs)
+
+    synthetic_plan = runner.synthetic_plan
+    raw = {
+        "study": {"name": "plans", "seed": 5, "replications": 2, "duration": "20s"},
+        "workload": {"sessions": {"rate_per_s": 1, "duration": "10s"}},
+        "sweep": {
+            "grid": {
+                "topology.gpu_memory": ["1MiB", "64MiB"],
+                "workload.invalidations.rate_per_s": [0, 0.1],
+            }
+        },
+    }
+    runner._synthetic_plan.cache_clear()
+    monkeypatch.setattr(runner, "synthetic_plan", counted)
+    nnrpsim.sweep(parse_scenario(raw))
+    assert runner._synthetic_plan.cache_info().maxsize == 1
+    assert sorted(drawn) == [(0.0, (0, 0)), (0.0, (1, 0)), (0.1, (0, 0)), (0.1, (1, 0))]
+
+
 INSTANT = {
     "link": {"latency": "0s", "bandwidth": "1000000GB/s"},
     "per_operation_cost": "0s",
