@@ -14,9 +14,10 @@ import yaml
 import nnrpsim
 from nnrpsim import run_sizes
 from nnrpsim.cli import main
-from nnrpsim.model.run_size import run_size
+from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, run_size
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
+from nnrpsim.scenario.schema import describe
 from nnrpsim.traces import sessions_per_s
 from tests.conftest import write_yaml
 
@@ -333,6 +334,17 @@ def test_runs_at_once_that_this_machine_cannot_hold_are_refused_naming_jobs(
         nnrpsim.sweep(small_yaml, jobs=2)
     result = nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
     assert result.status == "complete"
+
+
+def test_every_part_of_a_run_can_be_blamed_on_scenario_keys():
+    """A part without keys, or a key without an ordinary value, would end a refusal in a
+    traceback instead of its one line."""
+    assert set(run_sizes.FACTORS) == set(PARTS)
+    assert all(set(per_unit) == set(PARTS) for per_unit in ENGINE_BYTES.values())
+    keys = {key for key, _, _ in describe()}
+    for part, factors in run_sizes.FACTORS.items():
+        assert factors and set(factors) <= keys, part
+        assert all(run_sizes.ORDINARY[key] > 0 for key in factors), part
 
 
 def test_run_arguments_are_checked(tmp_path, capsys, small_yaml):
