@@ -149,9 +149,8 @@ def _validate(args: argparse.Namespace) -> str:
     from .scenario import load_scenario, sweep_points
     from .traces import check_traces, describe_workloads
 
-    scenario = load_scenario(args.scenario, args.set)
-    traces = check_traces(scenario)
-    points = sweep_points(scenario)
+    points = sweep_points(load_scenario(args.scenario, args.set))
+    traces = check_traces(points)
     check_run_sizes(points)
     for warning in warmup_advice(points, len(points)):
         print(warning, file=sys.stderr)

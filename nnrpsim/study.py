@@ -69,8 +69,8 @@ def run(
     """
     scenario = _scenario(scenario, overrides)
     check_execution(jobs, executor, scheduler)
-    check_traces(scenario)
     points = sweep_points(scenario)
+    check_traces(points)
     if scheduler is None:  # (a cluster's workers have their own memory)
         runs = sum(point.scenario.study.replications for point in points)
         check_run_sizes(points, workers_for(jobs, runs))
@@ -107,8 +107,8 @@ def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) 
     What ``nnrpsim run`` would warn of (:mod:`nnrpsim.checks`) comes as a
     :class:`~nnrpsim.checks.StudyWarning` each."""
     scenario = _scenario(scenario, overrides)
-    check_traces(scenario)
     points = sweep_points(scenario)
+    check_traces(points)
     tasks = tasks_for(points)
     check_run_sizes(points, workers_for(jobs, len(tasks)))
     results = list(execute(tasks, jobs))

@@ -25,7 +25,7 @@ import pandas as pd
 from .display_units import points_text
 from .engine.stream import ReferenceStream
 from .protocol import CacheObjectKind
-from .scenario import Scenario, ScenarioError, sweep_points
+from .scenario import Scenario, ScenarioError
 from .scenario.loader import Point
 from .scenario.schema import Arrivals, Trace
 
@@ -37,10 +37,10 @@ class TraceError(ScenarioError):
     """A trace that cannot be read: names the file (and line or column) and the reason."""
 
 
-def check_traces(scenario: Scenario) -> list[str]:
-    """Read every trace the scenario's sweep points use: a bad trace is bad input, reported
-    before anything runs, and by ``nnrpsim validate``. Returns a line describing each."""
-    workloads = [point.scenario.workload for point in sweep_points(scenario)]
+def check_traces(points: list[Point]) -> list[str]:
+    """Read every trace the sweep points use: a bad trace is bad input, reported before
+    anything runs, and by ``nnrpsim validate``. Returns a line describing each."""
+    workloads = [point.scenario.workload for point in points]
     lines = []
     for spec in sorted({workload.trace for workload in workloads} - {None}, key=str):
         stream = load_trace(spec)

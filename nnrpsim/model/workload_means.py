@@ -18,6 +18,7 @@ longer).
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -120,10 +121,12 @@ def ramp_time_ms(mean_ms: float, cv: float, level: float = LEVEL) -> float:
     return _least_reaching(lambda t: sessions_ramp(t, mean_ms, cv) >= level, 0.0, high)
 
 
+@functools.lru_cache(maxsize=256)
 def measured_ramp(warmup_ms: float, end_ms: float, mean_ms: float, cv: float) -> float:
     """The sessions at once averaged from ``warmup_ms`` to ``end_ms``, as a fraction of their
     steady number: what a mean over the measured time sees of the climb (the trapezoid rule
-    over 512 steps; the curve is smooth and bends only near the start)."""
+    over 512 steps; the curve is smooth and bends only near the start). Kept for the timings
+    asked again: a sweep's points mostly share theirs, and each takes 2 ms."""
     times = np.linspace(warmup_ms, end_ms, 513)
     ramp = np.array([sessions_ramp(float(t), mean_ms, cv) for t in times])
     return float((ramp[:-1] + ramp[1:]).sum() / 2 / (len(times) - 1))

@@ -563,7 +563,7 @@ def test_a_reference_logs_kind_column_gives_its_objects_kinds(tmp_path, engine):
     }
     from nnrpsim.traces import check_traces
 
-    (described,) = check_traces(parse_scenario(raw))
+    (described,) = check_traces(sweep_points(parse_scenario(raw)))
     assert described.endswith("to 2 objects over 0.8 s (1 tensor_section_table, 1 tool_schema)")
     nnrpsim.run(parse_scenario(raw), out=tmp_path / "out", jobs=1, progress=False)
     kinds = pd.read_csv(tmp_path / "out/kinds.csv").set_index("kind")
