@@ -28,19 +28,20 @@ WORKER_BYTES = 120 << 20
 """A worker process with nnrpsim, numpy, SimPy and pandas imported, before its first run."""
 
 
-PARTS = (
-    "sessions",
-    "shared objects",
-    "private objects",
-    "operations",
-    "references",
-    "content changes",
-    "hosts",
-    "servers",
-    "servers' samples",
-    "servers' object slots",
-)
-"""What a run draws or keeps, each a count of :class:`RunSize`."""
+PART_OF_COUNT = {
+    "sessions": "sessions",
+    "shared_objects": "shared objects",
+    "private_objects": "private objects",
+    "operations": "operations",
+    "references": "references",
+    "content_changes": "content changes",
+    "hosts": "hosts",
+    "servers": "servers",
+    "server_samples": "servers' samples",
+    "server_object_slots": "servers' object slots",
+}
+"""Each count of :class:`RunSize` by the name of the part of a run's memory it makes."""
+PARTS = tuple(PART_OF_COUNT.values())
 
 EACH_SERVER = (118_000, 770, 5)
 """A server's own (its lease table at its first capacity, its processes), per memory sample
@@ -71,8 +72,8 @@ class RunSize:
     server_object_slots: float
 
     def counts(self) -> dict[str, float]:
-        """Each count by its name in :data:`PARTS`."""
-        return dict(zip(PARTS, (getattr(self, f.name) for f in fields(self)), strict=True))
+        """Each count by its part's name (:data:`PARTS`)."""
+        return {PART_OF_COUNT[f.name]: getattr(self, f.name) for f in fields(self)}
 
     def parts(self, engine: str) -> dict[str, float]:
         """The run's peak memory beyond a worker's own, by the count that takes it."""
