@@ -159,9 +159,8 @@ def _trace(spec: Trace) -> ReferenceStream:
     return load_trace(spec)
 
 
-@functools.lru_cache(maxsize=4)
 def _arrivals(spec: Arrivals) -> np.ndarray:
-    from .traces import load_arrivals  # (pandas: see _trace)
+    from .traces import load_arrivals  # (pandas: see _trace; it keeps what it read)
 
     return load_arrivals(spec)
 

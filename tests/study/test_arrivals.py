@@ -37,6 +37,18 @@ def test_datetimes_with_time_zones_are_instants(tmp_path):
     assert load_arrivals(Arrivals(path=str(path))).tolist() == [0.0, 1000.0]
 
 
+def test_a_log_is_read_once_for_each_version_of_its_file(tmp_path):
+    """The checks and every sweep point ask for the same log: it is read once, until the file
+    changes (a notebook may rewrite it between runs)."""
+    path = tmp_path / "a.csv"
+    path.write_text("t\n0\n100\n")
+    spec = Arrivals(path=str(path), column="t")
+    first = load_arrivals(spec)
+    assert load_arrivals(spec) is first and not first.flags.writeable
+    path.write_text("t\n0\n100\n250\n")
+    assert load_arrivals(spec).tolist() == [0.0, 100.0, 250.0]
+
+
 def test_sessions_start_at_the_arrivals_and_hosts_take_them_in_turn():
     arrivals = np.array([0.0, 10.0, 25.0, 40.0, 90.0, 130.0])
     seed = np.random.SeedSequence(1)
