@@ -150,17 +150,16 @@ def model_config(scenario: Scenario) -> ModelConfig:
     )
 
 
-@functools.lru_cache(maxsize=4)
 def _trace(spec: Trace) -> ReferenceStream:
     # Imported here: the trace readers need pandas, and a worker process that runs synthetic
-    # workloads starts a quarter of a second sooner without it.
+    # workloads starts a quarter of a second sooner without it. They keep what they read.
     from .traces import load_trace
 
     return load_trace(spec)
 
 
 def _arrivals(spec: Arrivals) -> np.ndarray:
-    from .traces import load_arrivals  # (pandas: see _trace; it keeps what it read)
+    from .traces import load_arrivals  # (pandas: see _trace)
 
     return load_arrivals(spec)
 

@@ -145,9 +145,19 @@ def _milliseconds(column: pd.Series) -> np.ndarray:
 
 
 def load_trace(spec: Trace) -> ReferenceStream:
+    """A trace's reference stream, read once for each version of the file, as
+    :func:`load_arrivals` reads a log (the check before a study and its runs in one process
+    share it; a run takes its window with ``before``)."""
     path = Path(spec.path)
     if not path.is_file():
         raise TraceError("workload.trace.path", f"no such file: {path}")
+    version = path.stat()
+    return _read_trace(spec, (version.st_mtime_ns, version.st_size))
+
+
+@functools.lru_cache(maxsize=4)
+def _read_trace(spec: Trace, _version: tuple[int, int]) -> ReferenceStream:
+    path = Path(spec.path)
     fmt = spec.format
     if fmt == "auto":
         fmt = {".jsonl": "mooncake", ".csv": "csv", ".parquet": "parquet"}.get(path.suffix.lower())

@@ -503,6 +503,24 @@ def test_validate_gives_each_synthetic_workloads_means_once(capsys):
     ]
 
 
+def test_a_trace_is_read_once_for_each_version_of_its_file(tmp_path):
+    """The check before a study and its runs in one process share what was read, until the
+    file changes (a notebook may rewrite it between runs)."""
+    from nnrpsim.scenario.schema import Trace
+    from nnrpsim.traces import load_trace
+
+    trace = tmp_path / "t.jsonl"
+    trace.write_text('{"timestamp": 0, "input_length": 512, "hash_ids": [1]}\n')
+    spec = Trace(path=str(trace))
+    first = load_trace(spec)
+    assert load_trace(spec) is first and first.n_objects == 1
+    trace.write_text(
+        '{"timestamp": 0, "input_length": 512, "hash_ids": [1]}\n'
+        '{"timestamp": 10, "input_length": 1024, "hash_ids": [1, 2]}\n'
+    )
+    assert load_trace(spec).n_objects == 2
+
+
 def test_a_mooncake_request_is_one_operation_on_the_des(tmp_path):
     """One FRAME_SUBMIT per request, its blocks installed in one burst; the next request
     reuses the shared prefix by reference."""
