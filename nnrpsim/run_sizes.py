@@ -86,7 +86,9 @@ def _blamed_key(part: str, point: Point) -> str:
     return key
 
 
-def check_run_sizes(points: list[Point], workers: int = 1, memory_bytes: int | None = None) -> None:
+def check_run_sizes(
+    points: list[Point], workers: int = 1, memory_bytes: float | None = None
+) -> None:
     """Refuse the first point whose run would need more memory than ``memory_bytes`` (this
     machine's), naming the key behind the largest part of it; or, when each fits, ``workers``
     of the largest at once that do not, naming ``--jobs``."""

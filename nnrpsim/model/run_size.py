@@ -17,6 +17,7 @@ half and twice).
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -115,10 +116,18 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
     )
 
 
-def machine_memory_bytes() -> int:
-    """This machine's memory, or its control group's limit where that is lower (a container)."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    for limit_file in ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"):
+CGROUP_LIMIT_FILES = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")
+"""Where a container's memory limit is kept: control groups v2, then v1 (``max``: none)."""
+
+
+def machine_memory_bytes(limit_files: tuple[str, ...] = CGROUP_LIMIT_FILES) -> float:
+    """This machine's memory, or its control group's limit where that is lower (a container);
+    infinite where the system does not say (no ``sysconf``: Windows)."""
+    try:
+        total: float = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        total = math.inf
+    for limit_file in limit_files:
         try:
             text = Path(limit_file).read_text().strip()
         except OSError:

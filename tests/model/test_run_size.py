@@ -4,6 +4,7 @@ memory estimate against the peak a real run reaches in a process of its own."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import subprocess
 import sys
@@ -96,3 +97,21 @@ def test_the_memory_estimate_is_within_half_and_twice_a_runs_peak(engine, topolo
 def test_the_machines_memory_is_at_most_its_physical_memory():
     physical = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
     assert 0 < machine_memory_bytes() <= physical
+
+
+def test_a_containers_limit_counts_where_it_is_lower(tmp_path):
+    physical = machine_memory_bytes(())
+    limits = {"low": "1234\n", "none": "max\n", "high": f"{physical * 4}\n"}
+    files = {}
+    for name, text in limits.items():
+        files[name] = tmp_path / name
+        files[name].write_text(text)
+    assert machine_memory_bytes((str(files["low"]),)) == 1234
+    assert machine_memory_bytes((str(files["none"]), str(files["high"]))) == physical
+    assert machine_memory_bytes((str(tmp_path / "absent"),)) == physical
+
+
+def test_a_system_that_does_not_say_leaves_the_memory_unbounded(monkeypatch):
+    """No ``sysconf`` (Windows): nothing is refused for want of memory."""
+    monkeypatch.delattr(os, "sysconf")
+    assert machine_memory_bytes(()) == math.inf
