@@ -145,19 +145,20 @@ def _summary_table(summary) -> str:
 
 def _validate(args: argparse.Namespace) -> str:
     from .checks import warmup_advice
-    from .run_sizes import check_run_sizes, describe_run_sizes
+    from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
     from .scenario import load_scenario, sweep_points
     from .traces import check_traces, describe_workloads
 
     points = sweep_points(load_scenario(args.scenario, args.set))
     traces = check_traces(points)
-    check_run_sizes(points)
+    sizes = point_sizes(points)
+    check_run_sizes(sizes)
     for warning in warmup_advice(points, len(points)):
         print(warning, file=sys.stderr)
     runs = sum(point.scenario.study.replications for point in points)  # (swept too)
     engines = ", ".join(dict.fromkeys(point.scenario.engine for point in points))  # (swept too)
     valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {engines})"
-    described = [*traces, *describe_workloads(points), *describe_run_sizes(points)]
+    described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     return "\n".join([valid, *(f"  {line}" for line in described)])
 
 

@@ -16,7 +16,7 @@ from tqdm.auto import tqdm
 from .checks import StudyWarning, study_warnings
 from .plots import plot_study
 from .results import ResultStore, run_table, summarize
-from .run_sizes import check_run_sizes
+from .run_sizes import check_run_sizes, point_sizes
 from .runner import check_execution, execute, tasks_for, workers_for
 from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
 from .traces import check_traces
@@ -73,7 +73,7 @@ def run(
     check_traces(points)
     if scheduler is None:  # (a cluster's workers have their own memory)
         runs = sum(point.scenario.study.replications for point in points)
-        check_run_sizes(points, workers_for(jobs, runs))
+        check_run_sizes(point_sizes(points), workers_for(jobs, runs))
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     store = ResultStore(path, scenario, resume)
     tasks = [task for task in tasks_for(points) if not store.done(task.point, task.replication)]
@@ -110,7 +110,7 @@ def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) 
     points = sweep_points(scenario)
     check_traces(points)
     tasks = tasks_for(points)
-    check_run_sizes(points, workers_for(jobs, len(tasks)))
+    check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
     results = list(execute(tasks, jobs))
     runs = pd.DataFrame([result["record"] for result in results])
     summary = summarize(runs.sort_values(["point", "replication"]))
