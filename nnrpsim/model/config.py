@@ -92,7 +92,9 @@ class ServerConfig:
     def __post_init__(self) -> None:
         _python_numbers(self)
         if not 0 < self.default_lease_ttl_ms <= U32_MAX:
-            raise ValueError(f"default_lease_ttl_ms must be in 1..{U32_MAX}")
+            raise ValueError(
+                f"default_lease_ttl_ms must be in 1..{U32_MAX}, got {self.default_lease_ttl_ms}"
+            )
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be at least 1 (or None: no limit), got {self.workers}")
         _positive("per_operation_ms", self.per_operation_ms, allow_zero=True)
@@ -229,7 +231,9 @@ class FaultConfig:
     def __post_init__(self) -> None:
         _python_numbers(self)
         if not 0 < self.memory_pressure_fraction <= 1:
-            raise ValueError("memory_pressure_fraction must be in (0, 1]")
+            raise ValueError(
+                f"memory_pressure_fraction must be in (0, 1], got {self.memory_pressure_fraction}"
+            )
         for name in ("restart_at_ms", "memory_pressure_at_ms"):
             if getattr(self, name) is not None:
                 _positive(name, getattr(self, name), allow_zero=True)
@@ -270,7 +274,7 @@ class ModelConfig:
         _positive("servers", self.servers)
         if self.routing not in ROUTING_RULES:
             raise ValueError(
-                f"unknown routing {self.routing!r} (known: {', '.join(ROUTING_RULES)})"
+                f"routing must be one of {', '.join(ROUTING_RULES)}, got {self.routing!r}"
             )
         _positive("sample_interval_ms", self.sample_interval_ms)
         _positive("operation_timeout_ms", self.operation_timeout_ms, allow_zero=True)

@@ -102,3 +102,52 @@ def test_namespaces_and_hosts_stay_below_where_their_ranges_would_meet():
     assert PRIVATE_NAMESPACE_BASE + MAX_HOSTS - 1 == 0xFFFF_FFFF  # the last host's, a u32
     with pytest.raises(ValueError, match=r"^hosts must be at most 4,293,918,720$"):
         ModelConfig(hosts=MAX_HOSTS + 1)
+
+
+@pytest.mark.parametrize(
+    ("config", "field", "refused", "accepted"),
+    [
+        (LinkConfig, "loss", (1.0, -0.01), (0.0, 0.99)),
+        (ServerConfig, "default_lease_ttl_ms", (0, 2**32), (1, 2**32 - 1)),
+        (ServerConfig, "workers", (0,), (1, None)),
+        (PolicyConfig, "ttl_fraction", (0.0, 10.5), (0.01, 10.0)),
+        (PolicyConfig, "renew_margin", (-0.1, 1.1), (0.0, 1.0)),
+        (PolicyConfig, "ttl_hint_ms", (-1, 2**32), (0, 2**32 - 1)),
+        (PolicyConfig, "connection_ttl_ms", (0, 2**32), (1, 2**32 - 1)),
+        (PolicyConfig, "refused_backoff_ms", (-1.0, INF), (0.0, 1e9)),
+        (WorkloadConfig, "max_in_flight_operations", (0, 2**16), (1, 2**16 - 1)),
+        (WorkloadConfig, "private_dependency_share", (-0.1, 1.1), (0.0, 1.0)),
+        (FaultConfig, "memory_pressure_fraction", (0.0, 1.5), (0.01, 1.0)),
+        (ModelConfig, "routing", ("random",), ("round_robin", "hash", "least_sessions")),
+    ],
+)
+def test_a_bounded_field_refuses_just_outside_its_range_and_takes_its_ends(
+    config, field, refused, accepted
+):
+    """A bound written one off (``<`` for ``<=``) refuses a value the protocol allows or lets
+    through one it cannot carry (a TTL past the u32 of its field)."""
+    for value in refused:
+        with pytest.raises(ValueError, match=rf"^{field} must be .*, got {value!r}$"):
+            config(**{field: value})
+    for value in accepted:
+        assert getattr(config(**{field: value}), field) == value
+
+
+@pytest.mark.parametrize(
+    ("config", "values", "message"),
+    [
+        (WorkloadConfig, {"shared_kinds": ()}, "shared_kinds must name at least one object kind"),
+        (WorkloadConfig, {"private_kinds": ((10, 1.0),)}, "private_kinds: 10 is not an object"),
+        (WorkloadConfig, {"kind_sizes": ((0, 1024, 0.5),)}, "kind_sizes: 0 is not an object"),
+        (
+            WorkloadConfig,
+            {"private_dependency_share": 0.5, "shared_objects_per_namespace": 0},
+            "private_dependency_share needs shared objects to depend on",
+        ),
+        (ModelConfig, {"warmup_ms": 5.0, "duration_ms": 5.0}, "warmup_ms must be shorter"),
+        (ModelConfig, {"warmup_ms": 4.5, "duration_ms": 5.0}, "warmup_ms must end a whole"),
+    ],
+)
+def test_fields_that_must_agree_are_refused_together(config, values, message):
+    with pytest.raises(ValueError, match=f"^{message}"):
+        config(**values)
