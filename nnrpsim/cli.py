@@ -145,6 +145,7 @@ def _summary_table(summary) -> str:
 
 def _validate(args: argparse.Namespace) -> str:
     from .checks import warmup_advice
+    from .display_units import counted
     from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
     from .scenario import load_scenario, sweep_points
     from .traces import check_traces, describe_workloads
@@ -157,7 +158,8 @@ def _validate(args: argparse.Namespace) -> str:
         print(warning, file=sys.stderr)
     runs = sum(point.scenario.study.replications for point in points)  # (swept too)
     engines = ", ".join(dict.fromkeys(point.scenario.engine for point in points))  # (swept too)
-    valid = f"{args.scenario}: valid ({len(points)} sweep points, {runs} runs, engine {engines})"
+    counts = f"{counted(len(points), 'sweep point')}, {counted(runs, 'run')}"
+    valid = f"{args.scenario}: valid ({counts}, engine {engines})"
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     return "\n".join([valid, *(f"  {line}" for line in described)])
 

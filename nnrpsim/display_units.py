@@ -55,6 +55,11 @@ def value_text(key: str, value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def counted(count: int, noun: str) -> str:
+    """A count with its noun, singular for one: ``1 sweep point``, ``3 runs``."""
+    return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
 def points_text(indices: list[int]) -> str:
     """Sweep points as a line names them: ``point 3``, ``points 0, 1, 2``, the first six of
     more (``(and 4 more)``)."""

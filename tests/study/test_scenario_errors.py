@@ -292,6 +292,13 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert "8 sweep points, 16 runs, engine des, vector)" in capsys.readouterr().out
 
 
+def test_an_empty_scenario_is_every_default(tmp_path, capsys):
+    """An empty file is a scenario with no key set: one sweep point, said so in the singular."""
+    path = write_yaml(tmp_path, "")
+    assert main(["validate", str(path), "--set", "study.replications=1"]) == 0
+    assert f"{path}: valid (1 sweep point, 1 run, engine des)" in capsys.readouterr().out
+
+
 def test_missing_file_and_bad_trace(tmp_path, capsys):
     assert main(["validate", str(tmp_path / "nope.yaml")]) == 2
     assert "No such file" in capsys.readouterr().err
