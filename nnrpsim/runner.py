@@ -8,6 +8,7 @@ so the numbers are the same whatever the job count or executor.
 from __future__ import annotations
 
 import functools
+import numbers
 import os
 import time
 import traceback
@@ -283,6 +284,8 @@ def _plan_inputs(scenario: Scenario) -> str:
 
 def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> None:
     """The arguments of :func:`execute`, checked before a study writes anything."""
+    if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral)):
+        raise ScenarioError("--jobs", f"must be a whole number, got {jobs!r}")
     if jobs is not None and jobs < 1:
         raise ScenarioError("--jobs", "must be at least 1")
     if executor not in EXECUTORS:

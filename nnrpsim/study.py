@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import time
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -18,7 +17,7 @@ from .plots import plot_study
 from .results import ResultStore, run_table, summarize
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import check_execution, execute, tasks_for, workers_for
-from .scenario import Scenario, load_scenario, parse_scenario, sweep_points
+from .scenario import ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces
 
 
@@ -39,23 +38,11 @@ class StudyResult:
     short for the memory's climb (:mod:`nnrpsim.checks`)."""
 
 
-ScenarioLike = Scenario | Mapping[str, Any] | str | Path
-"""A scenario, a mapping as a scenario file reads (a notebook's dict), or that file's path."""
-
-
-def _scenario(scenario: ScenarioLike, overrides: Sequence[str]) -> Scenario:
-    if isinstance(scenario, Scenario):
-        return parse_scenario(scenario.model_dump(), overrides) if overrides else scenario
-    if isinstance(scenario, Mapping):
-        return parse_scenario(dict(scenario), overrides)
-    return load_scenario(scenario, overrides)
-
-
 def run(
     scenario: ScenarioLike,
     *,
     out: str | Path | None = None,
-    overrides: Sequence[str] = (),
+    overrides: Sequence[str] | str = (),
     jobs: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
@@ -67,7 +54,7 @@ def run(
     Runs are written as they finish; an interruption keeps them, and ``resume=True`` runs only
     what is missing. A run that raises is recorded with its error while the others complete.
     """
-    scenario = _scenario(scenario, overrides)
+    scenario = load_scenario(scenario, overrides)
     check_execution(jobs, executor, scheduler)
     points = sweep_points(scenario)
     check_traces(points)
@@ -102,11 +89,14 @@ def run(
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 
 
-def sweep(scenario: ScenarioLike, overrides: Sequence[str] = (), jobs: int = 1) -> pd.DataFrame:
+def sweep(
+    scenario: ScenarioLike, overrides: Sequence[str] | str = (), jobs: int = 1
+) -> pd.DataFrame:
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks.
     What ``nnrpsim run`` would warn of (:mod:`nnrpsim.checks`) comes as a
     :class:`~nnrpsim.checks.StudyWarning` each."""
-    scenario = _scenario(scenario, overrides)
+    scenario = load_scenario(scenario, overrides)
+    check_execution(jobs, "local", None)
     points = sweep_points(scenario)
     check_traces(points)
     tasks = tasks_for(points)

@@ -3,6 +3,7 @@
 from .loader import (
     Point,
     ScenarioError,
+    ScenarioLike,
     load_scenario,
     parse_scenario,
     scenario_hash,
@@ -14,6 +15,7 @@ __all__ = [
     "Point",
     "Scenario",
     "ScenarioError",
+    "ScenarioLike",
     "load_scenario",
     "parse_scenario",
     "scenario_hash",

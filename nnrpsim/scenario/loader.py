@@ -8,8 +8,9 @@ import difflib
 import hashlib
 import itertools
 import json
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any, get_args, get_origin
 
@@ -221,9 +222,10 @@ def parse_set(item: str) -> tuple[str, Any]:
     return key.strip(), _safe_load(text, f"--set {key.strip()}", file=False)
 
 
-def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:
+def parse_scenario(raw: dict, overrides: Sequence[str] | str = ()) -> Scenario:
+    """Validate ``raw`` with ``overrides`` (``KEY=VALUE`` each, or one such string) applied."""
     raw = copy.deepcopy(raw)
-    for item in overrides:
+    for item in [overrides] if isinstance(overrides, str) else overrides:
         key, value = parse_set(item)
         set_dotted(raw, key, value, where=f"--set {key}")
     try:
@@ -234,14 +236,29 @@ def parse_scenario(raw: dict, overrides: Sequence[str] = ()) -> Scenario:
     return scenario
 
 
-def load_scenario(path: str | Path, overrides: Sequence[str] = ()) -> Scenario:
-    """Read, validate and check a scenario file (including every sweep point).
+ScenarioLike = Scenario | Mapping[str, Any] | str | PathLike[str]
+"""A scenario, a mapping as a scenario file reads (a notebook's dict), or that file's path."""
+
+
+def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | str = ()) -> Scenario:
+    """Read, validate and check a scenario file (including every sweep point), or a mapping as
+    such a file reads; a :class:`Scenario` comes back as it is, or with ``overrides`` applied.
 
     A relative ``workload.trace.path`` or ``workload.sessions.arrivals.path``, swept or not,
-    is taken relative to the scenario file's folder; one in ``overrides``, to the current one.
+    is taken relative to the scenario file's folder (a mapping's, to the current one); one in
+    ``overrides``, to the current one.
     """
-    raw = read_yaml(path)
-    _paths_relative_to(Path(path).parent, raw)
+    if isinstance(scenario, Scenario):
+        return parse_scenario(scenario.model_dump(), overrides) if overrides else scenario
+    if isinstance(scenario, Mapping):
+        return parse_scenario(dict(scenario), overrides)
+    if not isinstance(scenario, str | PathLike):
+        raise TypeError(
+            "a scenario is a Scenario, a mapping as a scenario file reads, or that file's "
+            f"path, not {type(scenario).__name__}"
+        )
+    raw = read_yaml(scenario)
+    _paths_relative_to(Path(scenario).parent, raw)
     return parse_scenario(raw, overrides)
 
 

@@ -155,6 +155,26 @@ def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(from_a_mapping))
 
 
+def test_the_api_takes_a_scenario_in_each_form_and_refuses_what_is_none(small_yaml):
+    """A path, a mapping as the file reads and a Scenario are one scenario; a lone override
+    string is one override (iterated, it was one bad override a character); anything else, or
+    a job count that is no whole number, is refused before anything runs."""
+    from_file = nnrpsim.load_scenario(small_yaml, "study.replications=5")
+    assert from_file.study.replications == 5
+    from_a_mapping = nnrpsim.load_scenario(yaml.safe_load(small_yaml.read_text()))
+    assert from_a_mapping.model_dump() == nnrpsim.load_scenario(small_yaml).model_dump()
+    assert nnrpsim.load_scenario(from_file) is from_file
+    assert nnrpsim.load_scenario(from_file, ["study.replications=1"]).study.replications == 1
+    for wrong in (42, None, [small_yaml]):
+        with pytest.raises(TypeError, match=f"^a scenario is a .*, not {type(wrong).__name__}$"):
+            nnrpsim.sweep(wrong)
+    for jobs in ("2", 1.5, True):
+        with pytest.raises(
+            nnrpsim.ScenarioError, match=f"^--jobs: must be a whole number, got {jobs!r}"
+        ):
+            nnrpsim.sweep(small_yaml, jobs=jobs)
+
+
 BACKING_OFF = [
     "topology.eviction=none",
     "topology.gpu_memory=2MiB",
