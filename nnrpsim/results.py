@@ -200,6 +200,8 @@ def _cell(value: Any) -> Any:
 
 def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
     """A Parquet file of results; a missing or damaged one is bad input, named with its path."""
+    if not path.is_file():  # (pyarrow's error would be the path alone)
+        raise ScenarioError(str(path), "no such file (run a study first)")
     try:
         return pd.read_parquet(path, columns=columns)
     except (OSError, ValueError, KeyError) as err:

@@ -391,6 +391,10 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     err = capsys.readouterr().err
     assert err.startswith(f"error: {out / 'summary.parquet'}: not a readable results table (")
     assert err.count("\n") == 1
+    with pytest.raises(
+        nnrpsim.ScenarioError, match=r"summary\.parquet: no such file \(run a study"
+    ):
+        nnrpsim.plot_study(tmp_path / "empty")  # the API, which no command checked first
 
 
 def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml, monkeypatch):
