@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .display_units import points_text
+from .display_units import counted, points_text
 from .engine.stream import ReferenceStream
 from .protocol import CacheObjectKind
 from .scenario import Scenario, ScenarioError
@@ -47,8 +47,9 @@ def check_traces(points: list[Point]) -> list[str]:
         stream = load_trace(spec)
         lines.append(
             f"trace {Path(spec.path).name} (time_scale {spec.time_scale:g}): "
-            f"{len(stream):,} references in {len(stream.operation_bounds()) - 1:,} operations "
-            f"to {stream.n_objects:,} objects over {stream.duration_ms / 1000:,.1f} s"
+            f"{counted(len(stream), 'reference')} in "
+            f"{counted(len(stream.operation_bounds()) - 1, 'operation')} "
+            f"to {counted(stream.n_objects, 'object')} over {stream.duration_ms / 1000:,.1f} s"
             + _kind_counts(stream)
         )
     for spec in sorted({workload.sessions.arrivals for workload in workloads} - {None}, key=str):

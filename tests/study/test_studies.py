@@ -468,8 +468,8 @@ def test_swept_trace_paths_are_relative_to_the_scenario_file(tmp_path, monkeypat
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     described = [
-        "  trace a.jsonl (time_scale 1): 1 references in 1 operations to 1 objects over 0.0 s",
-        "  trace b.jsonl (time_scale 1): 2 references in 2 operations to 1 objects over 0.0 s",
+        "  trace a.jsonl (time_scale 1): 1 reference in 1 operation to 1 object over 0.0 s",
+        "  trace b.jsonl (time_scale 1): 2 references in 2 operations to 1 object over 0.0 s",
     ]
     for path in paths:
         assert main(["validate", str(path)]) == 0
