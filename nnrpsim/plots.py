@@ -72,6 +72,21 @@ def _line_with_band(ax, x, y, ci, label=None) -> str:
     return line.get_color()
 
 
+def _interval_note(ax, summary: pd.DataFrame, drawn_as: str) -> None:
+    """Say over the plot what a point and its band or bars are: a mean over how many
+    replications, with its 95 % t interval (two replications give a wide one)."""
+    counts = summary["replications"].dropna().astype(int)
+    least, most = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
+    if most <= 1:
+        note = "each point: one replication (no confidence interval)"
+    else:
+        runs = f"{least}" if least == most else f"{least}-{most}"
+        note = (
+            f"each point: the mean of {runs} replications; {drawn_as}: its 95 % confidence interval"
+        )
+    ax.set_title(note, fontsize=7, loc="left", color="0.35")
+
+
 def lines_of(summary: pd.DataFrame, key: str, swept: list[str]) -> list[tuple[str, pd.DataFrame]]:
     """The points to draw against ``key``, one line for each combination of the other swept
     parameters that vary at a given ``key`` (points that differ in one must never be joined;
@@ -115,6 +130,7 @@ def _metric_vs(summary, key, metric, swept, folder, name):
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
+    _interval_note(ax, summary, "shaded")
     _within_range(ax, unit)
     ax.grid(alpha=0.3)
     if len(lines) > 1 or summary[key].isna().any():
@@ -236,6 +252,7 @@ def _capacity_tradeoff(
         )
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
+    _interval_note(ax, summary, "bars")
     if _spans_decades(summary["mean_gpu_bytes"]):
         ax.set_xscale("log")
     if _spans_decades(summary[metric]):

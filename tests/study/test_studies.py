@@ -425,6 +425,43 @@ def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml
         matplotlib.pyplot.close(fig)
 
 
+def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yaml, monkeypatch):
+    """A band of two replications is a wide t interval: the plot says what it is, and says
+    there is none with one replication."""
+    from nnrpsim import plots
+
+    out = tmp_path / "n"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    drawn = {}
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.update({name: fig}) or [])
+
+    def notes() -> dict[str, str]:
+        drawn.clear()
+        plots.plot_study(out)
+        titles = {name: fig.axes[0].get_title(loc="left") for name, fig in drawn.items()}
+        for fig in drawn.values():
+            matplotlib.pyplot.close(fig)
+        return {name: title for name, title in titles.items() if title}
+
+    mean = "each point: the mean of 2 replications; {}: its 95 % confidence interval"
+    assert notes() == {
+        **dict.fromkeys(
+            ["hit_rate_vs_ttl", "hit_rate_vs_invalidation", "fallback_vs_invalidation"],
+            mean.format("shaded"),
+        ),
+        **dict.fromkeys(
+            ["hit_rate_vs_gpu_memory", "wire_bytes_saved_vs_gpu_memory"], mean.format("bars")
+        ),
+    }
+    summary = pd.read_parquet(out / "summary.parquet")
+    summary["replications"] = [1, 2, 1, 2]  # (a failed run leaves fewer)
+    summary.to_parquet(out / "summary.parquet")
+    assert notes()["hit_rate_vs_ttl"].startswith("each point: the mean of 1-2 replications;")
+    summary["replications"] = 1
+    summary.to_parquet(out / "summary.parquet")
+    assert set(notes().values()) == {"each point: one replication (no confidence interval)"}
+
+
 @pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds"])
 def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damaged):
     out = tmp_path / "d"
