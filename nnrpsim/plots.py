@@ -74,7 +74,10 @@ def _line_with_band(ax, x, y, ci, label=None) -> str:
 
 def _interval_note(ax, summary: pd.DataFrame, drawn_as: str) -> None:
     """Say over the plot what a point and its band or bars are: a mean over how many
-    replications, with its 95 % t interval (two replications give a wide one)."""
+    replications, with its 95 % t interval (two replications give a wide one); nothing
+    for a summary that does not say (one made by hand)."""
+    if "replications" not in summary:
+        return
     counts = summary["replications"].dropna().astype(int)
     least, most = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
     if most <= 1:
