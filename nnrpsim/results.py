@@ -107,6 +107,10 @@ class ResultStore:
                     "--set or a new version's defaults changed it): choose another --out, or "
                     "remove that folder to start again",
                 )
+
+    def make_folders(self) -> None:
+        """The folders runs are written to: made once nothing can refuse the study any more
+        (a refusal leaves no folder behind)."""
         try:
             for folder in (self.runs_dir, *self.table_dirs.values()):
                 folder.mkdir(parents=True, exist_ok=True)

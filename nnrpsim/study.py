@@ -58,12 +58,14 @@ def run(
     check_execution(jobs, executor, scheduler)
     points = sweep_points(scenario)
     check_traces(points)
-    if scheduler is None:  # (a cluster's workers have their own memory)
-        runs = sum(point.scenario.study.replications for point in points)
-        check_run_sizes(point_sizes(points), workers_for(jobs, runs))
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     store = ResultStore(path, scenario, resume)
     tasks = [task for task in tasks_for(points) if not store.done(task.point, task.replication)]
+    if scheduler is None:  # (a cluster's workers have their own memory)
+        left = {task.point for task in tasks}  # (on --resume, the points with runs left)
+        sizes = point_sizes([point for point in points if point.index in left])
+        check_run_sizes(sizes, workers_for(jobs, len(tasks)))
+    store.make_folders()
     # Whatever stops the loop early (Ctrl-C, a bad scheduler, a dead worker), the runs already
     # written stay, and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
