@@ -132,9 +132,13 @@ def size_laws(kinds: np.ndarray, config: WorkloadConfig) -> tuple[np.ndarray, np
     return np.log(median), sigma
 
 
+OBJECT_SIZE_RANGE = (1, 0xFFFF_FFFF)
+"""Object sizes as drawn: at least a byte, at most what an inline block's u32 length carries."""
+
+
 def _lognormal_sizes(rng: np.random.Generator, laws: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-    """A size per object, drawn from its law (see :func:`size_laws`)."""
-    return np.clip(rng.lognormal(*laws), 1, 0xFFFF_FFFF).astype(np.int64)
+    """A size per object, drawn from its law (see :func:`size_laws`) and cut to the range."""
+    return np.clip(rng.lognormal(*laws), *OBJECT_SIZE_RANGE).astype(np.int64)
 
 
 def _durations(rng: np.random.Generator, n: int, config: WorkloadConfig) -> np.ndarray:

@@ -4,9 +4,10 @@ Sessions arrive as a Poisson process and last a lognormal time of known mean, so
 ``rate x mean length`` of them run at once in steady state. Each operation draws its shared
 references from the namespace's Zipf popularity and its private ones uniformly, with
 replacement, and references an object once however often it was drawn: the expected number of
-distinct objects is ``sum(1 - (1 - p) ** draws)``. Object sizes are lognormal by kind, of mean
-``median x exp(sigma**2 / 2)``. These means size a GPU budget and a link before a study runs,
-and a test checks them against drawn plans.
+distinct objects is ``sum(1 - (1 - p) ** draws)``. Object sizes are lognormal by kind, cut to
+1 B..4 GiB as drawn: of mean ``median x exp(sigma**2 / 2)`` while the cut is far out, the cut
+distribution's mean always (:func:`clipped_lognormal_mean`). These means size a GPU budget and
+a link before a study runs, and a test checks them against drawn plans.
 
 From an empty start the sessions at once climb to that level as ``rate x E[min(D, t)]``: the
 sessions started by ``t`` that are still running (the equilibrium distribution of the length
@@ -28,7 +29,7 @@ import numpy as np
 from nnrpsim.protocol.packet import INLINE_OBJECT_ALIGN, INLINE_OBJECT_HEADER_LEN
 
 from .config import WorkloadConfig
-from .workload import popularity, size_laws, spread_kinds
+from .workload import OBJECT_SIZE_RANGE, popularity, size_laws, spread_kinds
 
 
 @dataclass(frozen=True)
@@ -49,9 +50,41 @@ class WorkloadMeans:
 
 
 def _mean_sizes(kinds: np.ndarray, config: WorkloadConfig) -> np.ndarray:
-    """The mean size of each object of ``kinds``: a lognormal's ``median x exp(sigma**2 / 2)``."""
-    log_median, sigma = size_laws(kinds, config)
-    return np.exp(log_median + sigma**2 / 2)
+    """The mean size of each object of ``kinds``, as its kind's sizes are drawn (a lognormal
+    cut to :data:`OBJECT_SIZE_RANGE`): worked out once a kind."""
+    distinct, each = np.unique(kinds, return_inverse=True)
+    laws = zip(*size_laws(distinct, config), strict=True)
+    means = [clipped_lognormal_mean(mu, sigma, *OBJECT_SIZE_RANGE) for mu, sigma in laws]
+    return np.asarray(means, dtype=np.float64)[each]
+
+
+def clipped_lognormal_mean(mu: float, sigma: float, low: float, high: float) -> float:
+    """``E[min(max(X, low), high)]`` for X lognormal(``mu``, ``sigma``); ``low`` 0: no lower
+    cut. ``low P(X < low) + E[X; low <= X <= high] + high P(X > high)``, the middle in logs:
+    ``exp(mu + sigma**2 / 2)`` alone overflows past a shape of about 37, where the cut mean is
+    still a few GiB."""
+    if sigma == 0:
+        return min(max(math.exp(mu), low), high)
+    above = high * _normal_cdf((mu - math.log(high)) / sigma)
+    middle = math.exp(_log_mean_below(high, mu, sigma))
+    if low <= 0:
+        return middle + above
+    below = low * _normal_cdf((math.log(low) - mu) / sigma)
+    return below + middle - math.exp(_log_mean_below(low, mu, sigma)) + above
+
+
+def _log_mean_below(edge: float, mu: float, sigma: float) -> float:
+    """``log E[X; X <= edge]``, ``mu + sigma**2 / 2 + log Phi(x)`` for ``x = z - sigma`` and
+    ``z = (log edge - mu) / sigma``. Far below zero, where Phi underflows, it is rewritten as
+    ``log edge - z**2 / 2 + (log Phi(x) + x**2 / 2)`` (the squares of sigma cancel), the bracket
+    from Phi's asymptotic series."""
+    z = (math.log(edge) - mu) / sigma
+    x = z - sigma
+    if x > -30:  # (then sigma is at most about 31: its square cannot overflow)
+        return mu + sigma * sigma / 2 + math.log(_normal_cdf(x))
+    u = 1 / (x * x)
+    series = -math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-u + 3 * u * u - 15 * u**3)
+    return math.log(edge) - z * z / 2 + series
 
 
 def _inline_bytes(mean_size: np.ndarray) -> np.ndarray:
@@ -105,12 +138,10 @@ def sessions_ramp(t_ms: float, mean_ms: float, cv: float) -> float:
     of variation ``cv`` (fixed for 0), as the synthetic workload draws them."""
     if t_ms <= 0:
         return 0.0
-    sigma2 = math.log1p(cv * cv)
-    if sigma2 == 0:  # (a spread too small to tell from none, as the draws take it too)
-        return min(t_ms / mean_ms, 1.0)
-    sigma, mu = math.sqrt(sigma2), math.log(mean_ms) - sigma2 / 2
-    z = (math.log(t_ms) - mu) / sigma
-    return _normal_cdf(z - sigma) + t_ms / mean_ms * (1.0 - _normal_cdf(z))
+    sigma2 = math.log1p(cv * cv)  # (0 for a spread too small to tell from none, as drawn)
+    mu = math.log(mean_ms) - sigma2 / 2
+    cut_mean = clipped_lognormal_mean(mu, math.sqrt(sigma2), 0.0, t_ms)
+    return min(cut_mean / mean_ms, 1.0)  # (exp(log(mean)) may round above the mean)
 
 
 def ramp_time_ms(mean_ms: float, cv: float, level: float = LEVEL) -> float:
@@ -169,5 +200,5 @@ def describe_means(means: WorkloadMeans) -> str:
 def _bytes(n: float) -> str:
     if n < 1000:
         return f"{n:,.0f} B"
-    exponent = min(int(math.log10(n) // 3), 4)
-    return f"{n / 1000**exponent:,.1f} {'kMGT'[exponent - 1]}B"
+    exponent = min(int(math.log10(n) // 3), 6)
+    return f"{n / 1000**exponent:,.1f} {'kMGTPE'[exponent - 1]}B"

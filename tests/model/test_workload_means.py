@@ -8,8 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from nnrpsim.model import WorkloadConfig
-from nnrpsim.model.workload import _durations, synthetic_plan
+from nnrpsim.model.workload import OBJECT_SIZE_RANGE, _durations, synthetic_plan
 from nnrpsim.model.workload_means import (
+    clipped_lognormal_mean,
     describe_means,
     least_warmup_ms,
     measured_ramp,
@@ -66,6 +67,55 @@ def test_means_match_a_drawn_plan():
     assert inline / span_s == pytest.approx(means.inline_bytes_per_s, rel=0.1)
 
 
+@pytest.mark.parametrize(
+    ("mu", "sigma", "low", "high"),
+    [
+        (np.log(16_384), 1.0, *OBJECT_SIZE_RANGE),  # the cut far out: the lognormal's mean
+        (np.log(16_384), 6.0, *OBJECT_SIZE_RANGE),  # a tenth of the sizes cut at 4 GiB
+        (np.log(16_384), 12.0, *OBJECT_SIZE_RANGE),
+        (np.log(16_384), 45.0, *OBJECT_SIZE_RANGE),  # exp(sigma**2 / 2) overflows a float
+        (0.0, 2.0, 0.0, 3.0),  # no lower cut: a sessions' ramp
+        (np.log(100.0), 0.5, 80.0, 120.0),  # most of the mass cut, on both sides
+    ],
+)
+def test_the_cut_lognormal_mean_is_the_mean_of_cut_draws(mu, sigma, low, high):
+    """Object sizes are drawn cut to 1 B..4 GiB: a wide lognormal's mean is past the cut (and
+    past a float's range), the mean of what is drawn is not. The oracle integrates the cut
+    size over the standard normal numerically; and a million draws come within their noise."""
+    z = np.linspace(-60, 60, 4_000_001)
+    cut = np.clip(np.exp(np.minimum(mu + sigma * z, 700)), low, high)
+    weighted = cut * np.exp(-z * z / 2) / np.sqrt(2 * np.pi)
+    integral = ((weighted[1:] + weighted[:-1]) / 2 * np.diff(z)).sum()  # (the trapezoid rule)
+    mean = clipped_lognormal_mean(mu, sigma, low, high)
+    assert mean == pytest.approx(integral, rel=1e-7)
+    draws = np.clip(np.random.default_rng(5).lognormal(mu, sigma, 1_000_000), low, high)
+    assert abs(draws.mean() - mean) < 4 * draws.std() / np.sqrt(len(draws))
+
+
+def test_the_cut_lognormal_mean_is_continuous_where_its_tail_changes_formula():
+    """Below x = -30 the tail takes Phi's asymptotic series: both sides of the switch agree."""
+    mu, high = np.log(16_384), float(OBJECT_SIZE_RANGE[1])
+    z_at = -30 + 1e-9  # x = z - sigma with z = (log high - mu) / sigma: solve for sigma
+    gap = np.log(high) - mu
+    sigma = (-z_at + np.sqrt(z_at * z_at + 4 * gap)) / 2
+    near = [clipped_lognormal_mean(mu, s, *OBJECT_SIZE_RANGE) for s in (sigma - 1e-7, sigma + 1e-7)]
+    assert near[0] == pytest.approx(near[1], rel=1e-6)
+
+
+@given(
+    mu=st.floats(0, 22),
+    sigma=st.one_of(st.floats(0, 1e3), st.floats(1e3, 1e30)),
+)
+def test_the_cut_lognormal_mean_stays_within_its_cut(mu, sigma):
+    """Whatever the shape: a finite mean within the cut, which an endless spread splits
+    between its two ends."""
+    low, high = OBJECT_SIZE_RANGE
+    mean = clipped_lognormal_mean(mu, sigma, low, high)
+    assert low <= mean <= high
+    if sigma > 1e6:
+        assert mean == pytest.approx((low + high) / 2, rel=1e-3)
+
+
 def test_the_description_names_every_mean_with_units():
     line = describe_means(workload_means(WorkloadConfig(), 2.0))
     # 2 sessions/s x 60 s; 120 x 1 operation/s; 50 shared objects x 4 namespaces of 16 KiB
@@ -75,6 +125,9 @@ def test_the_description_names_every_mean_with_units():
         "~120 sessions at once (within 1 % of that 141 s after the start), 120.0 operations/s"
     )
     assert "shared objects 5.4 MB" in line and "/s" in line.split(";")[-1]
+    # An endless spread: each size 1 B or 4 GiB, half and half (the uncut mean overflowed)
+    wide = describe_means(workload_means(WorkloadConfig(object_size_sigma=1e23), 2.0))
+    assert "shared objects 429.5 GB" in wide  # 200 objects x (2^32 / 2) B
 
 
 @pytest.mark.parametrize("cv", [0.25, 0.5, 1.0])
