@@ -21,10 +21,12 @@ from pydantic.fields import FieldInfo
 from nnrpsim.namespaces import MAX_HOSTS, MAX_SHARED_NAMESPACES
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
 
-from .units import parse_duration_ms, parse_rate, parse_size
+from .units import parse_duration_ms, parse_rate, parse_size, parse_whole_ms
 
 Size = Annotated[int, BeforeValidator(parse_size)]
 Duration = Annotated[float, BeforeValidator(parse_duration_ms)]
+WireMs = Annotated[float, BeforeValidator(parse_whole_ms)]
+"""A duration the protocol carries in a u32 of whole milliseconds: a lease TTL."""
 Rate = Annotated[float, BeforeValidator(parse_rate)]
 KIND_NAMES = tuple(kind.name.lower() for kind in CacheObjectKind)
 Kind = Literal[KIND_NAMES]  # type: ignore[valid-type]
@@ -87,11 +89,11 @@ class Topology(Section):
     object_kinds: tuple[Literal[KIND_NAMES], ...] = Field(  # type: ignore[valid-type]
         KIND_NAMES, min_length=1, description="Cache object kinds the server negotiates."
     )
-    ttl_floor: Duration = Field(0.0, ge=0, le=U32_MAX, description="Shortest lease granted.")
-    ttl_ceiling: Duration = Field(
+    ttl_floor: WireMs = Field(0.0, ge=0, le=U32_MAX, description="Shortest lease granted.")
+    ttl_ceiling: WireMs = Field(
         3_600_000.0, gt=0, le=U32_MAX, description="Longest lease granted (at most u32 ms)."
     )
-    default_lease_ttl: Duration = Field(
+    default_lease_ttl: WireMs = Field(
         30_000.0, gt=0, le=U32_MAX, description="Lease TTL when the host sends no hint."
     )
     eviction: Literal["lru", "fifo", "ttl", "size", "none"] = Field(
@@ -259,7 +261,7 @@ class HostPolicy(Section):
     ttl_fraction: float = Field(
         0.75, gt=0, le=10, description="lease_ttl_hint as a fraction of the expected session."
     )
-    ttl_hint: Duration | None = Field(
+    ttl_hint: WireMs | None = Field(
         None,
         ge=0,
         le=U32_MAX,
@@ -281,7 +283,7 @@ class HostPolicy(Section):
         description="After CACHE_INVALIDATE inline once, then reinstall; false: reinstall at "
         "once (threshold, always; best_practice and connection_scope keep the spec's rule).",
     )
-    connection_ttl: Duration | None = Field(
+    connection_ttl: WireMs | None = Field(
         None,
         gt=0,
         le=U32_MAX,
@@ -428,7 +430,12 @@ def describe() -> list[tuple[str, object, str]]:
     ]
 
 
-_PARSED_AS = {parse_duration_ms: "duration", parse_size: "size", parse_rate: "rate"}
+_PARSED_AS = {
+    parse_duration_ms: "duration",
+    parse_whole_ms: "duration",
+    parse_size: "size",
+    parse_rate: "rate",
+}
 
 
 def _parsed_as(info: FieldInfo) -> str | None:

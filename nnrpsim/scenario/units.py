@@ -72,6 +72,19 @@ def parse_duration_ms(value: object) -> float:
     return _parse(value, DURATION_UNITS, "duration")
 
 
+def parse_whole_ms(value: object) -> float:
+    """Milliseconds that a u32 field of the protocol carries (a lease TTL): whole, or refused,
+    not cut (half a millisecond was 0, which is "none" for a TTL hint). A unit's float noise
+    (``1.005s`` is 1004.9999999999999 ms, which was cut to 1,004) is rounded away."""
+    ms = parse_duration_ms(value)
+    whole = round(ms)
+    if abs(ms - whole) > 1e-9 * max(1.0, abs(ms)):
+        raise ValueError(
+            f"must be whole milliseconds (a u32 ms field of the protocol), got {ms:g} ms"
+        )
+    return float(whole)
+
+
 def parse_rate(value: object) -> float:
     """Bytes per second, from ``1.25GB/s`` or ``10Gbit/s``."""
     return _parse(value, RATE_UNITS, "rate")

@@ -110,6 +110,16 @@ CASES = [
         {"topology": {"ttl_ceiling": 4294967296}},
         "error: topology.ttl_ceiling: must be at most 4294967295 ms\n",
     ),
+    # A lease TTL is a u32 of whole milliseconds: half a one was cut to 0 ("none" for a hint,
+    # a traceback for the server's default)
+    (
+        {"host_policy": {"ttl_hint": "0.5ms"}},
+        "error: host_policy.ttl_hint: must be whole milliseconds (a u32 ms field of the "
+        "protocol), got 0.5 ms\n",
+    ),
+    ({"topology": {"default_lease_ttl": "1e-300s"}}, "topology.default_lease_ttl: must be greater"),
+    ({"host_policy": {"connection_ttl": "2.5ms"}}, "host_policy.connection_ttl: must be whole"),
+    ({"sweep": {"grid": {"topology.ttl_floor": ["1s", "1.0005s"]}}}, "ttl_floor: must be whole"),
     ({"topology": {"gpu_memory": "8 GiBs"}}, "error: topology.gpu_memory: malformed size '8 GiBs'"),
     ({"study": {"duration": "10 fortnights"}}, "error: study.duration: malformed duration"),
     (
@@ -255,6 +265,17 @@ def test_validate_rejects_with_one_line(tmp_path, capsys, document, message):
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+def test_a_lease_ttl_in_any_unit_is_its_whole_milliseconds():
+    """A unit's float noise is no fraction: 1.005 s is 1004.9999999999999 ms, and 1,005 on the
+    wire (it was cut to 1,004)."""
+    scenario = load_scenario(
+        {"topology": {"default_lease_ttl": "1.005s"}, "host_policy": {"ttl_hint": "0.3s"}}
+    )
+    assert (scenario.topology.default_lease_ttl, scenario.host_policy.ttl_hint) == (1005, 300)
+    config = model_config(scenario)
+    assert (config.server.default_lease_ttl_ms, config.policy.ttl_hint_ms) == (1005, 300)
 
 
 def test_a_merge_key_may_still_be_overridden(tmp_path):
