@@ -25,7 +25,7 @@ import pandas as pd
 
 from .display_units import counted, points_text
 from .engine.stream import ReferenceStream
-from .protocol import CacheObjectKind
+from .protocol import U32_MAX, CacheObjectKind
 from .scenario import Scenario, ScenarioError
 from .scenario.loader import Point
 from .scenario.schema import Arrivals, Trace
@@ -272,6 +272,11 @@ def _reference_log(path: Path, fmt: str):
                 f"{path.name}:{column}", f"row {row}: must be a finite number in [0, 2**63)"
             )
         numeric[column] = values
+    if (too_large := np.flatnonzero(numeric["size_bytes"] > U32_MAX)).size:
+        raise TraceError(
+            f"{path.name}:size_bytes",
+            f"row {int(too_large[0])}: must be at most {U32_MAX:,} bytes (object_bytes is a u32)",
+        )
     if (fractional := np.flatnonzero(numeric["size_bytes"] % 1)).size:
         raise TraceError(
             f"{path.name}:size_bytes", f"row {int(fractional[0])}: must be a whole number of bytes"

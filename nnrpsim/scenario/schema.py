@@ -235,6 +235,16 @@ class Trace(Section):
     )
     time_scale: float = Field(1.0, gt=0, description="Multiply trace times by this.")
 
+    @model_validator(mode="after")
+    def _block_fits_an_object(self) -> Trace:
+        block = self.block_tokens * self.kv_bytes_per_token
+        if block > U32_MAX:
+            raise ValueError(
+                f"a Mooncake block of block_tokens x kv_bytes_per_token = {block:,} bytes is "
+                f"more than an object's {U32_MAX:,} (object_bytes is a u32)"
+            )
+        return self
+
 
 class Workload(Section):
     sessions: Sessions = Field(default_factory=Sessions, description="Session arrivals and length.")

@@ -119,6 +119,11 @@ CASES = [
     ),
     ({"topology": {"default_lease_ttl": "1e-300s"}}, "topology.default_lease_ttl: must be greater"),
     ({"host_policy": {"connection_ttl": "2.5ms"}}, "host_policy.connection_ttl: must be whole"),
+    (
+        {"workload": {"trace": {"path": "t.jsonl", "kv_bytes_per_token": "8MiB"}}},
+        "error: workload.trace: a Mooncake block of block_tokens x kv_bytes_per_token = "
+        "4,294,967,296 bytes is more than an object's 4,294,967,295 (object_bytes is a u32)\n",
+    ),
     ({"sweep": {"grid": {"topology.ttl_floor": ["1s", "1.0005s"]}}}, "ttl_floor: must be whole"),
     ({"topology": {"gpu_memory": "8 GiBs"}}, "error: topology.gpu_memory: malformed size '8 GiBs'"),
     ({"study": {"duration": "10 fortnights"}}, "error: study.duration: malformed duration"),
@@ -492,6 +497,11 @@ BAD_TRACES = [
     ("t.csv", b"time_ms,object,size_bytes\n1,a,inf\n", "t.csv:size_bytes: row 0: must be a finite"),
     ("t.csv", b"time_ms,object,size_bytes\n1,a,10\n2,b,1e30\n", "t.csv:size_bytes: row 1:"),
     ("t.csv", b"time_ms,object,size_bytes\nnan,a,10\n", "t.csv:time_ms: row 0: must be a finite"),
+    (  # object_bytes is a u32: a larger object has no frame to travel in
+        "t.csv",
+        b"time_ms,object,size_bytes\n1,a,4294967295\n2,b,4294967296\n",
+        "t.csv:size_bytes: row 1: must be at most 4,294,967,295 bytes (object_bytes is a u32)",
+    ),
     ("t.csv", b"time_ms,object\n1,a\n", "missing column 'size_bytes'"),
     ("t.csv", b"time_ms,object,size_bytes\n1,a,2048.0\n2,a,2.5\n", "row 1: must be a whole number"),
     # an empty cell names no object (pooled, such rows made one hot object); "NA" is a name
