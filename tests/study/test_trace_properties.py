@@ -12,7 +12,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nnrpsim.protocol import CacheObjectKind
+from nnrpsim.protocol import U32_MAX, CacheObjectKind
 from nnrpsim.scenario.schema import Trace
 from nnrpsim.traces import load_trace
 
@@ -20,7 +20,7 @@ ROWS = st.lists(
     st.tuples(
         st.integers(0, 10**9),
         st.sampled_from(["a", "b", "tool:1", "prompt 2", "7", "007", "NA", "null"]),
-        st.integers(0, 2**40),
+        st.integers(0, U32_MAX),  # (object_bytes is a u32)
     ),
     min_size=1,
     max_size=40,
