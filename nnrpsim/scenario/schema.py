@@ -282,7 +282,7 @@ class HostPolicy(Section):
         1024, ge=0, description="threshold: cache only larger objects (others fix it)."
     )
     min_reuse: float = Field(
-        2.0, description="threshold: cache only objects reused more often (others fix it)."
+        2.0, ge=0, description="threshold: cache only objects reused more often (others fix it)."
     )
     renew_margin: float = Field(
         0.2, ge=0, le=1, description="Renew when this fraction of the TTL remains (1: every use)."

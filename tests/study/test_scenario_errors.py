@@ -119,6 +119,10 @@ CASES = [
     ),
     ({"topology": {"default_lease_ttl": "1e-300s"}}, "topology.default_lease_ttl: must be greater"),
     ({"host_policy": {"connection_ttl": "2.5ms"}}, "host_policy.connection_ttl: must be whole"),
+    (  # (only threshold takes it: a negative one reached the model's check, a traceback)
+        {"host_policy": {"name": "threshold", "min_reuse": -1}},
+        "error: host_policy.min_reuse: must be at least 0\n",
+    ),
     (
         {"workload": {"trace": {"path": "t.jsonl", "kv_bytes_per_token": "8MiB"}}},
         "error: workload.trace: a Mooncake block of block_tokens x kv_bytes_per_token = "
