@@ -89,12 +89,14 @@ class Topology(Section):
     object_kinds: tuple[Literal[KIND_NAMES], ...] = Field(  # type: ignore[valid-type]
         KIND_NAMES, min_length=1, description="Cache object kinds the server negotiates."
     )
-    ttl_floor: WireMs = Field(0.0, ge=0, le=U32_MAX, description="Shortest lease granted.")
+    ttl_floor: WireMs = Field(
+        0.0, ge=0, le=U32_MAX, description="Shortest lease granted (whole ms)."
+    )
     ttl_ceiling: WireMs = Field(
-        3_600_000.0, gt=0, le=U32_MAX, description="Longest lease granted (at most u32 ms)."
+        3_600_000.0, gt=0, le=U32_MAX, description="Longest lease granted (whole ms, at most u32)."
     )
     default_lease_ttl: WireMs = Field(
-        30_000.0, gt=0, le=U32_MAX, description="Lease TTL when the host sends no hint."
+        30_000.0, gt=0, le=U32_MAX, description="Lease TTL when the host sends no hint (whole ms)."
     )
     eviction: Literal["lru", "fifo", "ttl", "size", "none"] = Field(
         "lru", description="Victim order when an install does not fit; none rejects instead."
@@ -275,7 +277,7 @@ class HostPolicy(Section):
         None,
         ge=0,
         le=U32_MAX,
-        description="A fixed lease_ttl_hint instead of the fraction; 0s: none (0, unspecified), "
+        description="A fixed lease_ttl_hint (whole ms) instead of the fraction; 0s: none (0, unspecified), "
         "the server grants its default_lease_ttl.",
     )
     min_object_size: Size = Field(
@@ -297,7 +299,7 @@ class HostPolicy(Section):
         None,
         gt=0,
         le=U32_MAX,
-        description="TTL asked for connection-owned (shared) objects, their reuse then counted "
+        description="TTL (whole ms) asked for connection-owned (shared) objects, their reuse then counted "
         "across the connection; null: the session's (connection_scope: 10min).",
     )
     refused_put_backoff: Duration = Field(
