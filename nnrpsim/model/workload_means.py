@@ -80,7 +80,7 @@ def _log_mean_below(edge: float, mu: float, sigma: float) -> float:
     from Phi's asymptotic series."""
     z = (math.log(edge) - mu) / sigma
     x = z - sigma
-    if x > -30:  # (then sigma is at most about 31: its square cannot overflow)
+    if x > -30:  # (then sigma < 30 + sqrt(log edge - mu): its square cannot overflow)
         return mu + sigma * sigma / 2 + math.log(_normal_cdf(x))
     u = 1 / (x * x)
     series = -math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-u + 3 * u * u - 15 * u**3)
