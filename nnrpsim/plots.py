@@ -14,6 +14,7 @@ matplotlib.use("Agg")  # files only: no display needed, safe in worker processes
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.figure import Figure
 
 from .display_units import bytes_scale, key_scale, value_text
 from .metrics import UNITS
@@ -105,6 +106,16 @@ def lines_of(summary: pd.DataFrame, key: str, swept: list[str]) -> list[tuple[st
 
 
 def _metric_vs(summary, key, metric, swept, folder, name):
+    return _save(metric_figure(summary, key, metric, swept), folder, name)
+
+
+def metric_figure(
+    summary: pd.DataFrame, key: str, metric: str, swept: list[str] | None = None
+) -> Figure:
+    """``metric`` against the swept ``key``, as ``plots/`` draws it (units on both axes, a
+    line with its 95 % band for each combination of the other swept values): for a notebook
+    as for the files. ``swept``: the summary's swept keys, if not given."""
+    swept = swept_columns(summary) if swept is None else swept
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     unit = UNITS.get(metric, "")
     factor = 1.0
@@ -138,7 +149,7 @@ def _metric_vs(summary, key, metric, swept, folder, name):
     ax.grid(alpha=0.3)
     if len(lines) > 1 or summary[key].isna().any():
         ax.legend(fontsize=7)
-    return _save(fig, folder, name)
+    return fig
 
 
 def _within_range(ax, unit: str) -> None:

@@ -1020,6 +1020,31 @@ def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
     ]
 
 
+def test_a_notebook_draws_a_metric_as_the_plots_folder_does():
+    """``metric_figure`` is the figure ``plots/`` saves, its swept keys read from the summary:
+    the notebook draws with it, units and bands included."""
+    from nnrpsim.plots import metric_figure
+
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1, 2, 3],
+            "host_policy.ttl_hint": [500.0, 120_000.0] * 2,  # ms, as stored
+            "topology.gpu_memory": [2.0**20] * 2 + [2.0**30] * 2,
+            "replications": [3] * 4,
+            "hit_rate": [0.2, 0.5, 0.3, 0.7],
+            "hit_rate_ci95": [0.01] * 4,
+        }
+    )
+    fig = metric_figure(summary, "host_policy.ttl_hint", "hit_rate")
+    (ax,) = fig.axes
+    assert ax.get_xlabel() == "lease TTL hint (s)"
+    assert ax.get_ylabel() == "hit rate (fraction of references)"
+    assert [line.get_label() for line in ax.lines] == ["gpu_memory = 1 MiB", "gpu_memory = 1 GiB"]
+    assert ax.lines[1].get_xdata().tolist() == [0.5, 120] and len(ax.collections) == 2
+    assert ax.get_title(loc="left").startswith("each point: the mean of 3 replications")
+    matplotlib.pyplot.close(fig)
+
+
 def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
     from nnrpsim.plots import MAX_TRADEOFF_LABELS, tradeoff_series
 
