@@ -5,11 +5,13 @@ Every figure is written as PNG and SVG under ``plots/``, axes labelled with unit
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import matplotlib
 
-matplotlib.use("Agg")  # files only: no display needed, safe in worker processes and CI
+if not os.environ.get("MPLBACKEND"):  # (a notebook's kernel sets it: its figures stay inline)
+    matplotlib.use("Agg")  # files only: no display needed, safe in worker processes and CI
 
 import matplotlib.pyplot as plt
 import numpy as np

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
@@ -45,3 +49,20 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     assert "sessions at once" in text  # the workload's closed-form means
     assert "one run draws" in text and "of memory for it" in text  # and one run's size
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
+
+
+@pytest.mark.parametrize(
+    ("chosen", "expected"),
+    [
+        ("module://matplotlib_inline.backend_inline", "module://matplotlib_inline.backend_inline"),
+        ("", "agg"),
+    ],
+)
+def test_importing_the_plots_keeps_a_notebooks_backend(chosen, expected):
+    """A notebook's kernel sets MPLBACKEND to draw inline: importing ``nnrpsim.plots`` after
+    ``%matplotlib inline`` must not turn its figures into files only (Agg), which it does
+    where nothing was chosen (the command line, worker processes, CI)."""
+    check = "import matplotlib, nnrpsim.plots; print(matplotlib.get_backend())"
+    env = {**os.environ, "MPLBACKEND": chosen}
+    done = subprocess.run([sys.executable, "-c", check], env=env, capture_output=True, text=True)
+    assert done.stdout.strip().lower() == expected, done.stderr
