@@ -223,7 +223,10 @@ def _add_scenario_commands(commands) -> None:
         default="local",
         help="where runs go: local processes (default) or a Dask cluster",
     )
-    run.add_argument("--scheduler", help="Dask scheduler address (default: a LocalCluster)")
+    run.add_argument(
+        "--scheduler",
+        help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster here)",
+    )
     run.add_argument("--resume", action="store_true", help="skip runs already finished")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)

@@ -292,8 +292,17 @@ def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> N
         raise ScenarioError(
             "--executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}"
         )
+    if scheduler is not None and not scheduler.strip():
+        raise ScenarioError("--scheduler", "is empty; leave it out for a LocalCluster")
     if scheduler and executor != "dask":
         raise ScenarioError("--scheduler", "only with --executor dask")
+    if executor == "dask":
+        try:
+            import distributed  # noqa: F401  (the extra, checked before a study writes anything)
+        except ImportError:
+            raise ScenarioError(
+                "--executor", "dask needs the extra: pip install 'nnrpsim[dask]'"
+            ) from None
 
 
 def workers_for(jobs: int | None, n_tasks: int) -> int:
@@ -334,11 +343,9 @@ def _pool(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
 
 
 def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
-    try:
-        from dask.distributed import Client, LocalCluster
-        from dask.distributed import as_completed as dask_completed
-    except ImportError:
-        raise ValueError("the dask executor needs the extra: pip install 'nnrpsim[dask]'") from None
+    from dask.distributed import Client, LocalCluster
+    from dask.distributed import as_completed as dask_completed
+
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(
@@ -352,6 +359,8 @@ def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[
         client = Client(scheduler or cluster, timeout=SCHEDULER_TIMEOUT_S)
     except OSError as err:
         raise ScenarioError("--scheduler", f"cannot reach {scheduler}: {err}") from None
+    except ValueError as err:  # distributed's own parse of the address
+        raise ScenarioError("--scheduler", f"not a scheduler address: {err}") from None
     try:
         futures = client.map(run_task, tasks, pure=False)
         for future in dask_completed(futures):

@@ -719,6 +719,36 @@ def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
 
 
+@pytest.mark.parametrize(
+    ("address", "reason"),
+    [
+        ("notanaddress", "not a scheduler address: missing port number"),
+        ("foo://host:1", "not a scheduler address: unknown address scheme 'foo'"),
+        ("", "is empty"),
+    ],
+)
+def test_a_malformed_scheduler_address_is_one_line(tmp_path, small_yaml, capsys, address, reason):
+    """distributed's ``ValueError`` for an address it cannot parse was a traceback; an empty
+    one (a script's unset variable) started a default LocalCluster of its own size."""
+    pytest.importorskip("dask.distributed")
+    argv = ["run", str(small_yaml), "--out", str(tmp_path / "s"), "--executor", "dask"]
+    assert main([*argv, "--scheduler", address, "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --scheduler: {reason}") and err.count("\n") == 1
+
+
+def test_the_dask_executor_without_its_extra_is_one_line_and_writes_nothing(
+    tmp_path, small_yaml, capsys, monkeypatch
+):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # an import of it now fails
+    out = tmp_path / "nodask"
+    assert main(["run", str(small_yaml), "--out", str(out), "--executor", "dask", "--quiet"]) == 2
+    assert capsys.readouterr().err == (
+        "error: --executor: dask needs the extra: pip install 'nnrpsim[dask]'\n"
+    )
+    assert not out.exists()
+
+
 def test_a_swept_replication_count_is_each_points_own(tmp_path, capsys):
     """It was read from the base alone: both points ran the base's count. Its column is named
     in full, not ``replications`` beside the count of each point's runs."""
