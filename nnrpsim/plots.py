@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from .display_units import bytes_scale, key_scale, value_text
-from .metrics import UNITS
+from .metrics import METRICS, UNITS
 from .results import read_table, recorded_warmup_ms, swept_columns
 from .scenario.schema import SHORT_KEYS
 
@@ -176,10 +176,16 @@ def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
 def plot_study(results: str | Path) -> list[Path]:
     """Draw every figure the study's saved results support; returns the files written."""
     results = Path(results)
-    summary = read_table(results / "summary.parquet")
+    summary = read_table(results / "summary.parquet", required=SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
-    series = read_table(series_path) if series_path.is_file() else pd.DataFrame()
-    kinds = read_table(kinds_path) if kinds_path.is_file() else pd.DataFrame()
+    series = (
+        read_table(series_path, required=SERIES_COLUMNS)
+        if series_path.is_file()
+        else pd.DataFrame()
+    )
+    kinds = (
+        read_table(kinds_path, required=KINDS_COLUMNS) if kinds_path.is_file() else pd.DataFrame()
+    )
     folder = results / "plots"
     folder.mkdir(exist_ok=True)
     if summary.empty:
@@ -381,6 +387,11 @@ OVER_TIME = (  # time-series column, how servers combine, what the axis says, th
         "server_load_over_time",
     ),
 )
+SUMMARY_COLUMNS = ("point", "replications", *METRICS, *(f"{m}_ci95" for m in METRICS))
+SERIES_COLUMNS = ("point", "replication", "time_ms", *(column for column, *_ in OVER_TIME))
+KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")
+"""The columns of a study's tables the plots read: a table without them is not one a study
+wrote (``nnrpsim plot`` says so in one line)."""
 
 
 def _over_time(series, summary, swept, folder, column, combine, what, name, warmup_s) -> list[Path]:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -202,15 +203,28 @@ def _cell(value: Any) -> Any:
     return json.dumps(value)
 
 
-def read_table(path: Path, columns: list[str] | None = None) -> pd.DataFrame:
-    """A Parquet file of results; a missing or damaged one is bad input, named with its path."""
+def read_table(
+    path: Path, columns: list[str] | None = None, required: Iterable[str] = ()
+) -> pd.DataFrame:
+    """A Parquet file of results; a missing or damaged one is bad input, named with its path,
+    and so is one with rows but without the ``required`` columns (another tool's, or an older
+    version's)."""
     if not path.is_file():  # (pyarrow's error would be the path alone)
         raise ScenarioError(str(path), "no such file (run a study first)")
     try:
-        return pd.read_parquet(path, columns=columns)
+        table = pd.read_parquet(path, columns=columns)
     except (OSError, ValueError, KeyError) as err:
         reason = str(err).splitlines()[0] if str(err) else type(err).__name__
         raise ScenarioError(str(path), f"not a readable results table ({reason})") from None
+    missing = [name for name in required if name not in table.columns]
+    if missing and len(table):  # (a study stopped before its first run wrote an empty table)
+        named = ", ".join(map(repr, missing[:3])) + (
+            f" and {len(missing) - 3} more" if len(missing) > 3 else ""
+        )
+        raise ScenarioError(
+            str(path), f"no column {named}: not a table this version of nnrpsim wrote"
+        )
+    return table
 
 
 def _read_all(folder: Path) -> pd.DataFrame:

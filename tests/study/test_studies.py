@@ -397,6 +397,23 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
         nnrpsim.plot_study(tmp_path / "empty")  # the API, which no command checked first
 
 
+@pytest.mark.parametrize("table", ["summary", "timeseries", "kinds"])
+def test_plot_refuses_a_table_another_tool_wrote_in_one_line(tmp_path, small_yaml, capsys, table):
+    """A readable Parquet file without the columns a study writes was a ``KeyError``
+    traceback from deep in the plots; an empty one (a study stopped before its first run)
+    still plots nothing."""
+    out = tmp_path / "other"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    path = out / f"{table}.parquet"
+    pd.DataFrame({"point": [0, 1], "unrelated": [1.0, 2.0]}).to_parquet(path)
+    assert main(["plot", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}: no column ") and err.count("\n") == 1
+    assert "not a table this version of nnrpsim wrote" in err
+    pd.DataFrame().to_parquet(path)
+    assert main(["plot", str(out)]) == 0
+
+
 def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml, monkeypatch):
     """The study's 5 s warm-up, from its manifest; swept, it differs by point: no shade."""
     from nnrpsim import plots
