@@ -167,11 +167,14 @@ def _validate(args: argparse.Namespace) -> str:
 def _plot(args: argparse.Namespace) -> str:
     from pathlib import Path
 
+    from .paths import NO_SUCH_FILE, file_problem
     from .plots import plot_study
 
     folder = Path(args.results)
-    if not (folder / "summary.parquet").is_file():
-        raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")
+    if problem := file_problem(folder / "summary.parquet"):
+        if problem == NO_SUCH_FILE:
+            raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")
+        raise UsageError(f"results: cannot read {folder / 'summary.parquet'}: {problem}")
     written = plot_study(folder)
     return "\n".join(str(path) for path in written) or "nothing to plot"
 

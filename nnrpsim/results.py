@@ -21,6 +21,7 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .metrics import KIND_METRICS, METRICS
+from .paths import NO_SUCH_FILE, file_problem
 from .runner import LONG_TABLES
 from .scenario import Scenario, ScenarioError, scenario_hash
 
@@ -94,7 +95,10 @@ class ResultStore:
         self.scenario = scenario
         self.hash = scenario_hash(scenario)
         manifest = self.out / "manifest.json"
-        has_runs = self.runs_dir.is_dir() and any(self.runs_dir.glob("*.parquet"))
+        try:
+            has_runs = self.runs_dir.is_dir() and any(self.runs_dir.glob("*.parquet"))
+        except OSError as err:  # (a name the system refuses: too long, say)
+            raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None
         if has_runs and not resume:
             raise ScenarioError(
                 "--out", f"{self.out} already holds results; pass --resume or choose another --out"
@@ -209,8 +213,9 @@ def read_table(
     """A Parquet file of results; a missing or damaged one is bad input, named with its path,
     and so is one with rows but without the ``required`` columns (another tool's, or an older
     version's)."""
-    if not path.is_file():  # (pyarrow's error would be the path alone)
-        raise ScenarioError(str(path), "no such file (run a study first)")
+    if problem := file_problem(path):  # (pyarrow's error would be the path alone)
+        hint = " (run a study first)" if problem == NO_SUCH_FILE else ""
+        raise ScenarioError(str(path), problem + hint)
     try:
         table = pd.read_parquet(path, columns=columns)
     except (OSError, ValueError, KeyError) as err:

@@ -25,6 +25,7 @@ import pandas as pd
 
 from .display_units import counted, points_text
 from .engine.stream import ReferenceStream
+from .paths import file_problem
 from .protocol import U32_MAX, CacheObjectKind
 from .scenario import Scenario, ScenarioError
 from .scenario.loader import Point
@@ -105,8 +106,8 @@ def load_arrivals(spec: Arrivals) -> np.ndarray:
     version of the file (a sweep's points and the checks before it ask for one log again and
     again, 40 ms a read for Azure's; a notebook may rewrite it between runs)."""
     path = Path(spec.path)
-    if not path.is_file():
-        raise TraceError(f"{ARRIVALS}.path", f"no such file: {path}")
+    if problem := file_problem(path):
+        raise TraceError(f"{ARRIVALS}.path", f"{problem}: {path}")
     version = path.stat()
     return _read_arrivals(spec, (version.st_mtime_ns, version.st_size))
 
@@ -150,8 +151,8 @@ def load_trace(spec: Trace) -> ReferenceStream:
     :func:`load_arrivals` reads a log (the check before a study and its runs in one process
     share it; a run takes its window with ``before``)."""
     path = Path(spec.path)
-    if not path.is_file():
-        raise TraceError("workload.trace.path", f"no such file: {path}")
+    if problem := file_problem(path):
+        raise TraceError("workload.trace.path", f"{problem}: {path}")
     version = path.stat()
     return _read_trace(spec, (version.st_mtime_ns, version.st_size))
 

@@ -1,0 +1,20 @@
+"""Why a path the user gave cannot be read, in words. pathlib's ``is_file`` answers False for a
+missing file but raises for a name the system refuses (longer than it allows, say): both are
+bad input, said in one line naming the path, never a traceback."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+NO_SUCH_FILE = "no such file"
+
+
+def file_problem(path: Path) -> str | None:
+    """None for a regular file; otherwise why it is none: :data:`NO_SUCH_FILE`, "a folder, not
+    a file", or the system's reason ("File name too long")."""
+    try:
+        if path.is_file():
+            return None
+        return "a folder, not a file" if path.is_dir() else NO_SUCH_FILE
+    except OSError as err:
+        return err.strerror or type(err).__name__

@@ -1,0 +1,64 @@
+"""Paths the system refuses (a name longer than it allows) or that name a folder, wherever the
+command line takes a path: one line naming the field, exit status 2, nothing written. pathlib's
+``is_file`` raises for such a name where it answers False for a missing file, which left each a
+traceback."""
+
+from __future__ import annotations
+
+import pytest
+
+from nnrpsim.cli import main
+from nnrpsim.paths import NO_SUCH_FILE, file_problem
+from tests.conftest import write_yaml
+
+TOO_LONG = "x" * 300  # (past NAME_MAX, 255 on Linux)
+
+
+def test_file_problem_says_why_a_path_is_no_file(tmp_path):
+    (tmp_path / "f").write_text("")
+    assert file_problem(tmp_path / "f") is None
+    assert file_problem(tmp_path / "gone") == NO_SUCH_FILE
+    assert file_problem(tmp_path) == "a folder, not a file"
+    assert file_problem(tmp_path / TOO_LONG) == "File name too long"
+
+
+def _one_line(capsys) -> str:
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "Traceback" not in err, err
+    return err
+
+
+def test_an_out_folder_the_system_refuses(tmp_path, small_yaml, capsys):
+    out = tmp_path / TOO_LONG
+    assert main(["run", str(small_yaml), "--out", str(out), "--quiet"]) == 2
+    assert _one_line(capsys).startswith(f"error: --out: cannot use {out}: File name too long")
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [(TOO_LONG, "cannot read {}: File name too long"), ("folder", "cannot read {}: a folder")],
+)
+def test_plot_of_a_summary_that_cannot_be_read(tmp_path, capsys, name, reason):
+    results = tmp_path / name
+    if name == "folder":
+        (results / "summary.parquet").mkdir(parents=True)
+    assert main(["plot", str(results)]) == 2
+    expected = reason.format(results / "summary.parquet")
+    assert _one_line(capsys).startswith(f"error: results: {expected}")
+
+
+WORKLOADS = {
+    "workload.trace.path": lambda path: {"trace": {"path": path}},
+    "workload.sessions.arrivals.path": lambda path: {"sessions": {"arrivals": {"path": path}}},
+}
+
+
+@pytest.mark.parametrize("field", WORKLOADS)
+@pytest.mark.parametrize(("name", "reason"), [(TOO_LONG, "File name too long"), (".", "a folder")])
+def test_a_trace_path_that_is_no_file(tmp_path, capsys, field, name, reason):
+    scenario = write_yaml(tmp_path, {"workload": WORKLOADS[field](str(tmp_path / name))})
+    assert main(["validate", str(scenario)]) == 2
+    assert _one_line(capsys).startswith(f"error: {field}: {reason}")
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
+    assert _one_line(capsys).startswith(f"error: {field}: {reason}") and not out.exists()
