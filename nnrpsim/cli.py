@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from typing import NamedTuple
@@ -15,7 +16,6 @@ from typing import NamedTuple
 from . import __version__
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
 
-EXIT_INTERRUPTED = 130
 SUMMARY_COLUMNS = (
     "hit_rate",
     "fallback_rate",
@@ -27,6 +27,10 @@ SUMMARY_COLUMNS = (
 EXIT_USAGE = 2
 EXIT_RUNS_FAILED = 1
 """A study whose runs raised: what finished is written, and ``--resume`` runs the rest again."""
+EXIT_INTERRUPTED = 130
+EXIT_BROKEN_PIPE = 141
+"""The reader of the output left early (``nnrpsim keys | head -1``): the status a shell gives
+any other tool that SIGPIPE ends, 128 + 13, with nothing more said."""
 
 
 class UsageError(Exception):
@@ -269,14 +273,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = build_parser().parse_args(argv)
         outcome = args.handler(args)
-        if isinstance(outcome, _Outcome):
-            print(outcome.text)
-            return outcome.status
-        print(outcome)
+        if not isinstance(outcome, _Outcome):
+            outcome = _Outcome(outcome, 0)
+        print(outcome.text)
+        sys.stdout.flush()  # (a closed pipe raises here, not at the interpreter's exit)
+        return outcome.status
+    except BrokenPipeError:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # (nothing left to fail)
+        return EXIT_BROKEN_PIPE
     except (UsageError, WireError, ScenarioError) as err:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
         print("interrupted: finished runs are saved; rerun with --resume", file=sys.stderr)
         return EXIT_INTERRUPTED
-    return 0
