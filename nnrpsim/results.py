@@ -95,6 +95,8 @@ class ResultStore:
         self.scenario = scenario
         self.hash = scenario_hash(scenario)
         manifest = self.out / "manifest.json"
+        if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
+            raise ScenarioError("--out", "must not contain a NUL character")
         try:
             has_runs = self.runs_dir.is_dir() and any(self.runs_dir.glob("*.parquet"))
         except OSError as err:  # (a name the system refuses: too long, say)

@@ -186,6 +186,8 @@ def read_yaml(path: str | Path) -> dict:
         raise ScenarioError(str(path), err.strerror or "cannot be read") from None
     except UnicodeDecodeError as err:
         raise ScenarioError(str(path), f"not UTF-8 text (byte {err.start}: {err.reason})") from None
+    except ValueError:  # (a NUL in the API's path; after its subclass UnicodeDecodeError)
+        raise ScenarioError(repr(str(path)), "must not contain a NUL character") from None
     data = _safe_load(text, str(path))
     if data is None:
         return {}
@@ -284,8 +286,12 @@ def _paths_relative_to(folder: Path, raw: dict) -> None:
 def _resolved(value: Any, parts: list[str], folder: Path) -> Any:
     """``value`` with the path at ``parts`` below it (``value`` itself, with none) resolved
     against ``folder``, when it is text: an absolute path stays as it is."""
-    if not parts:
-        return str((folder / value).resolve()) if isinstance(value, str) else value
+    if not parts:  # (a name with a NUL stays as it is, for the schema to refuse)
+        return (
+            str((folder / value).resolve())
+            if isinstance(value, str) and "\0" not in value
+            else value
+        )
     if isinstance(value, dict) and parts[0] in value:
         value[parts[0]] = _resolved(value[parts[0]], parts[1:], folder)
     return value

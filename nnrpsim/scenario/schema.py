@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Annotated, Literal, get_args, get_origin
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     ConfigDict,
@@ -28,6 +29,15 @@ Duration = Annotated[float, BeforeValidator(parse_duration_ms)]
 WireMs = Annotated[float, BeforeValidator(parse_whole_ms)]
 """A duration the protocol carries in a u32 of whole milliseconds: a lease TTL."""
 Rate = Annotated[float, BeforeValidator(parse_rate)]
+
+
+def _nameable(path: str) -> str:
+    if "\0" in path:  # (YAML can write one; no system opens such a name)
+        raise ValueError("must not contain a NUL character")
+    return path
+
+
+FilePath = Annotated[str, AfterValidator(_nameable)]
 KIND_NAMES = tuple(kind.name.lower() for kind in CacheObjectKind)
 Kind = Literal[KIND_NAMES]  # type: ignore[valid-type]
 
@@ -189,7 +199,7 @@ class Objects(Section):
 
 
 class Arrivals(Section):
-    path: str = Field(
+    path: FilePath = Field(
         description="A CSV or Parquet log with a row per arrival (e.g. Azure's LLM inference trace)."
     )
     column: str = Field(
@@ -227,7 +237,7 @@ class Invalidations(Section):
 
 
 class Trace(Section):
-    path: str = Field(description="A Mooncake JSONL trace or a CSV/Parquet reference log.")
+    path: FilePath = Field(description="A Mooncake JSONL trace or a CSV/Parquet reference log.")
     format: Literal["auto", "mooncake", "csv", "parquet"] = Field(
         "auto", description="auto: by file extension (.jsonl is Mooncake)."
     )

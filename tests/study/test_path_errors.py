@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import pytest
 
+import nnrpsim
+from nnrpsim import ScenarioError
 from nnrpsim.cli import main
 from nnrpsim.paths import NO_SUCH_FILE, file_problem
 from tests.conftest import write_yaml
@@ -62,3 +64,12 @@ def test_a_trace_path_that_is_no_file(tmp_path, capsys, field, name, reason):
     out = tmp_path / "out"
     assert main(["run", str(scenario), "--out", str(out), "--quiet"]) == 2
     assert _one_line(capsys).startswith(f"error: {field}: {reason}") and not out.exists()
+
+
+def test_the_api_refuses_a_path_with_a_nul(tmp_path):
+    """A command line cannot carry a NUL; the API can, and pathlib raised ``ValueError``."""
+    with pytest.raises(ScenarioError, match=r"^'a\\x00b': must not contain a NUL character$"):
+        nnrpsim.load_scenario("a\0b")
+    with pytest.raises(ScenarioError, match=r"^--out: must not contain a NUL character$"):
+        nnrpsim.run({"study": {"duration": "10s"}}, out=tmp_path / "a\0b", progress=False)
+    assert list(tmp_path.iterdir()) == []

@@ -30,6 +30,15 @@ CASES = [
     # results/.. would be the folder above results/, results/. results/ itself
     ({"study": {"name": ".."}}, "error: study.name: must name a folder of its own"),
     ({"study": {"name": "."}}, "error: study.name: must name a folder of its own"),
+    # YAML can write a NUL, which no system opens: it was a ValueError from pathlib
+    (
+        {"workload": {"trace": {"path": "a\0b"}}},
+        "error: workload.trace.path: must not contain a NUL",
+    ),
+    (
+        {"workload": {"sessions": {"arrivals": {"path": "a\0b"}}}},
+        "error: workload.sessions.arrivals.path: must not contain a NUL",
+    ),
     ({"topology": {"gpu_memry": 1}}, "error: topology.gpu_memry: unknown key (did you mean gpu_"),
     ({"topology": {"zzz": 1}}, "error: topology.zzz: unknown key (nnrpsim keys lists them)"),
     (  # a misspelt required key is missing too: the misspelling is reported
