@@ -270,6 +270,9 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     from .scenario import ScenarioError
 
+    # The command line writes its plots to files: a backend the shell's environment names for
+    # interactive work (or misspells, which fails matplotlib's import) has no say in them.
+    os.environ["MPLBACKEND"] = "Agg"
     try:
         args = build_parser().parse_args(argv)
         outcome = args.handler(args)

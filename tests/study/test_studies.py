@@ -397,6 +397,17 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
         nnrpsim.plot_study(tmp_path / "empty")  # the API, which no command checked first
 
 
+def test_the_command_line_draws_its_files_whatever_backend_the_shell_names(tmp_path, small_yaml):
+    """It writes files only: a misspelt MPLBACKEND failed matplotlib's import, a traceback."""
+    out = tmp_path / "backend"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    env = {**os.environ, "MPLBACKEND": "bogus"}
+    command = [sys.executable, "-m", "nnrpsim", "plot", str(out)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert str(out / "plots" / "hit_rate_vs_ttl.png") in done.stdout.splitlines()
+
+
 @pytest.mark.parametrize("table", ["summary", "timeseries", "kinds"])
 def test_plot_refuses_a_table_another_tool_wrote_in_one_line(tmp_path, small_yaml, capsys, table):
     """A readable Parquet file without the columns a study writes was a ``KeyError``
