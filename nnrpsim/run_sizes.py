@@ -1,29 +1,33 @@
 """Each sweep point's run size (:mod:`nnrpsim.model.run_size`): a line for ``nnrpsim
 validate``, and the refusal of a point whose runs this machine cannot hold, before anything
-runs or is written. Trace workloads are sized by their trace, which is read first."""
+runs or is written. A trace workload is sized from its trace (read first, by
+:func:`~nnrpsim.traces.check_traces`: read again here from the cache)."""
 
 from __future__ import annotations
 
 import functools
 
-from .display_units import bytes_scale, points_text
-from .model.run_size import RunSize, machine_memory_bytes, run_size
+from .display_units import bytes_scale, counted, points_text
+from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
 from .runner import model_config
 from .scenario import Point, ScenarioError
 from .scenario.schema import describe
-from .traces import sessions_per_s
+from .traces import load_trace, sessions_per_s
 
 PointSize = tuple[Point, RunSize]
 
 
 def point_sizes(points: list[Point]) -> list[PointSize]:
-    """Each synthetic point with its run's size, for :func:`check_run_sizes` and
-    :func:`describe_run_sizes` (worked out once: 0.1 ms a point)."""
-    return [
-        (point, run_size(model_config(point.scenario), sessions_per_s(point.scenario)))
-        for point in points
-        if point.scenario.workload.trace is None
-    ]
+    """Each point with its run's size, for :func:`check_run_sizes` and
+    :func:`describe_run_sizes` (worked out once: 0.1 ms a synthetic point)."""
+    return [(point, _size(point)) for point in points]
+
+
+def _size(point: Point) -> RunSize:
+    config, trace = model_config(point.scenario), point.scenario.workload.trace
+    if trace is not None:
+        return trace_run_size(config, load_trace(trace))
+    return run_size(config, sessions_per_s(point.scenario))
 
 
 def _memory_text(n: float) -> str:
@@ -64,7 +68,14 @@ FACTORS = {
         "workload.objects.private_per_session",
     ),
 }
-"""The scenario keys each count of a run grows with."""
+"""The scenario keys each count of a synthetic run grows with."""
+TRACE = "workload.trace.path"
+TRACE_FACTORS = {
+    "hosts": "topology.hosts",
+    "servers": "topology.servers",
+    "servers' samples": "study.duration",
+}
+"""The key a trace run's part is blamed on: its trace, but for the topology's own."""
 ORDINARY = {
     **{key: default for key, default, _ in describe() if key in set().union(*FACTORS.values())},
     "workload.invalidations.rate_per_s": 0.01,  # (its default, none, is no scale)
@@ -74,8 +85,11 @@ blamed on the key furthest above it."""
 
 
 def _blamed_key(part: str, point: Point) -> str:
-    """Of the keys ``part`` grows with, the one furthest above its ordinary value."""
+    """Of the keys ``part`` grows with, the one furthest above its ordinary value (a trace
+    run's: its trace, or the topology)."""
     scenario = point.scenario
+    if scenario.workload.trace is not None:
+        return TRACE_FACTORS.get(part, TRACE)
 
     def above(key: str) -> float:
         if key == "workload.sessions.rate_per_s":  # (or an arrival log's rate)
@@ -126,11 +140,15 @@ def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
     each distinct size with the points that share it."""
     described: dict[str, list[int]] = {}
     for point, size in sizes:
-        objects = size.shared_objects + size.private_objects
-        text = (
-            f"one run draws ~{size.sessions:,.0f} sessions, ~{objects:,.0f} objects, "
-            f"~{size.operations:,.0f} operations; a worker needs about "
-            f"{_memory_text(size.peak_bytes(point.scenario.engine))} of memory for it"
-        )
+        if size.trace_files:  # (its counts are the trace's, exact, in the line above)
+            draws = f"one run replays {counted(int(size.references), 'reference')} of the trace"
+        else:
+            objects = size.shared_objects + size.private_objects
+            draws = (
+                f"one run draws ~{size.sessions:,.0f} sessions, ~{objects:,.0f} objects, "
+                f"~{size.operations:,.0f} operations"
+            )
+        memory = _memory_text(size.peak_bytes(point.scenario.engine))
+        text = f"{draws}; a worker needs about {memory} of memory for it"
         described.setdefault(text, []).append(point.index)
     return [f"{points_text(indices)}: {text}" for text, indices in described.items()]

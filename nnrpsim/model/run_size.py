@@ -1,4 +1,5 @@
-"""How big one run of a synthetic workload is, in closed form, before anything is drawn.
+"""How big one run is, before anything is drawn: a synthetic workload's in closed form, a
+trace's from the trace.
 
 A run draws its whole plan up front (:mod:`.workload`): every session, object, operation and
 content change, as Python objects and numpy arrays. So its memory follows from those counts,
@@ -13,6 +14,14 @@ changes; servers, hosts), and estimate each of those within 0.89 to 1.41 times w
 measured. Runs the fit did not see, as a worker runs them: several counts raised at once, 0.92
 times on the DES and 1.12 on the vector engine; 500 servers, 1.19 (a test holds them within
 half and twice).
+
+A trace run is one session over the trace's window (:func:`~.workload.stream_plan`), sized by
+the same bytes per unit, and its worker reads the whole trace besides: a fixed cost and a cost
+per reference of the file, fitted (2026-12-03) to runs of the Mooncake trace repeated 1, 4 and
+16 times (122,000 to 2 million references) and of CSV logs of 100,000 to 1.6 million
+references. Those estimate the DES within 0.82 to 1.50 times what it measured (a Mooncake
+trace's JSON lines take less than a CSV log's columns) and the vector engine within 0.88 to
+1.14.
 """
 
 from __future__ import annotations
@@ -21,6 +30,8 @@ import math
 import os
 from dataclasses import dataclass, fields
 from pathlib import Path
+
+from nnrpsim.engine.stream import ReferenceStream
 
 from .config import ModelConfig
 from .workload_means import measured_ramp
@@ -40,19 +51,37 @@ PART_OF_COUNT = {
     "servers": "servers",
     "server_samples": "servers' samples",
     "server_object_slots": "servers' object slots",
+    "trace_files": "trace files",
+    "trace_references": "trace references",
 }
 """Each count of :class:`RunSize` by the name of the part of a run's memory it makes."""
 PARTS = tuple(PART_OF_COUNT.values())
+TRACE_PARTS = (PART_OF_COUNT["trace_files"], PART_OF_COUNT["trace_references"])
+"""The parts only a trace workload's run has."""
 
 EACH_SERVER = (118_000, 770, 5)
 """A server's own (its lease table at its first capacity, its processes), per memory sample
 it records (as the run's tables carry it back), and per object of the catalog (the table's
 per-object columns): fitted to runs of 1 and 1,000 servers, of 100 and 300 s."""
+TRACE_READ = {"des": (25_000_000, 100), "vector": (25_000_000, 150)}
+"""A trace workload's worker reads the whole trace: per trace file, and per reference in it."""
 ENGINE_BYTES: dict[str, dict[str, float]] = {
     # the DES keeps a log row per operation and per reference; the plan dominates
-    "des": dict(zip(PARTS, (3_500, 250, 250, 90, 190, 80, 8_000, *EACH_SERVER), strict=True)),
+    "des": dict(
+        zip(
+            PARTS,
+            (3_500, 250, 250, 90, 190, 80, 8_000, *EACH_SERVER, *TRACE_READ["des"]),
+            strict=True,
+        )
+    ),
     # the vector engine flattens the plan into a reference stream beside it
-    "vector": dict(zip(PARTS, (200, 200, 200, 210, 330, 220, 8_000, *EACH_SERVER), strict=True)),
+    "vector": dict(
+        zip(
+            PARTS,
+            (200, 200, 200, 210, 330, 220, 8_000, *EACH_SERVER, *TRACE_READ["vector"]),
+            strict=True,
+        )
+    ),
 }
 """Peak memory a run takes per unit of each count, by engine."""
 
@@ -71,6 +100,8 @@ class RunSize:
     servers: float
     server_samples: float
     server_object_slots: float
+    trace_files: float = 0.0
+    trace_references: float = 0.0  # all the trace's, where references are its window's
 
     def counts(self) -> dict[str, float]:
         """Each count by its part's name (:data:`PARTS`)."""
@@ -113,6 +144,28 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
         servers=float(config.servers),
         server_samples=config.servers * duration_ms / config.sample_interval_ms,
         server_object_slots=config.servers * objects,
+    )
+
+
+def trace_run_size(config: ModelConfig, trace: ReferenceStream) -> RunSize:
+    """The counts one run of ``config`` over ``trace`` (the whole file, as read) draws: one
+    session, an operation per request and every object the trace names, within the run's
+    window (the references before the run's end, as a worker cuts it)."""
+    window = trace.before(int(config.duration_ms))
+    objects = float(window.n_objects)
+    return RunSize(
+        sessions=1.0,
+        shared_objects=objects,
+        private_objects=0.0,
+        operations=float(len(window.operation_bounds()) - 1),
+        references=float(len(window)),
+        content_changes=float(len(window.invalidation_time_ms)),
+        hosts=float(config.hosts),
+        servers=float(config.servers),
+        server_samples=config.servers * config.duration_ms / config.sample_interval_ms,
+        server_object_slots=config.servers * objects,
+        trace_files=1.0,
+        trace_references=float(len(trace)),
     )
 
 

@@ -9,16 +9,19 @@ import os
 import subprocess
 import sys
 from dataclasses import replace
+from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from nnrpsim.model import ModelConfig, WorkloadConfig
-from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size
-from nnrpsim.model.workload import synthetic_plan
+from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size, trace_run_size
+from nnrpsim.model.workload import stream_plan, synthetic_plan
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
-from nnrpsim.traces import sessions_per_s
+from nnrpsim.traces import load_trace, sessions_per_s
+from tests.conftest import ROOT
 
 BUSY = WorkloadConfig(session_rate_per_s=10.0, content_change_rate_per_s=0.002)
 
@@ -92,6 +95,80 @@ def test_the_memory_estimate_is_within_half_and_twice_a_runs_peak(engine, topolo
     estimate = size.peak_bytes(engine) - WORKER_BYTES
     assert grew > 100 << 20  # (a run big enough that the estimate's parts tell)
     assert 0.5 <= estimate / grew <= 2.0, (estimate, grew)
+
+
+MOONCAKE = ROOT.parent / "shared/data/traces/mooncake_synthetic_trace.jsonl"
+
+
+def test_a_trace_runs_counts_are_those_of_the_plan_its_window_makes():
+    raw = {"study": {"duration": "300s"}, "workload": {"trace": {"path": str(MOONCAKE)}}}
+    (point,) = sweep_points(parse_scenario(raw))
+    config, trace = model_config(point.scenario), load_trace(point.scenario.workload.trace)
+    size = trace_run_size(config, trace)
+    plan = stream_plan(trace.before(300_000))
+    operations = [objects for session in plan.sessions for _, objects in session.operations]
+    assert (size.sessions, size.operations) == (len(plan.sessions), len(operations))
+    assert size.shared_objects + size.private_objects == len(plan.sizes)
+    assert size.references >= sum(map(len, operations)) > 0.9 * size.references
+    assert size.trace_references == len(trace) > size.references  # (read whole, run in part)
+
+
+def _scaled_mooncake(folder: Path, times: int) -> Path:
+    """The Mooncake trace ``times`` over in its own span, every other copy's blocks its own."""
+    requests = [json.loads(line) for line in MOONCAKE.read_text().splitlines()]
+    top = 1 + max(block for request in requests for block in request["hash_ids"])
+    path = folder / f"mooncake_x{times}.jsonl"
+    with path.open("w") as out:
+        for copy in range(times):
+            shift = top * copy if copy % 2 else 0
+            for request in requests:
+                blocks = [block + shift for block in request["hash_ids"]]
+                row = {**request, "timestamp": request["timestamp"] / times, "hash_ids": blocks}
+                out.write(json.dumps(row) + "\n")
+    return path
+
+
+def _reference_log(folder: Path, n: int) -> Path:
+    """A CSV log of ``n`` Zipf references, four to an operation."""
+    rng = np.random.default_rng(3)
+    path = folder / f"log_{n}.csv"
+    times = np.repeat(np.sort(rng.uniform(0, 1e6, n // 4)).round(), 4)
+    objects = (rng.zipf(1.2, n) % (n // 4)).astype(str)
+    sizes = rng.integers(100, 100_000, n)
+    log = {"time_ms": times, "object": objects, "size_bytes": sizes, "operation": np.arange(n) // 4}
+    pd.DataFrame(log).to_csv(path, index=False)
+    return path
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="reads Linux's VmHWM")
+@pytest.mark.parametrize(
+    ("engine", "make_trace"),
+    [
+        ("des", lambda folder: _reference_log(folder, 400_000)),
+        ("vector", lambda folder: _scaled_mooncake(folder, 4)),
+    ],
+)
+def test_a_trace_runs_memory_estimate_is_within_half_and_twice_its_peak(
+    tmp_path, engine, make_trace
+):
+    """As a worker runs it: the trace read whole, its window replayed. Held closer than a
+    synthetic run's: without the trace's reading, the plan's parts alone come to half."""
+    raw = {
+        "study": {"replications": 1, "duration": "1100s"},
+        "engine": engine,
+        "topology": {"max_object_bytes": "1GiB", "ttl_ceiling": "1h"},
+        "workload": {"trace": {"path": str(make_trace(tmp_path))}},
+        "host_policy": {"name": "always", "ttl_hint": "60s"},
+    }
+    proc = subprocess.run(
+        [sys.executable, "-c", MEASURE, json.dumps(raw)], capture_output=True, text=True, check=True
+    )
+    grew = int(proc.stdout)
+    (point,) = sweep_points(parse_scenario(raw))
+    size = trace_run_size(model_config(point.scenario), load_trace(point.scenario.workload.trace))
+    estimate = size.peak_bytes(engine) - WORKER_BYTES
+    assert grew > 100 << 20  # (a run big enough that the estimate's parts tell)
+    assert 0.7 <= estimate / grew <= 1.6, (estimate, grew)  # (the plan's parts alone: 0.5-0.6)
 
 
 def test_the_machines_memory_is_at_most_its_physical_memory():

@@ -14,12 +14,12 @@ import yaml
 import nnrpsim
 from nnrpsim import run_sizes
 from nnrpsim.cli import main
-from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, run_size
+from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, TRACE_PARTS, run_size
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from nnrpsim.scenario.schema import describe
 from nnrpsim.traces import sessions_per_s
-from tests.conftest import write_yaml
+from tests.conftest import ROOT, write_yaml
 
 CASES = [
     (
@@ -360,6 +360,28 @@ def test_a_run_this_machine_cannot_hold_is_refused_before_anything_is_written(
     assert err.count("\n") == 1 and not out.exists()
 
 
+def test_a_trace_whose_runs_this_machine_cannot_hold_is_refused_by_its_path(tmp_path, monkeypatch):
+    """Trace workloads were not sized at all: each worker reads the whole trace, and a run
+    replays its window, so a trace too big for the workers ran them out of memory."""
+    trace = str(ROOT.parent / "shared/data/traces/mooncake_synthetic_trace.jsonl")
+    raw = {
+        "study": {"replications": 2, "duration": "1100s"},
+        "engine": "vector",
+        "workload": {"trace": {"path": trace}},
+    }
+    (point,) = sweep_points(load_scenario(raw))
+    (size,) = [size for _, size in run_sizes.point_sizes([point])]
+    peak = size.peak_bytes("vector")
+    monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(0.9 * peak))
+    refusal = r"^workload\.trace\.path: one run would need about .* for its 121,877 references,"
+    with pytest.raises(ScenarioError, match=refusal):
+        nnrpsim.run(raw, out=tmp_path / "out", jobs=1, progress=False)
+    monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(1.5 * peak))
+    with pytest.raises(ScenarioError, match=r"^--jobs: 2 runs at once would need .*--jobs 1$"):
+        nnrpsim.run(raw, out=tmp_path / "out", jobs=2, progress=False)
+    assert not (tmp_path / "out").exists()
+
+
 def test_runs_at_once_that_this_machine_cannot_hold_are_refused_naming_jobs(
     tmp_path, monkeypatch, small_yaml
 ):
@@ -388,7 +410,7 @@ def test_runs_at_once_that_this_machine_cannot_hold_are_refused_naming_jobs(
 def test_every_part_of_a_run_can_be_blamed_on_scenario_keys():
     """A part without keys, or a key without an ordinary value, would end a refusal in a
     traceback instead of its one line."""
-    assert set(run_sizes.FACTORS) == set(PARTS)
+    assert set(run_sizes.FACTORS) == set(PARTS) - set(TRACE_PARTS)  # (nought in a synthetic run)
     assert all(set(per_unit) == set(PARTS) for per_unit in ENGINE_BYTES.values())
     keys = {key for key, _, _ in describe()}
     for part, factors in run_sizes.FACTORS.items():
