@@ -76,24 +76,29 @@ def recorded_warmup_ms(folder: Path) -> float:
         return 0.0
 
 
-def _recorded_hash(manifest: Path) -> str:
-    """The scenario hash a results folder's manifest records: what ``--resume`` checks against."""
+def _recorded(manifest: Path) -> dict[str, Any]:
+    """A results folder's manifest, with the scenario hash ``--resume`` checks against."""
     try:
         document = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
         raise ScenarioError("--resume", f"{manifest} cannot be read ({err})") from None
     if not isinstance(document, dict) or not isinstance(document.get("scenario_hash"), str):
         raise ScenarioError("--resume", f"{manifest} records no scenario_hash")
-    return document["scenario_hash"]
+    return document
 
 
 class ResultStore:
-    def __init__(self, out: Path, scenario: Scenario, resume: bool) -> None:
+    def __init__(
+        self, out: Path, scenario: Scenario, resume: bool, inputs: dict[str, str] | None = None
+    ) -> None:
+        """``inputs``: the digest of each file the study reads, by path
+        (:func:`~nnrpsim.traces.input_digests`)."""
         self.out = Path(out)
         self.runs_dir = self.out / "runs"
         self.table_dirs = {name: self.out / name for name in LONG_TABLES}
         self.scenario = scenario
         self.hash = scenario_hash(scenario)
+        self.inputs = inputs or {}
         manifest = self.out / "manifest.json"
         if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
             raise ScenarioError("--out", "must not contain a NUL character")
@@ -106,13 +111,26 @@ class ResultStore:
                 "--out", f"{self.out} already holds results; pass --resume or choose another --out"
             )
         if has_runs and manifest.is_file():
-            previous = _recorded_hash(manifest)
-            if previous != self.hash:
+            self._check_resumable(_recorded(manifest))
+
+    def _check_resumable(self, recorded: dict[str, Any]) -> None:
+        """The runs in the folder are of this scenario, over the same files (a manifest of a
+        version that did not record them is taken at its word)."""
+        start_again = "choose another --out, or remove that folder to start again"
+        previous = recorded["scenario_hash"]
+        if previous != self.hash:
+            raise ScenarioError(
+                "--resume",
+                f"{self.out} holds a different scenario ({previous} != {self.hash}; the file, "
+                f"--set or a new version's defaults changed it): {start_again}",
+            )
+        recorded_inputs = recorded.get("inputs")
+        for path, digest in self.inputs.items() if isinstance(recorded_inputs, dict) else ():
+            if recorded_inputs.get(path, digest) != digest:
                 raise ScenarioError(
                     "--resume",
-                    f"{self.out} holds a different scenario ({previous} != {self.hash}; the file, "
-                    "--set or a new version's defaults changed it): choose another --out, or "
-                    "remove that folder to start again",
+                    f"{path} changed since the runs in {self.out} read it (content "
+                    f"{recorded_inputs[path]} != {digest}): {start_again}",
                 )
 
     def make_folders(self) -> None:
@@ -182,6 +200,7 @@ class ResultStore:
                 "study": self.scenario.study.name,
                 "scenario_hash": self.hash,
                 "scenario": self.scenario.model_dump(mode="json"),
+                "inputs": self.inputs,
                 "runs": len(runs),
                 "seeds": runs[["point", "replication", "seed"]].to_dict("records"),
                 "failures": failed[["point", "replication", "error"]].to_dict("records"),

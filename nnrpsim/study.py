@@ -18,7 +18,7 @@ from .results import ResultStore, run_table, summarize
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import check_execution, execute, tasks_for, workers_for
 from .scenario import ScenarioLike, load_scenario, sweep_points
-from .traces import check_traces
+from .traces import check_traces, input_digests
 
 
 @dataclass
@@ -59,7 +59,7 @@ def run(
     points = sweep_points(scenario)
     check_traces(points)
     path = Path(out) if out is not None else Path("results") / scenario.study.name
-    store = ResultStore(path, scenario, resume)
+    store = ResultStore(path, scenario, resume, input_digests(points))
     tasks = [task for task in tasks_for(points) if not store.done(task.point, task.replication)]
     if scheduler is None:  # (a cluster's workers have their own memory)
         left = {task.point for task in tasks}  # (on --resume, the points with runs left)

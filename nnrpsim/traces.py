@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -77,6 +78,21 @@ def describe_workloads(points: list[Point]) -> list[str]:
             means = workload_means(config.workload, sessions_per_s(point.scenario))
             described.setdefault(describe_means(means), []).append(point.index)
     return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
+
+
+def input_digests(points: list[Point]) -> dict[str, str]:
+    """Each trace and arrival log the points read, by path: a digest of its content, which a
+    study's manifest records so that ``--resume`` does not add runs of a changed file to the
+    runs of the one before (the scenario names a file, not what it holds)."""
+    paths = set()
+    for point in points:
+        workload = point.scenario.workload
+        paths |= {spec.path for spec in (workload.trace, workload.sessions.arrivals) if spec}
+    digests = {}
+    for path in sorted(paths):
+        with open(path, "rb") as file:
+            digests[path] = hashlib.file_digest(file, "sha256").hexdigest()[:16]
+    return digests
 
 
 def sessions_per_s(scenario: Scenario) -> float:

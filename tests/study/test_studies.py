@@ -296,6 +296,31 @@ def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, caps
     assert "different scenario" in capsys.readouterr().err
 
 
+def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys):
+    """The scenario names a file, not what it holds: a trace rewritten between a study and its
+    --resume had the new runs averaged with the old ones'. A manifest of a version that did
+    not record the files' content is taken at its word."""
+    trace = tmp_path / "trace.jsonl"
+    line = '{{"timestamp": {}, "input_length": 600, "hash_ids": [1, 2]}}\n'
+    trace.write_text("".join(line.format(t) for t in range(0, 4000, 500)))
+    raw = {"study": {"replications": 2, "duration": "4s"}, "engine": "vector"}
+    scenario = write_yaml(tmp_path, {**raw, "workload": {"trace": {"path": "trace.jsonl"}}})
+    out = tmp_path / "out"
+    command = ["run", str(scenario), "--out", str(out), "--jobs", "1", "--quiet"]
+    assert main(command) == 0
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert list(manifest["inputs"]) == [str(trace)]
+    (out / "runs/p0000-r001.parquet").unlink()
+    trace.write_text(line.format(0) + trace.read_text())  # one request more
+    assert main([*command, "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: --resume: {trace} changed since the runs in {out} read it")
+    assert err.count("\n") == 1 and not (out / "runs/p0000-r001.parquet").exists()
+    del manifest["inputs"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main([*command, "--resume"]) == 0
+
+
 def test_resume_after_a_killed_run_loses_and_duplicates_nothing(tmp_path, small_yaml):
     out = tmp_path / "killed"
     command = [
