@@ -6,12 +6,15 @@ them; ``nnrpsim validate`` gives the warm-up's before anything runs."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import pandas as pd
 
 from .display_units import points_text
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp
 from .scenario import Point, Scenario, sweep_points
+from .scenario.schema import Arrivals, Trace
+from .traces import load_arrivals, load_trace
 from .warmup import climb_warning, first_fault_ms
 
 
@@ -31,6 +34,7 @@ def study_warnings(
         *violation_warnings(summary),
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
+        *log_span_advice(points, len(points)),
         *failure_warnings(runs),
     ]
 
@@ -91,6 +95,65 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
             f"held with them; {remedy}"
         )
     return warnings
+
+
+IDLE_SHARE = 0.01
+"""The share of a run past its log's end that :func:`log_span_advice` lets pass: time
+averages that count an idle end that short are within 1 % of the log's."""
+
+
+def log_span_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each set of ``points`` (of ``of_points``) whose runs outlast their trace
+    or arrival log by more than :data:`IDLE_SHARE` of the run, so that averages over time
+    (``mean_gpu_bytes``, the loads) take in an idle end, or replay only part of their trace.
+    (An arrival log cut short is the ordinary use of a long one: not said.)"""
+    advice: dict[str, list[int]] = {}
+    for point in points:
+        duration_ms, workload = point.scenario.study.duration, point.scenario.workload
+        if workload.trace is not None:
+            text = _trace_span(workload.trace, duration_ms)
+        elif workload.sessions.arrivals is not None:
+            text = _arrivals_span(
+                workload.sessions.arrivals, workload.sessions.duration, duration_ms
+            )
+        else:
+            text = None
+        if text:
+            advice.setdefault(text, []).append(point.index)
+    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
+
+
+def _idle_end(end_ms: float, duration_ms: float, what: str) -> str | None:
+    if duration_ms - end_ms <= IDLE_SHARE * duration_ms:
+        return None
+    return (
+        f"the runs last {duration_ms / 1e3:,g} s, {(duration_ms - end_ms) / 1e3:,.1f} s past "
+        f"{what}: mean_gpu_bytes and the other averages over time take in the idle end; set "
+        f"study.duration to about {math.ceil(end_ms / 1e3):,} s"
+    )
+
+
+def _trace_span(spec: Trace, duration_ms: float) -> str | None:
+    trace, name = load_trace(spec), Path(spec.path).name
+    if duration_ms < trace.end_ms:
+        replayed = len(trace.before(int(duration_ms)))
+        return (
+            f"the runs last {duration_ms / 1e3:,g} s and replay {replayed:,} of the "
+            f"{len(trace):,} references of {name} (its first {duration_ms / 1e3:,g} s of "
+            f"{trace.end_ms / 1e3:,.1f} s); set study.duration to "
+            f"{math.ceil(trace.end_ms / 1e3):,} s to replay it all"
+        )
+    what = f"the last reference of {name}, at {trace.end_ms / 1e3:,.1f} s"
+    return _idle_end(trace.end_ms, duration_ms, what)
+
+
+def _arrivals_span(spec: Arrivals, session_ms: float, duration_ms: float) -> str | None:
+    last = float(load_arrivals(spec)[-1])
+    what = (
+        f"the sessions of {Path(spec.path).name} (its last arrival at {last / 1e3:,.1f} s, and "
+        f"a {session_ms / 1e3:g} s session)"
+    )
+    return _idle_end(last + session_ms, duration_ms, what)
 
 
 def failure_warnings(runs: pd.DataFrame) -> list[str]:

@@ -303,7 +303,7 @@ def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys)
     trace = tmp_path / "trace.jsonl"
     line = '{{"timestamp": {}, "input_length": 600, "hash_ids": [1, 2]}}\n'
     trace.write_text("".join(line.format(t) for t in range(0, 4000, 500)))
-    raw = {"study": {"replications": 2, "duration": "4s"}, "engine": "vector"}
+    raw = {"study": {"replications": 2, "duration": "3501ms"}, "engine": "vector"}  # (the trace's)
     scenario = write_yaml(tmp_path, {**raw, "workload": {"trace": {"path": "trace.jsonl"}}})
     out = tmp_path / "out"
     command = ["run", str(scenario), "--out", str(out), "--jobs", "1", "--quiet"]
