@@ -13,7 +13,7 @@ import pandas as pd
 from .display_units import points_text
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp
 from .scenario import Point, Scenario, sweep_points
-from .scenario.schema import Arrivals, Trace
+from .scenario.schema import Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace
 from .warmup import climb_warning, first_fault_ms
 
@@ -98,24 +98,23 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
 
 
 IDLE_SHARE = 0.01
-"""The share of a run past its log's end that :func:`log_span_advice` lets pass: time
-averages that count an idle end that short are within 1 % of the log's."""
+"""The share of a run's measured time past its log's end that :func:`log_span_advice` lets
+pass: averages over time that count an idle end that short are within 1 % of the log's."""
 
 
 def log_span_advice(points: list[Point], of_points: int) -> list[str]:
     """A warning for each set of ``points`` (of ``of_points``) whose runs outlast their trace
-    or arrival log by more than :data:`IDLE_SHARE` of the run, so that averages over time
-    (``mean_gpu_bytes``, the loads) take in an idle end, or replay only part of their trace.
-    (An arrival log cut short is the ordinary use of a long one: not said.)"""
+    or arrival log by more than :data:`IDLE_SHARE` of their measured time, so that averages
+    over time (``mean_gpu_bytes``, the loads) take in an idle end, whose warm-up outlasts it
+    (nothing measured), or that replay only part of their trace. (An arrival log cut short is
+    the ordinary use of a long one: not said.)"""
     advice: dict[str, list[int]] = {}
     for point in points:
-        duration_ms, workload = point.scenario.study.duration, point.scenario.workload
+        study, workload = point.scenario.study, point.scenario.workload
         if workload.trace is not None:
-            text = _trace_span(workload.trace, duration_ms)
+            text = _trace_span(workload.trace, study)
         elif workload.sessions.arrivals is not None:
-            text = _arrivals_span(
-                workload.sessions.arrivals, workload.sessions.duration, duration_ms
-            )
+            text = _arrivals_span(workload.sessions.arrivals, workload.sessions.duration, study)
         else:
             text = None
         if text:
@@ -123,37 +122,58 @@ def log_span_advice(points: list[Point], of_points: int) -> list[str]:
     return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
 
 
-def _idle_end(end_ms: float, duration_ms: float, what: str) -> str | None:
-    if duration_ms - end_ms <= IDLE_SHARE * duration_ms:
+def _duration(ms: float) -> str:
+    """A span as a warning gives it: whole seconds from 100 s, three figures below."""
+    seconds = ms / 1e3
+    if seconds >= 100:
+        return f"{seconds:,.0f} s"
+    return f"{seconds:.3g} s" if seconds >= 1 else f"{ms:.3g} ms"
+
+
+def _least_duration(end_ms: float, warmup_ms: float) -> str:
+    """The duration to advise for a log that ends at ``end_ms``: whole seconds where rounding
+    up to them adds no more than :data:`IDLE_SHARE` (an end a few seconds in: milliseconds)."""
+    whole_s = math.ceil(end_ms / 1e3)
+    if 1e3 * whole_s - end_ms <= IDLE_SHARE * (1e3 * whole_s - warmup_ms):
+        return f"{whole_s}s"  # (as a scenario writes it)
+    return f"{math.ceil(end_ms)}ms"
+
+
+def _idle_end(end_ms: float, study: Study, what: str) -> str | None:
+    if study.warmup >= end_ms:
+        return (
+            f"the {_duration(study.warmup)} warm-up outlasts {what}: the runs measure nothing; "
+            "shorten study.warmup"
+        )
+    if study.duration - end_ms <= IDLE_SHARE * (study.duration - study.warmup):
         return None
     return (
-        f"the runs last {duration_ms / 1e3:,g} s, {(duration_ms - end_ms) / 1e3:,.1f} s past "
+        f"the runs last {_duration(study.duration)}, {_duration(study.duration - end_ms)} past "
         f"{what}: mean_gpu_bytes and the other averages over time take in the idle end; set "
-        f"study.duration to about {math.ceil(end_ms / 1e3):,} s"
+        f"study.duration to {_least_duration(end_ms, study.warmup)}"
     )
 
 
-def _trace_span(spec: Trace, duration_ms: float) -> str | None:
+def _trace_span(spec: Trace, study: Study) -> str | None:
     trace, name = load_trace(spec), Path(spec.path).name
-    if duration_ms < trace.end_ms:
-        replayed = len(trace.before(int(duration_ms)))
+    if study.duration < trace.end_ms:
+        replayed = len(trace.before(int(study.duration)))
         return (
-            f"the runs last {duration_ms / 1e3:,g} s and replay {replayed:,} of the "
-            f"{len(trace):,} references of {name} (its first {duration_ms / 1e3:,g} s of "
-            f"{trace.end_ms / 1e3:,.1f} s); set study.duration to "
-            f"{math.ceil(trace.end_ms / 1e3):,} s to replay it all"
+            f"the runs last {_duration(study.duration)} and replay {replayed:,} of the "
+            f"{len(trace):,} references of {name} (it spans {_duration(trace.end_ms)}); set "
+            f"study.duration to {_least_duration(trace.end_ms, study.warmup)} to replay it all"
         )
-    what = f"the last reference of {name}, at {trace.end_ms / 1e3:,.1f} s"
-    return _idle_end(trace.end_ms, duration_ms, what)
+    what = f"the last reference of {name}, at {_duration(trace.end_ms - 1)}"
+    return _idle_end(trace.end_ms, study, what)
 
 
-def _arrivals_span(spec: Arrivals, session_ms: float, duration_ms: float) -> str | None:
+def _arrivals_span(spec: Arrivals, session_ms: float, study: Study) -> str | None:
     last = float(load_arrivals(spec)[-1])
     what = (
-        f"the sessions of {Path(spec.path).name} (its last arrival at {last / 1e3:,.1f} s, and "
-        f"a {session_ms / 1e3:g} s session)"
+        f"the sessions of {Path(spec.path).name} (its last arrival at {_duration(last)}, and a "
+        f"{_duration(session_ms)} session)"
     )
-    return _idle_end(last + session_ms, duration_ms, what)
+    return _idle_end(last + session_ms, study, what)
 
 
 def failure_warnings(runs: pd.DataFrame) -> list[str]:
