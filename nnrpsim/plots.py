@@ -176,15 +176,17 @@ def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
 def plot_study(results: str | Path) -> list[Path]:
     """Draw every figure the study's saved results support; returns the files written."""
     results = Path(results)
-    summary = read_table(results / "summary.parquet", required=SUMMARY_COLUMNS)
+    summary = read_table(results / "summary.parquet", required=NEEDED_SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
     series = (
-        read_table(series_path, required=SERIES_COLUMNS)
+        read_table(series_path, required=NEEDED_SERIES_COLUMNS)
         if series_path.is_file()
         else pd.DataFrame()
     )
     kinds = (
-        read_table(kinds_path, required=KINDS_COLUMNS) if kinds_path.is_file() else pd.DataFrame()
+        read_table(kinds_path, required=NEEDED_KINDS_COLUMNS)
+        if kinds_path.is_file()
+        else pd.DataFrame()
     )
     folder = results / "plots"
     folder.mkdir(exist_ok=True)
@@ -387,9 +389,9 @@ OVER_TIME = (  # time-series column, how servers combine, what the axis says, th
         "server_load_over_time",
     ),
 )
-SUMMARY_COLUMNS = ("point", "replications", *METRICS, *(f"{m}_ci95" for m in METRICS))
-SERIES_COLUMNS = ("point", "replication", "time_ms", *(column for column, *_ in OVER_TIME))
-KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")
+NEEDED_SUMMARY_COLUMNS = ("point", "replications", *METRICS, *(f"{m}_ci95" for m in METRICS))
+NEEDED_SERIES_COLUMNS = ("point", "replication", "time_ms", *(column for column, *_ in OVER_TIME))
+NEEDED_KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")
 """The columns of a study's tables the plots read: a table without them is not one a study
 wrote (``nnrpsim plot`` says so in one line)."""
 

@@ -292,6 +292,8 @@ def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> N
         raise ScenarioError(
             "--executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}"
         )
+    if scheduler is not None and not isinstance(scheduler, str):
+        raise ScenarioError("--scheduler", f"must be an address (text), got {scheduler!r}")
     if scheduler is not None and not scheduler.strip():
         raise ScenarioError("--scheduler", "is empty; leave it out for a LocalCluster")
     if scheduler and executor != "dask":

@@ -431,6 +431,7 @@ def test_run_arguments_are_checked(tmp_path, capsys, small_yaml):
         ({"jobs": 0}, "--jobs: must be at least 1"),
         ({"executor": "threads"}, "--executor: must be one of local, dask, not 'threads'"),
         ({"scheduler": "tcp://127.0.0.1:1"}, "--scheduler: only with --executor dask"),
+        ({"scheduler": 8786}, r"--scheduler: must be an address \(text\), got 8786"),
     ],
 )
 def test_api_checks_execution_arguments_before_writing(tmp_path, small_yaml, arguments, message):
