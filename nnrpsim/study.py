@@ -42,7 +42,7 @@ def run(
     scenario: ScenarioLike,
     *,
     out: str | Path | None = None,
-    overrides: Sequence[str] | str = (),
+    overrides: Sequence[str] | str | None = (),
     jobs: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
@@ -92,7 +92,7 @@ def run(
 
 
 def sweep(
-    scenario: ScenarioLike, overrides: Sequence[str] | str = (), jobs: int = 1
+    scenario: ScenarioLike, overrides: Sequence[str] | str | None = (), jobs: int = 1
 ) -> pd.DataFrame:
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks.
     What ``nnrpsim run`` would warn of (:mod:`nnrpsim.checks`) comes as a

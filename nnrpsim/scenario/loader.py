@@ -224,10 +224,15 @@ def parse_set(item: str) -> tuple[str, Any]:
     return key.strip(), _safe_load(text, f"--set {key.strip()}", file=False)
 
 
-def parse_scenario(raw: dict, overrides: Sequence[str] | str = ()) -> Scenario:
-    """Validate ``raw`` with ``overrides`` (``KEY=VALUE`` each, or one such string) applied."""
+def parse_scenario(raw: dict, overrides: Sequence[str] | str | None = ()) -> Scenario:
+    """Validate ``raw`` with ``overrides`` (``KEY=VALUE`` each, or one such string; None for
+    none) applied."""
     raw = copy.deepcopy(raw)
-    for item in [overrides] if isinstance(overrides, str) else overrides:
+    items = [overrides] if isinstance(overrides, str) else () if overrides is None else overrides
+    listed = isinstance(items, Sequence) and not isinstance(items, bytes)  # (in order: not a set)
+    if not listed or not all(isinstance(item, str) for item in items):
+        raise TypeError(f"overrides are KEY=VALUE text, or a list of it, not {overrides!r}")
+    for item in items:
         key, value = parse_set(item)
         set_dotted(raw, key, value, where=f"--set {key}")
     try:
@@ -242,7 +247,7 @@ ScenarioLike = Scenario | Mapping[str, Any] | str | PathLike[str]
 """A scenario, a mapping as a scenario file reads (a notebook's dict), or that file's path."""
 
 
-def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | str = ()) -> Scenario:
+def load_scenario(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ()) -> Scenario:
     """Read, validate and check a scenario file (including every sweep point), or a mapping as
     such a file reads; a :class:`Scenario` comes back as it is, or with ``overrides`` applied.
 

@@ -175,6 +175,19 @@ def test_the_api_takes_a_scenario_in_each_form_and_refuses_what_is_none(small_ya
             nnrpsim.sweep(small_yaml, jobs=jobs)
 
 
+@pytest.mark.parametrize("wrong", [b"study.seed=3", [1, 2], {"study.seed=3"}, {"a": 1}, 5])
+def test_overrides_of_another_type_are_refused_by_what_they_are(small_yaml, wrong):
+    """Bytes and a list of numbers were iterated into an ``AttributeError`` from the parser
+    (``'int' object has no attribute 'partition'``); a set has no order for its overrides."""
+    with pytest.raises(TypeError, match=r"^overrides are KEY=VALUE text, or a list of it, not "):
+        nnrpsim.load_scenario(small_yaml, wrong)
+
+
+def test_no_overrides_may_be_none(small_yaml):
+    assert nnrpsim.load_scenario(small_yaml, None) == nnrpsim.load_scenario(small_yaml)
+    assert nnrpsim.load_scenario(SMALL_STUDY, None) == nnrpsim.load_scenario(SMALL_STUDY)
+
+
 BACKING_OFF = [
     "topology.eviction=none",
     "topology.gpu_memory=2MiB",
