@@ -6,6 +6,8 @@ Every figure is written as PNG and SVG under ``plots/``, axes labelled with unit
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
+from concurrent.futures import Executor
 from pathlib import Path
 
 import matplotlib
@@ -173,8 +175,10 @@ def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
     return bool(pd.to_numeric(summary[key], errors="coerce").notna().any())
 
 
-def plot_study(results: str | Path) -> list[Path]:
-    """Draw every figure the study's saved results support; returns the files written."""
+def plot_study(results: str | Path, pool: Executor | None = None) -> list[Path]:
+    """Draw every figure the study's saved results support; returns the files written.
+    ``pool``: worker processes to draw the figures on, each apart (a study's own workers,
+    once its runs are done: drawing takes 0.2 s a file and more); else one after another."""
     results = Path(results)
     summary = read_table(results / "summary.parquet", required=NEEDED_SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
@@ -192,38 +196,58 @@ def plot_study(results: str | Path) -> list[Path]:
     folder.mkdir(exist_ok=True)
     if summary.empty:
         return []
+    warmup_s = recorded_warmup_ms(results) / 1e3
+    figures = _figures(summary, series, kinds, folder, warmup_s)
+    drawn = pool.map(_draw, figures) if pool is not None else map(_draw, figures)
+    return [path for paths in drawn for path in paths]
+
+
+Drawing = tuple[Callable[..., list[Path]], tuple]
+"""One figure to draw: the function that draws and saves it, and its arguments."""
+
+
+def _figures(
+    summary: pd.DataFrame, series: pd.DataFrame, kinds: pd.DataFrame, folder: Path, warmup_s: float
+) -> list[Drawing]:
+    """Every figure of a study's tables, in the order ``plot_study`` returns their files."""
     swept = swept_columns(summary)
-    written: list[Path] = []
+    figures: list[Drawing] = []
     for key in [k for k in swept if _is_numeric(summary, k)]:
         if key in TTL_KEYS:
-            written += _metric_vs(summary, key, "hit_rate", swept, folder, "hit_rate_vs_ttl")
+            named = [("hit_rate", "hit_rate_vs_ttl")]
         elif key == INVALIDATION_KEY:
-            written += _metric_vs(
-                summary, key, "fallback_rate", swept, folder, "fallback_vs_invalidation"
-            )
-            written += _metric_vs(
-                summary, key, "hit_rate", swept, folder, "hit_rate_vs_invalidation"
-            )
+            named = [
+                ("fallback_rate", "fallback_vs_invalidation"),
+                ("hit_rate", "hit_rate_vs_invalidation"),
+            ]
         else:
             safe = key.replace(".", "_")
-            written += _metric_vs(summary, key, "hit_rate", swept, folder, f"hit_rate_vs_{safe}")
-            written += _metric_vs(
-                summary, key, "wire_bytes_saved", swept, folder, f"wire_bytes_saved_vs_{safe}"
-            )
+            named = [
+                ("hit_rate", f"hit_rate_vs_{safe}"),
+                ("wire_bytes_saved", f"wire_bytes_saved_vs_{safe}"),
+            ]
             if key in LOAD_KEYS and summary["p99_latency_ms"].notna().any():
-                written += _metric_vs(
-                    summary, key, "p99_latency_ms", swept, folder, f"p99_latency_vs_{safe}"
-                )
+                named.append(("p99_latency_ms", f"p99_latency_vs_{safe}"))
+        figures += [
+            (_metric_vs, (summary, key, metric, swept, folder, name)) for metric, name in named
+        ]
     for metric in ("hit_rate", "wire_bytes_saved"):
-        written += _capacity_tradeoff(summary, swept, folder, metric)
-    written += _bytes_by_kind(kinds, summary, swept, folder)
+        figures.append((_capacity_tradeoff, (summary, swept, folder, metric)))
+    figures.append((_bytes_by_kind, (kinds, summary, swept, folder)))
     if not series.empty:
-        warmup_s = 0.0 if "study.warmup" in swept else recorded_warmup_ms(results) / 1e3
+        warmup_s = 0.0 if "study.warmup" in swept else warmup_s
         for column, combine, what, name in OVER_TIME:
-            written += _over_time(
-                series, summary, swept, folder, column, combine, what, name, warmup_s
-            )
-    return written
+            if column in series:  # (not in results written by an older version)
+                means = _mean_over_runs(series, column, combine)
+                figures.append(
+                    (_over_time, (means, summary, swept, folder, column, what, name, warmup_s))
+                )
+    return figures
+
+
+def _draw(figure: Drawing) -> list[Path]:
+    draw, arguments = figure
+    return draw(*arguments)
 
 
 MAX_TRADEOFF_LABELS = 12
@@ -396,14 +420,16 @@ NEEDED_KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")
 wrote (``nnrpsim plot`` says so in one line)."""
 
 
-def _over_time(series, summary, swept, folder, column, combine, what, name, warmup_s) -> list[Path]:
-    """``column`` against simulated time, a line per sweep point (at most eight): the servers
-    combined by ``combine``, then the mean over replications; the warm-up, which no metric
-    counts, shaded."""
-    if column not in series:  # results written by an older version
-        return []
+def _mean_over_runs(series: pd.DataFrame, column: str, combine: str) -> pd.DataFrame:
+    """``column`` at each sample time of each sweep point: the servers combined by
+    ``combine``, then the mean over replications."""
     per_run = series.groupby(["point", "replication", "time_ms"], as_index=False)[column]
-    mean = per_run.agg(combine).groupby(["point", "time_ms"], as_index=False)[column].mean()
+    return per_run.agg(combine).groupby(["point", "time_ms"], as_index=False)[column].mean()
+
+
+def _over_time(mean, summary, swept, folder, column, what, name, warmup_s) -> list[Path]:
+    """``column`` (its :func:`_mean_over_runs`) against simulated time, a line per sweep point
+    (at most eight); the warm-up, which no metric counts, shaded."""
     factor, unit = 1.0, ""
     if column.endswith("bytes"):
         factor, unit = bytes_scale(mean[column].to_numpy())

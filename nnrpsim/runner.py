@@ -13,7 +13,8 @@ import os
 import time
 import traceback
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
 from typing import Any
@@ -318,30 +319,44 @@ def execute(
     jobs: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
+    pool: Executor | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield each task's result as it finishes (``jobs`` None: one per core; never more
-    workers than tasks, and none started for no task)."""
+    workers than tasks, and none started for no task). ``pool``: local workers to run them on
+    (:func:`local_workers`), else the runs start their own."""
     check_execution(jobs, executor, scheduler)
     if not tasks:
         return
-    jobs = workers_for(jobs, len(tasks))
     if executor == "dask":
-        yield from _dask(tasks, jobs, scheduler)
-    elif jobs == 1:
-        yield from map(run_task, tasks)
+        yield from _dask(tasks, workers_for(jobs, len(tasks)), scheduler)
+    elif pool is not None:
+        yield from _on(pool, tasks)
     else:
-        yield from _pool(tasks, jobs)
+        with local_workers(jobs, executor, len(tasks)) as own:
+            yield from _on(own, tasks) if own is not None else map(run_task, tasks)
 
 
-def _pool(tasks: list[Task], jobs: int) -> Iterator[dict[str, Any]]:
-    with ProcessPoolExecutor(max_workers=jobs, mp_context=get_context("spawn")) as pool:
-        futures = [pool.submit(run_task, task) for task in tasks]
-        try:
-            for future in as_completed(futures):
-                yield future.result()
-        finally:
-            for future in futures:
-                future.cancel()
+@contextmanager
+def local_workers(jobs: int | None, executor: str, n_tasks: int) -> Iterator[Executor | None]:
+    """The worker processes of a local study (:func:`workers_for`), spawned once for its runs
+    and then its plots: each imports nnrpsim, half a second. None where one worker is all
+    there is to be, and on Dask, whose workers need not see the results folder."""
+    workers = workers_for(jobs, n_tasks)
+    if executor != "local" or workers == 1 or not n_tasks:
+        yield None
+        return
+    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+        yield pool
+
+
+def _on(pool: Executor, tasks: list[Task]) -> Iterator[dict[str, Any]]:
+    futures = [pool.submit(run_task, task) for task in tasks]
+    try:
+        for future in as_completed(futures):
+            yield future.result()
+    finally:
+        for future in futures:
+            future.cancel()
 
 
 def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:

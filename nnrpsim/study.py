@@ -16,7 +16,7 @@ from .checks import StudyWarning, study_warnings
 from .plots import plot_study
 from .results import ResultStore, run_table, summarize
 from .run_sizes import check_run_sizes, point_sizes
-from .runner import check_execution, execute, tasks_for, workers_for
+from .runner import check_execution, execute, local_workers, tasks_for, workers_for
 from .scenario import ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces, input_digests
 
@@ -70,23 +70,25 @@ def run(
     # written stay, and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
     bar = tqdm(total=len(tasks), desc=scenario.study.name, unit="run", disable=not progress)
-    try:
-        for result in execute(tasks, jobs, executor, scheduler):
-            store.write(result)
-            bar.update()
-        status = "complete"
-    except BrokenProcessPool:
-        status = "interrupted: a worker process died (rerun with --resume)"
-    finally:
-        bar.close()
-        meta = {
-            "status": status,
-            "executor": executor,
-            "jobs": jobs,
-            "wall_s": time.perf_counter() - started,
-        }
-        summary, runs, series, kinds = store.finalize(meta)
-    plots = plot_study(path) if not summary.empty else []
+    with local_workers(jobs, executor, len(tasks)) as pool:  # (the plots' workers too)
+        try:
+            for result in execute(tasks, jobs, executor, scheduler, pool):
+                store.write(result)
+                bar.update()
+            status = "complete"
+        except BrokenProcessPool:
+            status = "interrupted: a worker process died (rerun with --resume)"
+            pool = None  # (it runs nothing more: the plots are drawn here)
+        finally:
+            bar.close()
+            meta = {
+                "status": status,
+                "executor": executor,
+                "jobs": jobs,
+                "wall_s": time.perf_counter() - started,
+            }
+            summary, runs, series, kinds = store.finalize(meta)
+        plots = plot_study(path, pool) if not summary.empty else []
     told = study_warnings(scenario, runs, summary, series)
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+from concurrent.futures import ProcessPoolExecutor
 
 import matplotlib.image
 import matplotlib.pyplot
@@ -145,10 +146,30 @@ def test_object_kinds_study_shortened_ranks_kinds_by_bytes_not_hit_rate(tmp_path
     assert matplotlib.image.imread(tmp_path / "ok/plots/bytes_by_kind.png").shape[0] > 100
 
 
-def test_same_numbers_whatever_the_job_count(tmp_path, small_yaml):
+def test_same_numbers_and_plots_whatever_the_job_count(tmp_path, small_yaml, monkeypatch):
+    """Two workers, spawned once, draw the plots too (a second's drawing that a sweep on
+    one worker takes a tenth of its time for): the same files, pixel for pixel."""
+    import nnrpsim.study
+
+    pools = []
+
+    def plot_recording_its_pool(path, pool=None):
+        pools.append(pool)
+        return nnrpsim.plot_study(path, pool)
+
+    monkeypatch.setattr(nnrpsim.study, "plot_study", plot_recording_its_pool)
     one = nnrpsim.run(small_yaml, out=tmp_path / "one", jobs=1, progress=False)
     two = nnrpsim.run(small_yaml, out=tmp_path / "two", jobs=2, progress=False)
+    assert pools[0] is None and isinstance(pools[1], ProcessPoolExecutor)
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(two.summary))
+    assert [p.relative_to(two.path) for p in two.plots] == [
+        p.relative_to(one.path) for p in one.plots
+    ]
+    for here, apart in zip(one.plots, two.plots, strict=True):
+        if here.suffix == ".png":
+            np.testing.assert_array_equal(
+                matplotlib.image.imread(here), matplotlib.image.imread(apart)
+            )
     in_memory = nnrpsim.sweep(small_yaml)
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(in_memory))
     from_a_mapping = nnrpsim.sweep(SMALL_STUDY)  # a notebook's dict, as the file reads
@@ -846,7 +867,19 @@ def test_no_more_workers_than_runs_and_none_for_no_run(small_yaml, monkeypatch):
 
     tasks = runner.tasks_for(sweep_points(parse_scenario(SMALL_STUDY)))[:2]
     pools = []
-    monkeypatch.setattr(runner, "_pool", lambda tasks, jobs: pools.append(jobs) or [])
+
+    class RecordedPool:
+        def __init__(self, max_workers, mp_context):
+            pools.append(max_workers)
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *raised):
+            return False
+
+    monkeypatch.setattr(runner, "ProcessPoolExecutor", RecordedPool)
+    monkeypatch.setattr(runner, "_on", lambda pool, tasks: [])
     assert list(runner.execute(tasks, jobs=8)) == [] and pools == [2]
     monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 1)
     assert list(runner.execute([], executor="dask", scheduler="tcp://127.0.0.1:9")) == []
