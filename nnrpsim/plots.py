@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from concurrent.futures import Executor
+from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 import matplotlib
@@ -175,10 +175,13 @@ def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
     return bool(pd.to_numeric(summary[key], errors="coerce").notna().any())
 
 
-def plot_study(results: str | Path, pool: Executor | None = None) -> list[Path]:
+def plot_study(results: str | Path, pool: ProcessPoolExecutor | None = None) -> list[Path]:
     """Draw every figure the study's saved results support; returns the files written.
     ``pool``: worker processes to draw the figures on, each apart (a study's own workers,
-    once its runs are done: drawing takes 0.2 s a file and more); else one after another."""
+    once its runs are done: drawing takes 0.2 s a file and more); else one after another.
+    Not threads: pyplot draws one figure at a time in a process."""
+    if pool is not None and not isinstance(pool, ProcessPoolExecutor):
+        raise TypeError(f"pool: a ProcessPoolExecutor or None, got {type(pool).__name__}")
     results = Path(results)
     summary = read_table(results / "summary.parquet", required=NEEDED_SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"

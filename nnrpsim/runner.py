@@ -13,7 +13,7 @@ import os
 import time
 import traceback
 from collections.abc import Iterator
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
@@ -319,7 +319,7 @@ def execute(
     jobs: int | None = None,
     executor: str = "local",
     scheduler: str | None = None,
-    pool: Executor | None = None,
+    pool: ProcessPoolExecutor | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield each task's result as it finishes (``jobs`` None: one per core; never more
     workers than tasks, and none started for no task). ``pool``: local workers to run them on
@@ -337,7 +337,9 @@ def execute(
 
 
 @contextmanager
-def local_workers(jobs: int | None, executor: str, n_tasks: int) -> Iterator[Executor | None]:
+def local_workers(
+    jobs: int | None, executor: str, n_tasks: int
+) -> Iterator[ProcessPoolExecutor | None]:
     """The worker processes of a local study (:func:`workers_for`), spawned once for its runs
     and then its plots: each imports nnrpsim, half a second. None where one worker is all
     there is to be, and on Dask, whose workers need not see the results folder."""
@@ -349,7 +351,7 @@ def local_workers(jobs: int | None, executor: str, n_tasks: int) -> Iterator[Exe
         yield pool
 
 
-def _on(pool: Executor, tasks: list[Task]) -> Iterator[dict[str, Any]]:
+def _on(pool: ProcessPoolExecutor, tasks: list[Task]) -> Iterator[dict[str, Any]]:
     futures = [pool.submit(run_task, task) for task in tasks]
     try:
         for future in as_completed(futures):

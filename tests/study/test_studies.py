@@ -176,6 +176,15 @@ def test_same_numbers_and_plots_whatever_the_job_count(tmp_path, small_yaml, mon
     pd.testing.assert_frame_equal(_metric_frame(one.summary), _metric_frame(from_a_mapping))
 
 
+def test_plots_are_drawn_in_processes_not_threads(tmp_path, small_yaml):
+    """pyplot draws one figure at a time in a process: a pool of threads would mix them."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    result = nnrpsim.run(small_yaml, out=tmp_path / "t", jobs=1, progress=False)
+    with ThreadPoolExecutor(2) as threads, pytest.raises(TypeError, match=r"^pool: a Process"):
+        nnrpsim.plot_study(result.path, threads)
+
+
 def test_the_api_takes_a_scenario_in_each_form_and_refuses_what_is_none(small_yaml):
     """A path, a mapping as the file reads and a Scenario are one scenario; a lone override
     string is one override (iterated, it was one bad override a character); anything else, or
