@@ -306,6 +306,8 @@ def _capacity_tradeoff(
     _interval_note(ax, summary, "bars")
     if _spans_decades(summary["mean_gpu_bytes"]):
         ax.set_xscale("log")
+    else:
+        ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
     if _spans_decades(summary[metric]):
         ax.set_yscale("log")
     else:
@@ -323,8 +325,26 @@ def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
     return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
 
 
+def _inside(box: tuple[float, ...], frame: tuple[float, ...]) -> bool:
+    """Whether a (left, right, bottom, top) box lies wholly within another."""
+    return frame[0] <= box[0] and box[1] <= frame[1] and frame[2] <= box[2] and box[3] <= frame[3]
+
+
 LABEL_PLACES = ((3, -9, "left"), (3, 3, "left"), (-3, -9, "right"), (-3, 3, "right"))
 """Where a point's label may go, in points from it: below or above, right or left of it."""
+
+
+MAX_SHARED_LABELS = 3
+"""Beyond this many points of a line at one place, their label gives the first and the last."""
+
+
+def _shared_label(texts: list[str]) -> str:
+    """The label of points of a line at one place, in the line's order: each named up to
+    :data:`MAX_SHARED_LABELS`, else the first and the last and how many (a study whose
+    points all hold nothing named them all, wider than the figure)."""
+    if len(texts) <= MAX_SHARED_LABELS:
+        return ", ".join(texts)
+    return f"{texts[0]} ... {texts[-1]} ({len(texts)} points)"
 
 
 def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:
@@ -346,17 +366,22 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
             else:
                 named.append((anchor, [text], index))
     pixels = ax.figure.dpi / 72  # per point
+    extent = ax.get_window_extent()
+    frame = (extent.x0, extent.x1, extent.y0, extent.y1)
     boxes: list[tuple[float, float, float, float]] = []  # (left, right, bottom, top) in pixels
     for anchor, texts, _ in named:
-        text = ", ".join(texts)
+        text = _shared_label(texts)
         width, height = 3.4 * len(text) * pixels, 7 * pixels
         places = []
         for dx, dy, align in LABEL_PLACES:
             left = anchor[0] + dx * pixels - (width if align == "right" else 0)
             bottom = anchor[1] + dy * pixels
             places.append(((dx, dy, align), (left, left + width, bottom, bottom + height)))
-        free = (place for place in places if not any(_overlap(place[1], b) for b in boxes))
-        (dx, dy, align), box = next(free, places[0])  # crowded everywhere: the first place
+        free = [place for place in places if not any(_overlap(place[1], b) for b in boxes)]
+        # within the axes if it can be (a point in a corner), then clear of the others; the
+        # first place when crowded everywhere
+        within = (place for place in free if _inside(place[1], frame))
+        (dx, dy, align), box = next(within, free[0] if free else places[0])
         boxes.append(box)
         ax.annotate(
             text,

@@ -1221,6 +1221,37 @@ def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
     assert along is None and len(series) == 1 and series[0][0] == "" and series[0][1] is many
 
 
+@pytest.mark.parametrize("held", [0.0, 2**20])
+def test_trade_off_labels_name_many_points_at_one_place_by_their_ends_within_the_axes(
+    monkeypatch, held
+):
+    """A study whose 200 TTLs all held nothing (or all the same) put its points at one place:
+    their label named each, wider than the figure (matplotlib could not lay it out and said
+    so), from a corner under the axis. A few at one place are each named."""
+    from matplotlib.text import Annotation
+
+    from nnrpsim import plots
+
+    ttls = np.arange(100.0, 20_100.0, 100.0)
+    summary = pd.DataFrame({"host_policy.ttl_hint": ttls, "mean_gpu_bytes": held})
+    summary["hit_rate"], summary["hit_rate_ci95"] = 0.0, np.nan
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._capacity_tradeoff(summary, ["host_policy.ttl_hint"], None, "hit_rate")
+    plots._capacity_tradeoff(summary.iloc[:3], ["host_policy.ttl_hint"], None, "hit_rate")
+    for figure, expected in zip(
+        drawn, ["100 ms ... 20 s (200 points)", "100 ms, 200 ms, 300 ms"], strict=True
+    ):
+        (ax,) = figure.axes
+        (label,) = [text for text in ax.texts if isinstance(text, Annotation)]
+        assert label.get_text() == expected
+        figure.canvas.draw()
+        box, frame = label.get_window_extent(), ax.get_window_extent()
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+        assert ax.get_xlim()[0] == 0  # memory held is never below zero
+        matplotlib.pyplot.close(figure)
+
+
 @pytest.mark.parametrize("engine", ["des", "vector"])
 def test_points_that_vary_no_workload_key_replay_one_plan(monkeypatch, engine):
     """Budgets and TTLs swept (2 x 2 points, 2 replications): a worker draws each
