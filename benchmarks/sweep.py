@@ -1,4 +1,5 @@
-"""Sweep group: ttl_sweep with one and two worker processes, and the runner's own overhead.
+"""Sweep group: ttl_sweep with one and two worker processes, the runner's own overhead, and the
+results store's time a run in a sweep of a thousand.
 
 Each configuration runs three times and the fastest run counts (as ``best_of`` does for the other
 groups): on a shared machine a neighbour's load can slow one run by a fifth.
@@ -12,9 +13,13 @@ from pathlib import Path
 
 import nnrpsim
 from nnrpsim.plots import plot_study
+from nnrpsim.results import ResultStore
+from nnrpsim.runner import run_task, tasks_for
+from nnrpsim.scenario import load_scenario, sweep_points
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "ttl_sweep.yaml"
 RUNS = 3
+STORED_RUNS = 1000
 
 
 def _fastest_run(folder: Path, jobs: int):
@@ -35,10 +40,33 @@ def run() -> dict[str, float]:
         start = time.perf_counter()
         plot_study(one.path)
         plots_s = time.perf_counter() - start
+        write_ms, finalize_ms = _store_ms_per_run(Path(folder) / "store")
     compute_s = float(one.runs["wall_s"].sum())
     return {
         "sweep.wall_1_worker_s": one_s,
         "sweep.wall_2_workers_s": two_s,
         "sweep.speedup_2_workers": one_s / two_s,
         "sweep.runner_overhead_fraction": (one_s - plots_s - compute_s) / one_s,
+        "sweep.store_write_ms_per_run": write_ms,
+        "sweep.store_finalize_ms_per_run": finalize_ms,
     }
+
+
+def _store_ms_per_run(folder: Path) -> tuple[float, float]:
+    """Writing each of STORED_RUNS runs (one short run of ttl_sweep, renumbered: 200 points of
+    its five replications) as it finishes, and the summary, long tables and manifest of them
+    all, a run: what a big sweep of short runs pays beyond its runs."""
+    scenario = load_scenario(SCENARIO, ["study.duration=20s", "study.warmup=5s"])
+    result = run_task(tasks_for(sweep_points(scenario))[0])
+    store = ResultStore(folder, scenario, resume=False)
+    store.make_folders()
+    start = time.perf_counter()
+    for index in range(STORED_RUNS):
+        point, replication = divmod(index, scenario.study.replications)
+        record = {**result["record"], "point": point, "replication": replication}
+        store.write({**result, "record": record})
+    write_s = time.perf_counter() - start
+    start = time.perf_counter()
+    store.finalize({})
+    finalize_s = time.perf_counter() - start
+    return write_s / STORED_RUNS * 1e3, finalize_s / STORED_RUNS * 1e3

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import itertools
 import math
+import statistics
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from nnrpsim.results import ci95_half_width, t95
+from nnrpsim.results import means_and_intervals, summarize, t95
 
 # Student's t 0.975 quantiles from published tables (df: value).
 TABLE = {1: 12.706, 2: 4.303, 10: 2.228, 30: 2.042, 31: 2.040, 40: 2.021, 60: 2.000, 120: 1.980}
@@ -26,8 +29,63 @@ def test_t_approaches_the_normal_quantile_from_above():
 
 
 def test_half_width_is_t_times_the_standard_error():
-    sample = pd.Series([1.0, 2.0, 4.0, None])  # a failed replication is left out
-    assert ci95_half_width(sample) == pytest.approx(4.303 * math.sqrt(7 / 3) / math.sqrt(3), 1e-3)
-    assert math.isnan(ci95_half_width(pd.Series([1.0])))
+    frame = pd.DataFrame(
+        {
+            "point": [0, 0, 0, 0, 1] + [2] * 41,
+            "m": [1.0, 2.0, 4.0, None, 1.0, *range(41)],  # a failed replication left out
+        }
+    )
+    stats = means_and_intervals(frame, ["point"], ["m", "absent"])
+    assert list(stats.columns) == ["m", "m_ci95", "absent", "absent_ci95"]
+    assert stats.loc[0, "m_ci95"] == pytest.approx(4.303 * math.sqrt(7 / 3) / math.sqrt(3), 1e-3)
+    assert math.isnan(stats.loc[1, "m_ci95"]) and stats.loc[1, "m"] == 1.0  # one: no interval
     many = pd.Series(range(41), dtype=float)
-    assert ci95_half_width(many) == pytest.approx(2.021 * many.std() / math.sqrt(41), 1e-3)
+    assert stats.loc[2, "m_ci95"] == pytest.approx(2.021 * many.std() / math.sqrt(41), 1e-3)
+    assert stats[["absent", "absent_ci95"]].isna().all().all()
+
+
+def _oracle(values: list[float]) -> tuple[float, float]:
+    """A point's mean and half-width from the definitions, one point at a time."""
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return math.nan, math.nan
+    if len(values) < 2:
+        return statistics.fmean(values), math.nan
+    return statistics.fmean(values), t95(len(values) - 1) * statistics.stdev(values) / math.sqrt(
+        len(values)
+    )
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    runs=st.lists(
+        st.tuples(
+            st.integers(0, 6),  # point
+            st.booleans(),  # failed
+            st.one_of(st.just(math.nan), st.floats(0, 1e6)),
+        ),
+        min_size=1,
+        max_size=40,
+    )
+)
+def test_a_summary_is_each_points_statistics_of_its_finished_runs(runs):
+    """Per point, over the runs that finished: the counts, the mean and the t interval, as
+    the definitions give them one point at a time; the swept value is the point's first
+    run's."""
+    frame = pd.DataFrame(runs, columns=["point", "failed", "hit_rate"])
+    frame["replication"] = frame.groupby("point").cumcount()
+    frame["seed"] = 7
+    frame["wall_s"] = 0.1
+    frame["error"] = [("boom" if failed else None) for failed in frame["failed"]]
+    frame["key"] = frame["point"] * 10 + frame["replication"]
+    summary = summarize(frame.drop(columns="failed"))
+    assert summary["point"].tolist() == sorted(frame["point"].unique())
+    for row in summary.itertuples():
+        mine = frame[frame["point"] == row.point]
+        finished = mine[~mine["failed"]]
+        assert row.key == mine["key"].iloc[0]
+        assert (row.replications, row.failures) == (len(finished), len(mine) - len(finished))
+        mean, half = _oracle(finished["hit_rate"].tolist())
+        assert row.hit_rate == pytest.approx(mean, rel=1e-9, nan_ok=True)
+        assert row.hit_rate_ci95 == pytest.approx(half, rel=1e-6, abs=1e-6, nan_ok=True)
+        assert math.isnan(row.p99_latency_ms)  # a metric no run has
