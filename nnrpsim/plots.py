@@ -77,22 +77,52 @@ def _line_with_band(ax, x, y, ci, label=None) -> str:
     return line.get_color()
 
 
-def _interval_note(ax, summary: pd.DataFrame, drawn_as: str) -> None:
+def _interval_note(
+    ax, summary: pd.DataFrame, drawn_as: str, lines: tuple[int, int] = (0, 0)
+) -> None:
     """Say over the plot what a point and its band or bars are: a mean over how many
     replications, with its 95 % t interval (two replications give a wide one); nothing
-    for a summary that does not say (one made by hand)."""
-    if "replications" not in summary:
-        return
-    counts = summary["replications"].dropna().astype(int)
-    least, most = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
-    if most <= 1:
-        note = "each point: one replication (no confidence interval)"
-    else:
-        runs = f"{least}" if least == most else f"{least}-{most}"
-        note = (
-            f"each point: the mean of {runs} replications; {drawn_as}: its 95 % confidence interval"
+    for a summary that does not say (one made by hand). ``lines``: how many lines are drawn
+    of how many there are, said when fewer (:func:`spread`)."""
+    notes = []
+    if "replications" in summary:
+        counts = summary["replications"].dropna().astype(int)
+        least, most = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
+        if most <= 1:
+            notes.append("each point: one replication (no confidence interval)")
+        else:
+            runs = f"{least}" if least == most else f"{least}-{most}"
+            notes.append(
+                f"each point: the mean of {runs} replications; {drawn_as}: its 95 % "
+                "confidence interval"
+            )
+    drawn, there_are = lines
+    if drawn < there_are:
+        notes.append(
+            f"{drawn} of the {there_are} lines, spread over the other swept values "
+            "(summary.csv has them all)"
         )
-    ax.set_title(note, fontsize=7, loc="left", color="0.35")
+    _say_over(ax, notes)
+
+
+def _say_over(ax, notes: list[str]) -> None:
+    """Notes on what the plot shows, over it, small and grey, a line each."""
+    if notes:
+        ax.set_title("\n".join(notes), fontsize=7, loc="left", color="0.35")
+
+
+MAX_LINES = 10
+"""Lines a plot draws at most: matplotlib's colour cycle, beyond which colours repeat and the
+lines and their legend cannot be told apart (nor does a legend of 50 fit the figure)."""
+
+
+def spread(lines: list, most: int = MAX_LINES) -> list:
+    """At most ``most`` of ``lines``, evenly spread over them, first and last kept (every
+    k-th of a grid's combinations would keep one value of its inner key)."""
+    if len(lines) <= most:
+        return lines
+    kept = np.unique(np.linspace(0, len(lines) - 1, most).round().astype(int))
+    return [lines[index] for index in kept]
 
 
 def lines_of(summary: pd.DataFrame, key: str, swept: list[str]) -> list[tuple[str, pd.DataFrame]]:
@@ -125,7 +155,8 @@ def metric_figure(
     factor = 1.0
     if unit == "bytes":
         factor, unit = bytes_scale(summary[metric].abs().to_numpy())
-    lines = lines_of(summary, key, swept)
+    every_line = lines_of(summary, key, swept)
+    lines = spread(every_line)
     x_factor, x_unit = key_scale(key, summary[key])
     level = _describe([key], [None])  # what a point swept to null is named
     for label, part in lines:
@@ -148,7 +179,7 @@ def metric_figure(
         ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
-    _interval_note(ax, summary, "shaded")
+    _interval_note(ax, summary, "shaded", (len(lines), len(every_line)))
     _within_range(ax, unit)
     ax.grid(alpha=0.3)
     if len(lines) > 1 or summary[key].isna().any():
@@ -290,7 +321,8 @@ def _capacity_tradeoff(
     if y_unit == "bytes":
         y_factor, y_unit = bytes_scale(summary[metric].abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    along, series = tradeoff_series(summary, swept)
+    along, every_series = tradeoff_series(summary, swept)
+    series = spread(every_series) if along is not None else every_series
     for label, part in series:
         x, y = part["mean_gpu_bytes"] / factor, part[metric] / y_factor
         ax.errorbar(
@@ -303,7 +335,7 @@ def _capacity_tradeoff(
         )
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
-    _interval_note(ax, summary, "bars")
+    _interval_note(ax, summary, "bars", (len(series), len(every_series)))
     if _spans_decades(summary["mean_gpu_bytes"]):
         ax.set_xscale("log")
     else:
@@ -455,16 +487,25 @@ def _mean_over_runs(series: pd.DataFrame, column: str, combine: str) -> pd.DataF
     return per_run.agg(combine).groupby(["point", "time_ms"], as_index=False)[column].mean()
 
 
+MAX_OVER_TIME = 8
+"""Sweep points a plot over time draws at most: their lines cross and swing, and more than
+eight do not read."""
+
+
 def _over_time(mean, summary, swept, folder, column, what, name, warmup_s) -> list[Path]:
     """``column`` (its :func:`_mean_over_runs`) against simulated time, a line per sweep point
-    (at most eight); the warm-up, which no metric counts, shaded."""
+    (at most :data:`MAX_OVER_TIME`, spread over them); the warm-up, which no metric counts,
+    shaded."""
     factor, unit = 1.0, ""
     if column.endswith("bytes"):
         factor, unit = bytes_scale(mean[column].to_numpy())
         what = f"{what} ({unit})"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     points = sorted(mean["point"].unique())
-    for point in points[:: -(-len(points) // 8)]:
+    drawn = spread(points, MAX_OVER_TIME)
+    if len(drawn) < len(points):
+        _say_over(ax, [f"{len(drawn)} of the {len(points)} sweep points, spread over them"])
+    for point in drawn:
         part = mean[mean["point"] == point]
         row = summary[summary["point"] == point].iloc[0]
         label = _describe(swept, [row[k] for k in swept]) or None

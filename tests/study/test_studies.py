@@ -1189,6 +1189,58 @@ def test_a_notebook_draws_a_metric_as_the_plots_folder_does():
     matplotlib.pyplot.close(fig)
 
 
+def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(monkeypatch):
+    """Three keys swept (10 budgets x 5 rates x 3 TTLs) gave 50 lines against the TTL and 15
+    against the memory: colours repeated past ten, and the legend ran off the figure. Ten are
+    drawn, spread over the combinations (each rate among them, not one rate of every budget),
+    and the plot says how many of how many; ten or fewer are all drawn."""
+    from nnrpsim import plots
+    from nnrpsim.plots import MAX_LINES, metric_figure
+
+    budgets, rates = [2.0**k for k in range(20, 30)], [0.5, 1, 2, 4, 8]
+    ttls = [500.0, 5000.0, 50_000.0]
+    grid = pd.DataFrame(
+        [(b, r, t) for b in budgets for r in rates for t in ttls],
+        columns=["topology.gpu_memory", "workload.operations.rate_per_s", "host_policy.ttl_hint"],
+    )
+    grid["point"], grid["replications"] = range(len(grid)), 2
+    grid["hit_rate"], grid["hit_rate_ci95"] = grid["workload.operations.rate_per_s"] / 10, 0.01
+    grid["mean_gpu_bytes"] = grid["topology.gpu_memory"] / 2
+    swept = ["topology.gpu_memory", "workload.operations.rate_per_s", "host_policy.ttl_hint"]
+    fig = metric_figure(grid, "host_policy.ttl_hint", "hit_rate", swept)
+    (ax,) = fig.axes
+    labels = [line.get_label() for line in ax.lines]
+    assert len(labels) == MAX_LINES and len(ax.get_legend().get_texts()) == MAX_LINES
+    assert labels[0] == "gpu_memory = 1 MiB, operations.rate_per_s = 0.5"
+    assert labels[-1] == "gpu_memory = 512 MiB, operations.rate_per_s = 8"
+    assert {label.rsplit(" = ", 1)[1] for label in labels} == {"0.5", "1", "2", "4", "8"}
+    assert "10 of the 50 lines, spread over" in ax.get_title(loc="left")
+    matplotlib.pyplot.close(fig)
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._capacity_tradeoff(grid, swept, None, "hit_rate")
+    (ax,) = drawn[0].axes
+    assert len(ax.get_legend().get_texts()) == MAX_LINES  # of 5 rates x 3 TTLs along the budget
+    assert "10 of the 15 lines" in ax.get_title(loc="left")
+    matplotlib.pyplot.close(drawn[0])
+    few = grid[grid["topology.gpu_memory"] == budgets[0]]
+    fig = metric_figure(few, "host_policy.ttl_hint", "hit_rate", swept)
+    assert len(fig.axes[0].lines) == 5 and "lines" not in fig.axes[0].get_title(loc="left")
+    matplotlib.pyplot.close(fig)
+    # over time, eight sweep points of the 150, spread over them, and the plot says so
+    samples = pd.DataFrame(
+        [(point, t, 1.0) for point in grid["point"] for t in (0, 1000)],
+        columns=["point", "time_ms", "held_bytes"],
+    )
+    drawn.clear()
+    plots._over_time(samples, grid, swept, None, "held_bytes", "held", "x", 0.0)
+    (ax,) = drawn[0].axes
+    rates_drawn = {line.get_label().split(", ")[1] for line in ax.lines}
+    assert len(ax.lines) == plots.MAX_OVER_TIME and len(rates_drawn) > 1
+    assert ax.get_title(loc="left") == "8 of the 150 sweep points, spread over them"
+    matplotlib.pyplot.close(drawn[0])
+
+
 def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
     from nnrpsim.plots import MAX_TRADEOFF_LABELS, tradeoff_series
 
