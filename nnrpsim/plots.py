@@ -83,7 +83,7 @@ def _interval_note(
     """Say over the plot what a point and its band or bars are: a mean over how many
     replications, with its 95 % t interval (two replications give a wide one); nothing
     for a summary that does not say (one made by hand). ``lines``: how many lines are drawn
-    of how many there are, said when fewer (:func:`spread`)."""
+    of how many there are, said when fewer (:func:`_spread`)."""
     notes = []
     if "replications" in summary:
         counts = summary["replications"].dropna().astype(int)
@@ -116,7 +116,7 @@ MAX_LINES = 10
 lines and their legend cannot be told apart (nor does a legend of 50 fit the figure)."""
 
 
-def spread(lines: list, most: int = MAX_LINES) -> list:
+def _spread(lines: list, most: int = MAX_LINES) -> list:
     """At most ``most`` of ``lines``, evenly spread over them, first and last kept (every
     k-th of a grid's combinations would keep one value of its inner key)."""
     if len(lines) <= most:
@@ -156,7 +156,7 @@ def metric_figure(
     if unit == "bytes":
         factor, unit = bytes_scale(summary[metric].abs().to_numpy())
     every_line = lines_of(summary, key, swept)
-    lines = spread(every_line)
+    lines = _spread(every_line)
     x_factor, x_unit = key_scale(key, summary[key])
     level = _describe([key], [None])  # what a point swept to null is named
     for label, part in lines:
@@ -322,7 +322,7 @@ def _capacity_tradeoff(
         y_factor, y_unit = bytes_scale(summary[metric].abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     along, every_series = tradeoff_series(summary, swept)
-    series = spread(every_series) if along is not None else every_series
+    series = _spread(every_series) if along is not None else every_series
     for label, part in series:
         x, y = part["mean_gpu_bytes"] / factor, part[metric] / y_factor
         ax.errorbar(
@@ -502,7 +502,7 @@ def _over_time(mean, summary, swept, folder, column, what, name, warmup_s) -> li
         what = f"{what} ({unit})"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     points = sorted(mean["point"].unique())
-    drawn = spread(points, MAX_OVER_TIME)
+    drawn = _spread(points, MAX_OVER_TIME)
     if len(drawn) < len(points):
         _say_over(ax, [f"{len(drawn)} of the {len(points)} sweep points, spread over them"])
     for point in drawn:
