@@ -12,7 +12,7 @@ import pandas as pd
 
 from .display_units import points_text
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp
-from .scenario import Point, Scenario, sweep_points
+from .scenario import Point
 from .scenario.schema import Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace
 from .warmup import climb_warning, first_fault_ms
@@ -23,12 +23,11 @@ class StudyWarning(UserWarning):
 
 
 def study_warnings(
-    scenario: Scenario, runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame
+    points: list[Point], runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame
 ) -> list[str]:
-    """Every warning the runs of ``scenario``'s sweep call for. A warm-up is judged on the
+    """Every warning the runs of a sweep's ``points`` call for. A warm-up is judged on the
     DES's samples of the memory held; the vector engine has none, and its points are judged
     by the closed form that ``nnrpsim validate`` applies."""
-    points = sweep_points(scenario)
     vector = [point for point in points if point.scenario.engine == "vector"]
     return [
         *violation_warnings(summary),

@@ -89,7 +89,7 @@ def run(
             }
             summary, runs, series, kinds = store.finalize(meta)
         plots = plot_study(path, pool) if not summary.empty else []
-    told = study_warnings(scenario, runs, summary, series)
+    told = study_warnings(points, runs, summary, series)
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 
 
@@ -110,6 +110,6 @@ def sweep(
     summary = summarize(runs.sort_values(["point", "replication"]))
     tables = [run_table(result, "timeseries") for result in results]
     series = pd.concat([pd.DataFrame(table) for table in tables if table] or [pd.DataFrame()])
-    for line in study_warnings(scenario, runs, summary, series):
+    for line in study_warnings(points, runs, summary, series):
         warnings.warn(line.removeprefix("warning: "), StudyWarning, stacklevel=2)
     return summary
