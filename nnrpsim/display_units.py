@@ -28,11 +28,18 @@ def bytes_scale(values: np.ndarray) -> tuple[float, str]:
 def key_scale(key: str, values) -> tuple[float, str]:
     """The factor from a swept key's stored values (ms, bytes, bytes per s) to the unit that
     suits the largest of ``values``, and the unit's name ('' for a key without units)."""
-    numbers = pd.to_numeric(pd.Series(values), errors="coerce").abs().dropna()
+    if key not in KEY_UNITS:  # (nothing to read: a key's values may be names)
+        return 1.0, ""
+    numbers = pd.to_numeric(pd.Series(values), errors="coerce").abs().dropna().to_numpy()
+    return _scale(KEY_UNITS[key], numbers)
+
+
+def _scale(kind: str, numbers: np.ndarray) -> tuple[float, str]:
+    """:func:`key_scale` of a key of ``kind`` whose values are ``numbers`` (absolute, none
+    missing)."""
     top = numbers.max() if len(numbers) else 0.0
-    kind = KEY_UNITS.get(key)
     if kind == "size":
-        factor, unit = bytes_scale(numbers.to_numpy())
+        factor, unit = bytes_scale(numbers)
         return 1 / factor, unit
     if kind == "duration":
         per_unit, unit = next((f, u) for f, u in DURATION_UNITS if top >= f or u == "ns")
@@ -49,10 +56,17 @@ def value_text(key: str, value) -> str:
         return "unlimited" if key == "topology.gpu_memory" else "none"
     if isinstance(value, bool | np.bool_):  # as YAML writes it
         return str(bool(value)).lower()
-    factor, unit = key_scale(key, [value])
+    kind = KEY_UNITS.get(key)  # (one value: no pandas Series for it, a tenth of a ms)
+    factor, unit = (1.0, "") if kind is None else _scale(kind, _magnitude(value))
     if unit and value:
         return f"{value * factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _magnitude(value) -> np.ndarray:
+    """One value as :func:`_scale` reads values: its magnitude, or none if it is no number."""
+    number = abs(pd.to_numeric(value, errors="coerce"))
+    return np.array([number]) if number >= 0 else np.empty(0)
 
 
 def counted(count: int, noun: str) -> str:
