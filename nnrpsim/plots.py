@@ -125,18 +125,49 @@ def _spread(lines: list, most: int = MAX_LINES) -> list:
     return [lines[index] for index in kept]
 
 
-def lines_of(summary: pd.DataFrame, key: str, swept: list[str]) -> list[tuple[str, pd.DataFrame]]:
+def lines_of(
+    summary: pd.DataFrame, key: str, swept: list[str], drawn: tuple[str, ...] = ()
+) -> list[tuple[str, pd.DataFrame]]:
     """The points to draw against ``key``, one line for each combination of the other swept
     parameters that vary at a given ``key`` (points that differ in one must never be joined;
-    one zipped with ``key`` moves along the line), with its label."""
+    one zipped with ``key`` moves along the line), with its label. Lines equal in ``key`` and
+    in the ``drawn`` columns (the metric, its interval) are one line, named for all of them:
+    drawn apart, the last would hide the others under their legend entries."""
     at_key = summary.groupby(key, dropna=False)
     others = [k for k in swept if k != key and at_key[k].nunique(dropna=False).max() > 1]
     if not others:
         return [("", summary)]
-    return [
-        (_describe(others, values), part)
-        for values, part in summary.groupby(others, dropna=False, sort=True)
-    ]
+    equal: dict[object, list[tuple[tuple, pd.DataFrame]]] = {}
+    for values, part in summary.groupby(others, dropna=False, sort=True):
+        # (as text: a NaN equals a NaN, a float keeps every digit)
+        places = part.sort_values(key)[[key, *drawn]].astype(str).to_numpy()
+        signature = tuple(map(tuple, places)) if drawn else values
+        equal.setdefault(signature, []).append((values, part))
+    return [(_name_lines(others, [v for v, _ in line]), line[0][1]) for line in equal.values()]
+
+
+def _name_lines(keys: list[str], combinations: list[tuple]) -> str:
+    """The legend label of a line drawn for one or more equal ones: the value of each key
+    for one; for several, a key's one value where they share it, else its values, and how
+    many lines."""
+    if len(combinations) == 1:
+        return _describe(keys, combinations[0])
+    columns = [[value_text(key, c[i]) for c in combinations] for i, key in enumerate(keys)]
+    # (values apart that read alike, 1 and 1.0000001, leave the first key to vary)
+    varying = [i for i, column in enumerate(columns) if len(set(column)) > 1] or [0]
+    same = [i for i in range(len(keys)) if i not in varying]
+    shared = _describe([keys[i] for i in same], [combinations[0][i] for i in same])
+    if len(varying) == 1:
+        (i,) = varying
+        varied = f"{SHORT_KEYS.get(keys[i], keys[i])} = {_first_to_last(columns[i], ', ')}"
+        named = ", ".join(filter(None, [shared, varied]))
+    else:  # each line's values of the keys that vary, after the ones they share
+        varied = _first_to_last(
+            [_describe([keys[i] for i in varying], [c[i] for i in varying]) for c in combinations],
+            "; ",
+        )
+        named = "; ".join(filter(None, [shared, varied]))
+    return f"{named}: {len(combinations)} equal lines"
 
 
 def _metric_vs(summary, key, metric, swept, folder, name):
@@ -155,7 +186,7 @@ def metric_figure(
     factor = 1.0
     if unit == "bytes":
         factor, unit = bytes_scale(summary[metric].abs().to_numpy())
-    every_line = lines_of(summary, key, swept)
+    every_line = lines_of(summary, key, swept, (metric, f"{metric}_ci95"))
     lines = _spread(every_line)
     x_factor, x_unit = key_scale(key, summary[key])
     level = _describe([key], [None])  # what a point swept to null is named
@@ -289,17 +320,17 @@ MAX_TRADEOFF_LABELS = 12
 
 
 def tradeoff_series(
-    summary: pd.DataFrame, swept: list[str]
+    summary: pd.DataFrame, swept: list[str], drawn: tuple[str, ...] = ()
 ) -> tuple[str | None, list[tuple[str, pd.DataFrame]]]:
     """What a trade-off plot draws: the swept key its lines follow (the GPU budget if swept,
     else the first numeric one; None: no lines), and its series, each with its legend label.
-    Along a key, a line per combination of the other swept values (``lines_of``), its points
-    in that key's order; without one, each sweep point on its own (named, up to
+    Along a key, a line per combination of the other swept values (``lines_of``: those equal
+    in the ``drawn`` columns are one), its points in that key's order; without one, each sweep point on its own (named, up to
     ``MAX_TRADEOFF_LABELS`` of them)."""
     numeric = [key for key in swept if _is_numeric(summary, key)]
     along = "topology.gpu_memory" if "topology.gpu_memory" in numeric else next(iter(numeric), None)
     if along is not None:
-        lines = lines_of(summary, along, swept)
+        lines = lines_of(summary, along, swept, drawn)
         return along, [(label, part.sort_values(along)) for label, part in lines]
     if len(summary) > MAX_TRADEOFF_LABELS or not swept:
         return None, [("", summary)]
@@ -321,7 +352,8 @@ def _capacity_tradeoff(
     if y_unit == "bytes":
         y_factor, y_unit = bytes_scale(summary[metric].abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    along, every_series = tradeoff_series(summary, swept)
+    drawn = ("mean_gpu_bytes", metric, f"{metric}_ci95")
+    along, every_series = tradeoff_series(summary, swept, drawn)
     series = _spread(every_series) if along is not None else every_series
     for label, part in series:
         x, y = part["mean_gpu_bytes"] / factor, part[metric] / y_factor
@@ -367,16 +399,23 @@ LABEL_PLACES = ((3, -9, "left"), (3, 3, "left"), (-3, -9, "right"), (-3, 3, "rig
 
 
 MAX_SHARED_LABELS = 3
-"""Beyond this many points of a line at one place, their label gives the first and the last."""
+"""Beyond this many points of a line at one place (or equal lines drawn as one), their label
+gives the first and the last."""
+
+
+def _first_to_last(texts: list[str], separator: str) -> str:
+    """Texts in order, each up to :data:`MAX_SHARED_LABELS`, else the first and the last."""
+    if len(texts) <= MAX_SHARED_LABELS:
+        return separator.join(texts)
+    return f"{texts[0]} ... {texts[-1]}"
 
 
 def _shared_label(texts: list[str]) -> str:
     """The label of points of a line at one place, in the line's order: each named up to
     :data:`MAX_SHARED_LABELS`, else the first and the last and how many (a study whose
     points all hold nothing named them all, wider than the figure)."""
-    if len(texts) <= MAX_SHARED_LABELS:
-        return ", ".join(texts)
-    return f"{texts[0]} ... {texts[-1]} ({len(texts)} points)"
+    text = _first_to_last(texts, ", ")
+    return text if len(texts) <= MAX_SHARED_LABELS else f"{text} ({len(texts)} points)"
 
 
 def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:

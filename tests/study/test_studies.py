@@ -1204,7 +1204,12 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(monkeypatch
         columns=["topology.gpu_memory", "workload.operations.rate_per_s", "host_policy.ttl_hint"],
     )
     grid["point"], grid["replications"] = range(len(grid)), 2
-    grid["hit_rate"], grid["hit_rate_ci95"] = grid["workload.operations.rate_per_s"] / 10, 0.01
+    grid["hit_rate"] = (
+        grid["workload.operations.rate_per_s"] / 10
+        + grid["topology.gpu_memory"] / 2**40
+        + grid["host_policy.ttl_hint"] / 1e7
+    )  # (no two lines equal: equal ones are drawn as one)
+    grid["hit_rate_ci95"] = 0.01
     grid["mean_gpu_bytes"] = grid["topology.gpu_memory"] / 2
     swept = ["topology.gpu_memory", "workload.operations.rate_per_s", "host_policy.ttl_hint"]
     fig = metric_figure(grid, "host_policy.ttl_hint", "hit_rate", swept)
@@ -1239,6 +1244,66 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(monkeypatch
     assert len(ax.lines) == plots.MAX_OVER_TIME and len(rates_drawn) > 1
     assert ax.get_title(loc="left") == "8 of the 150 sweep points, spread over them"
     matplotlib.pyplot.close(drawn[0])
+
+
+def test_equal_lines_are_drawn_once_named_for_all_of_them(monkeypatch):
+    """The quickstart's fallback rate against the invalidation rate: four of its five TTLs
+    gave the same means and intervals, and the last drawn hid the other three under their
+    legend entries. Lines equal in every drawn value are one line, named for them all; a
+    line that differs anywhere (a mean, an interval) keeps its own."""
+    from nnrpsim import plots
+    from nnrpsim.plots import INVALIDATION_KEY as INVALIDATION
+    from nnrpsim.plots import metric_figure
+
+    fractions = [0.05, 0.1, 0.25, 0.5, 0.75]
+    summary = pd.DataFrame(
+        [(f, rate) for f in fractions for rate in (0.0, 0.02)],
+        columns=["host_policy.ttl_fraction", INVALIDATION],
+    )
+    summary["point"], summary["replications"] = range(len(summary)), 2
+    summary["fallback_rate"] = np.where(summary[INVALIDATION] > 0, 2.2e-5, 0.0)
+    summary.loc[summary["host_policy.ttl_fraction"] == 0.05, "fallback_rate"] = 0.0
+    summary["fallback_rate_ci95"] = summary["fallback_rate"] * 14
+    swept = ["host_policy.ttl_fraction", INVALIDATION]
+    fig = metric_figure(summary, INVALIDATION, "fallback_rate", swept)
+    (ax,) = fig.axes
+    assert [line.get_label() for line in ax.lines] == [
+        "ttl_fraction = 0.05",
+        "ttl_fraction = 0.1 ... 0.75: 4 equal lines",
+    ]
+    assert len(ax.collections) == 2 and "lines" not in ax.get_title(loc="left")
+    matplotlib.pyplot.close(fig)
+    summary.loc[summary["host_policy.ttl_fraction"] == 0.5, "fallback_rate_ci95"] = 1e-4
+    fig = metric_figure(summary, INVALIDATION, "fallback_rate", swept)
+    assert [line.get_label() for line in fig.axes[0].lines] == [
+        "ttl_fraction = 0.05",
+        "ttl_fraction = 0.1, 0.25, 0.75: 3 equal lines",
+        "ttl_fraction = 0.5",
+    ]
+    matplotlib.pyplot.close(fig)
+    # two keys that vary: each line's values
+    pairs = pd.DataFrame(
+        {"ttl": [1, 1], "topology.gpu_memory": [2.0**20, 2.0**21], "host_policy.name": ["a", "b"]}
+    )
+    pairs["hit_rate"], pairs["hit_rate_ci95"] = 0.5, 0.0
+    (only,) = plots.lines_of(pairs, "ttl", list(pairs.columns[:3]), ("hit_rate",))
+    assert only[0] == (
+        "gpu_memory = 1 MiB, host_policy.name = a; gpu_memory = 2 MiB, host_policy.name = b: "
+        "2 equal lines"
+    )
+    # the trade-off plot too (along the TTL, a line per rate): equal in memory held, metric
+    # and interval; a line apart in memory keeps its own
+    summary["mean_gpu_bytes"], summary["fallback_rate"], summary["fallback_rate_ci95"] = 1e6, 0, 0
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._capacity_tradeoff(summary, swept, None, "fallback_rate")
+    summary.loc[summary[INVALIDATION] > 0, "mean_gpu_bytes"] = 0.9e6
+    plots._capacity_tradeoff(summary, swept, None, "fallback_rate")
+    assert [[t.get_text() for t in f.axes[0].get_legend().get_texts()] for f in drawn] == [
+        ["invalidations.rate_per_s = 0, 0.02: 2 equal lines"],
+        ["invalidations.rate_per_s = 0", "invalidations.rate_per_s = 0.02"],
+    ]
+    matplotlib.pyplot.close("all")
 
 
 def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
