@@ -5,6 +5,7 @@ Every figure is written as PNG and SVG under ``plots/``, axes labelled with unit
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
@@ -146,28 +147,42 @@ def lines_of(
     return [(_name_lines(others, [v for v, _ in line]), line[0][1]) for line in equal.values()]
 
 
+LABEL_WIDTH = 60
+"""Characters a legend label of equal lines drawn as one runs to before it wraps."""
+
+
 def _name_lines(keys: list[str], combinations: list[tuple]) -> str:
     """The legend label of a line drawn for one or more equal ones: the value of each key
-    for one; for several, a key's one value where they share it, else its values, and how
-    many lines."""
+    for one; for several, each key's values where the lines are every combination of them
+    (one value where they share it), else each line's, and how many lines."""
     if len(combinations) == 1:
         return _describe(keys, combinations[0])
     columns = [[value_text(key, c[i]) for c in combinations] for i, key in enumerate(keys)]
-    # (values apart that read alike, 1 and 1.0000001, leave the first key to vary)
-    varying = [i for i, column in enumerate(columns) if len(set(column)) > 1] or [0]
-    same = [i for i in range(len(keys)) if i not in varying]
-    shared = _describe([keys[i] for i in same], [combinations[0][i] for i in same])
-    if len(varying) == 1:
-        (i,) = varying
-        varied = f"{SHORT_KEYS.get(keys[i], keys[i])} = {_first_to_last(columns[i], ', ')}"
-        named = ", ".join(filter(None, [shared, varied]))
-    else:  # each line's values of the keys that vary, after the ones they share
-        varied = _first_to_last(
-            [_describe([keys[i] for i in varying], [c[i] for i in varying]) for c in combinations],
-            "; ",
-        )
-        named = "; ".join(filter(None, [shared, varied]))
+    values = [list(dict.fromkeys(column)) for column in columns]  # each once, in order
+    if math.prod(map(len, values)) == len(combinations):
+        parts = [
+            f"{SHORT_KEYS.get(key, key)} = {_first_to_last(texts, ', ')}"
+            for key, texts in zip(keys, values, strict=True)
+        ]
+        named = _wrapped(parts, ", ")
+    elif len(combinations) <= MAX_SHARED_LABELS:
+        named = _wrapped([_describe(keys, c) for c in combinations], "; ")
+    else:
+        ends = (combinations[0], combinations[-1])
+        named = _wrapped([f"{_describe(keys, ends[0])} ...", _describe(keys, ends[1])], " ")
     return f"{named}: {len(combinations)} equal lines"
+
+
+def _wrapped(parts: list[str], separator: str) -> str:
+    """``parts`` joined, on a new line where the next would run past :data:`LABEL_WIDTH`."""
+    lines = [parts[0]]
+    for part in parts[1:]:
+        if len(lines[-1]) + len(separator) + len(part) > LABEL_WIDTH:
+            lines[-1] += separator.rstrip()
+            lines.append(part)
+        else:
+            lines[-1] += separator + part
+    return "\n".join(lines)
 
 
 def _metric_vs(summary, key, metric, swept, folder, name):

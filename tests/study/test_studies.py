@@ -1281,16 +1281,38 @@ def test_equal_lines_are_drawn_once_named_for_all_of_them(monkeypatch):
         "ttl_fraction = 0.5",
     ]
     matplotlib.pyplot.close(fig)
-    # two keys that vary: each line's values
+    # several keys that vary: each key's values where the lines are all their combinations,
+    # else each line's; a line of the label at most LABEL_WIDTH characters, and the next
     pairs = pd.DataFrame(
         {"ttl": [1, 1], "topology.gpu_memory": [2.0**20, 2.0**21], "host_policy.name": ["a", "b"]}
     )
     pairs["hit_rate"], pairs["hit_rate_ci95"] = 0.5, 0.0
     (only,) = plots.lines_of(pairs, "ttl", list(pairs.columns[:3]), ("hit_rate",))
     assert only[0] == (
-        "gpu_memory = 1 MiB, host_policy.name = a; gpu_memory = 2 MiB, host_policy.name = b: "
-        "2 equal lines"
+        "gpu_memory = 1 MiB, host_policy.name = a;\n"
+        "gpu_memory = 2 MiB, host_policy.name = b: 2 equal lines"
     )
+    grid = pd.DataFrame(
+        [
+            (t, b, r, m)
+            for t in (500, 5000)
+            for b in (2**20, 2**21, 2**22)
+            for r in (1, 2)
+            for m in (1, 8)
+        ],
+        columns=["ttl", "topology.gpu_memory", "workload.operations.rate_per_s", "median"],
+    )
+    grid["point"], grid["replications"], grid["hit_rate_ci95"] = range(len(grid)), 2, 0.01
+    grid["hit_rate"] = 0.1 * grid["median"]
+    fig = metric_figure(grid, "ttl", "hit_rate", ["ttl", *grid.columns[1:4]])
+    assert [line.get_label() for line in fig.axes[0].lines] == [
+        f"gpu_memory = 1 MiB, 2 MiB, 4 MiB,\noperations.rate_per_s = 1, 2, median = {m}: "
+        "6 equal lines"
+        for m in (1, 8)
+    ]
+    fig.canvas.draw()
+    assert fig.axes[0].get_legend().get_window_extent().width < fig.bbox.width / 2
+    matplotlib.pyplot.close(fig)
     # the trade-off plot too (along the TTL, a line per rate): equal in memory held, metric
     # and interval; a line apart in memory keeps its own
     summary["mean_gpu_bytes"], summary["fallback_rate"], summary["fallback_rate_ci95"] = 1e6, 0, 0
