@@ -69,8 +69,20 @@ def atomic_write(path: Path, write) -> None:
     os.replace(temporary, path)
 
 
-def _write_parquet(path: Path, table: pa.Table) -> None:
-    atomic_write(path, lambda p: pq.write_table(table, p))
+RUN_FILE = ".arrow"
+"""A finished run's files are Arrow IPC: a Parquet file of a run's small tables took 1-2 ms to
+write, most of it the writer's setup, an Arrow file 0.3-0.5 ms (a sweep of short runs wrote
+them in the main process for as long as its workers ran); the study's tables stay Parquet."""
+OLDER_RUN_FILE = ".parquet"
+"""What earlier versions (to 2026-12-03, CHANGES.md) wrote a run to: read on ``--resume`` too."""
+
+
+def _write_run_file(path: Path, table: pa.Table) -> None:
+    def write(temporary: Path) -> None:
+        with pa.OSFile(str(temporary), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
+            out.write_table(table)
+
+    atomic_write(path, write)
 
 
 def write_json(path: Path, document: dict) -> None:
@@ -114,7 +126,7 @@ class ResultStore:
         if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
             raise ScenarioError("--out", "must not contain a NUL character")
         try:
-            has_runs = self.runs_dir.is_dir() and any(self.runs_dir.glob("*.parquet"))
+            has_runs = self.runs_dir.is_dir() and bool(_run_files(self.runs_dir))
         except OSError as err:  # (a name the system refuses: too long, say)
             raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None
         if has_runs and not resume:
@@ -154,34 +166,36 @@ class ResultStore:
             raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
 
     @staticmethod
-    def _name(point: int, replication: int) -> str:
-        return f"p{point:04d}-r{replication:03d}.parquet"
+    def _stem(point: int, replication: int) -> str:
+        return f"p{point:04d}-r{replication:03d}"
 
     def done(self, point: int, replication: int) -> bool:
         """A run that finished without error; failed runs, and runs whose files were damaged
         after they were written, are run again on resume (and their files replaced)."""
-        name = self._name(point, replication)
+        stem = self._stem(point, replication)
         try:
-            finished = read_table(self.runs_dir / name, columns=["error"])["error"].isna().all()
+            record = _run_file(_run_path(self.runs_dir, stem))
+            error = record.column("error") if "error" in record.column_names else None
+            finished = error is not None and error.null_count == len(error)
             for folder in self.table_dirs.values():
-                if finished and (folder / name).is_file():
-                    read_table(folder / name)  # damaged: the run is done again
+                if finished and (path := _run_path(folder, stem)).is_file():
+                    _run_file(path)  # damaged: the run is done again
         except ScenarioError:  # missing or damaged
             return False
-        return bool(finished)
+        return finished
 
     def write(self, result: dict[str, Any]) -> None:
         """A run's files, written with pyarrow (a third of the time pandas takes for these small
         tables; the sweep's overhead is mostly this)."""
         record = result["record"]
-        name = self._name(record["point"], record["replication"])
+        name = self._stem(record["point"], record["replication"]) + RUN_FILE
         # the tables first: a run whose record is on disk is done
         for table, folder in self.table_dirs.items():
             columns = run_table(result, table)
             if columns:
-                _write_parquet(folder / name, pa.table(columns))
+                _write_run_file(folder / name, pa.table(columns))
         row = pa.Table.from_pylist([{k: _cell(v) for k, v in record.items()}])
-        _write_parquet(self.runs_dir / name, row)
+        _write_run_file(self.runs_dir / name, row)
 
     def finalize(
         self, meta: dict[str, Any]
@@ -267,19 +281,37 @@ def _read_all(folder: Path) -> pd.DataFrame:
     """Every run's table in ``folder``, in one frame: read by pyarrow and joined before pandas
     sees them (a file at a time through pandas took 3 ms a run); a column some runs lack (a
     failed run has no metrics) is null in theirs, and an int column with floats is float."""
-    files = sorted(folder.glob("p*.parquet"))
+    files = _run_files(folder)
     if not files:
         return pd.DataFrame()
     tables = [_run_file(path) for path in files]
     return pa.concat_tables(tables, promote_options="permissive").to_pandas()
 
 
+def _run_files(folder: Path) -> list[Path]:
+    """Each run's file in ``folder``, in run order: this version's, or an earlier version's
+    where the run has no other (a run an earlier version wrote, kept on ``--resume``)."""
+    newest = {path.stem: path for path in folder.glob(f"p*{OLDER_RUN_FILE}")}
+    newest.update((path.stem, path) for path in folder.glob(f"p*{RUN_FILE}"))
+    return [newest[stem] for stem in sorted(newest)]
+
+
+def _run_path(folder: Path, stem: str) -> Path:
+    """A run's file in ``folder`` as :func:`_run_files` picks it (this version's if neither)."""
+    path = folder / f"{stem}{RUN_FILE}"
+    older = folder / f"{stem}{OLDER_RUN_FILE}"
+    return older if not path.is_file() and older.is_file() else path
+
+
 def _run_file(path: Path) -> pa.Table:
-    """One run's table as pyarrow reads it; a damaged one is bad input, named with its path
-    (as :func:`read_table` names it)."""
+    """One run's table as pyarrow reads it; a missing or damaged one is bad input, named with
+    its path (as :func:`read_table` names it)."""
     try:
-        with pq.ParquetFile(path) as file:
-            return file.read()
+        if path.suffix == OLDER_RUN_FILE:
+            with pq.ParquetFile(path) as file:
+                return file.read()
+        with pa.OSFile(str(path)) as source:
+            return pa.ipc.open_file(source).read_all()
     except (OSError, ValueError) as err:
         raise _unreadable(path, err) from None
 

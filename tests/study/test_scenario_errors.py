@@ -402,7 +402,7 @@ def test_runs_at_once_that_this_machine_cannot_hold_are_refused_naming_jobs(
         nnrpsim.sweep(small_yaml, jobs=2)
     result = nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
     assert result.status == "complete"
-    (tmp_path / "out/runs/p0001-r001.parquet").unlink()  # one run left: two workers are one
+    (tmp_path / "out/runs/p0001-r001.arrow").unlink()  # one run left: two workers are one
     again = nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=2, resume=True, progress=False)
     assert again.status == "complete" and len(again.runs) == len(result.runs)
 

@@ -353,12 +353,12 @@ def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys)
     assert main(command) == 0
     manifest = json.loads((out / "manifest.json").read_text())
     assert list(manifest["inputs"]) == [str(trace)]
-    (out / "runs/p0000-r001.parquet").unlink()
+    (out / "runs/p0000-r001.arrow").unlink()
     trace.write_text(line.format(0) + trace.read_text())  # one request more
     assert main([*command, "--resume"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: --resume: {trace} changed since the runs in {out} read it")
-    assert err.count("\n") == 1 and not (out / "runs/p0000-r001.parquet").exists()
+    assert err.count("\n") == 1 and not (out / "runs/p0000-r001.arrow").exists()
     del manifest["inputs"]
     (out / "manifest.json").write_text(json.dumps(manifest))
     assert main([*command, "--resume"]) == 0
@@ -380,11 +380,11 @@ def test_resume_after_a_killed_run_loses_and_duplicates_nothing(tmp_path, small_
     ]
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 120
-    while len(list((out / "runs").glob("p*.parquet"))) < 3 and time.monotonic() < deadline:
+    while len(list((out / "runs").glob("p*.arrow"))) < 3 and time.monotonic() < deadline:
         time.sleep(0.05)
     os.kill(proc.pid, signal.SIGKILL)
     proc.wait()
-    finished = {p.name: p.read_bytes() for p in (out / "runs").glob("p*.parquet")}
+    finished = {p.name: p.read_bytes() for p in (out / "runs").glob("p*.arrow")}
     assert 3 <= len(finished) < 8
     assert main(["run", str(small_yaml), "--out", str(out), "--resume", "--quiet"]) == 0
     runs = pd.read_parquet(out / "runs.parquet")
@@ -562,12 +562,41 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
 def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damaged):
     out = tmp_path / "d"
     first = nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    (out / damaged / "p0002-r001.parquet").write_bytes(b"damaged")
-    untouched = (out / "runs/p0001-r000.parquet").stat().st_mtime_ns
+    (out / damaged / "p0002-r001.arrow").write_bytes(b"damaged")
+    untouched = (out / "runs/p0001-r000.arrow").stat().st_mtime_ns
     again = nnrpsim.run(small_yaml, out=out, resume=True, jobs=1, progress=False)
-    assert (out / "runs/p0001-r000.parquet").stat().st_mtime_ns == untouched
+    assert (out / "runs/p0001-r000.arrow").stat().st_mtime_ns == untouched
     pd.testing.assert_frame_equal(_metric_frame(again.summary), _metric_frame(first.summary))
     assert len(again.timeseries) == len(first.timeseries)
+    pd.testing.assert_frame_equal(again.kinds, first.kinds)
+
+
+def test_resume_keeps_the_parquet_runs_of_an_earlier_version(tmp_path, small_yaml):
+    """Runs were Parquet files before they were Arrow files: a folder an earlier version wrote
+    resumes with its runs kept as they are, the one missing run done, and a run that has both
+    (an earlier version's failure, done again) read from this version's file."""
+    import pyarrow.parquet as pq
+    from pyarrow import ipc
+
+    out = tmp_path / "older"
+    first = nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    for path in sorted(out.glob("*/p*.arrow")):  # as an earlier version wrote them
+        pq.write_table(ipc.open_file(path.read_bytes()).read_all(), path.with_suffix(".parquet"))
+        if path.stem != "p0000-r000":
+            path.unlink()
+    stale = pd.read_parquet(out / "runs/p0000-r000.parquet").assign(hit_rate=0.0123)
+    stale.to_parquet(out / "runs/p0000-r000.parquet")
+    for folder in ("runs", "timeseries", "kinds"):
+        (out / folder / "p0001-r001.parquet").unlink()
+    kept = {p: p.stat().st_mtime_ns for p in out.glob("*/p*.parquet")}
+    again = nnrpsim.run(small_yaml, out=out, resume=True, jobs=1, progress=False)
+    assert {p: p.stat().st_mtime_ns for p in out.glob("*/p*.parquet")} == kept
+    assert sorted(p.name for p in out.glob("runs/p*.arrow")) == [
+        "p0000-r000.arrow",
+        "p0001-r001.arrow",
+    ]
+    pd.testing.assert_frame_equal(_metric_frame(again.summary), _metric_frame(first.summary))
+    assert len(again.runs) == len(first.runs) and len(again.timeseries) == len(first.timeseries)
     pd.testing.assert_frame_equal(again.kinds, first.kinds)
 
 
