@@ -326,7 +326,8 @@ def sweep_points(scenario: Scenario) -> list[Point]:
     points = []
     for grid_row, zip_row in itertools.product(grid_rows, zip_rows):
         params = {**grid_row, **zip_row}
-        raw = copy.deepcopy(base)
+        raw = base  # (every point writes the same keys before it is validated: no copy, which
+        # took 0.3 ms a point; a validated scenario holds none of ``raw``'s dicts)
         for key, value in params.items():
             kind = "grid" if key in grid else "zip"
             set_dotted(raw, key, value, where=f"sweep.{kind}.{key}")

@@ -325,6 +325,36 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
     assert rows[1].split() == ["1", "unlimited", "90", "s", "2", "0", "0.75", "0.5", "0.5"]
 
 
+def test_each_sweep_point_holds_its_own_values_and_the_scenario_keeps_its_own():
+    """A point is the scenario with its swept values written in: two swept keys of one
+    section, and a zip beside a grid, give each point its own combination (points are made
+    from one copy of the scenario, each section copied where a point writes into it)."""
+    import itertools
+
+    raw = {
+        "sweep": {
+            "grid": {"topology.gpu_memory": ["1MiB", "2MiB"], "topology.eviction": ["lru", "fifo"]},
+            "zip": {"host_policy.ttl_fraction": [0.1, 0.2], "workload.sessions.rate_per_s": [1, 3]},
+        }
+    }
+    scenario = parse_scenario(raw)
+    points = sweep_points(scenario)
+    held = [
+        (
+            s.topology.gpu_memory,
+            s.topology.eviction,
+            s.host_policy.ttl_fraction,
+            s.workload.sessions.rate_per_s,
+        )
+        for s in (point.scenario for point in points)
+    ]
+    grid = itertools.product([2**20, 2**21], ["lru", "fifo"])
+    assert held == [(*g, *z) for g, z in itertools.product(grid, [(0.1, 1), (0.2, 3)])]
+    assert [point.params["topology.gpu_memory"] for point in points] == [2**20] * 4 + [2**21] * 4
+    default = parse_scenario({})
+    assert scenario.topology == default.topology and scenario.host_policy == default.host_policy
+
+
 def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, capsys):
     out = tmp_path / "out"
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
