@@ -79,6 +79,9 @@ _EVICTED: Final = EndReason.EVICTED
 _CONNECTION: Final = int(OwnerScope.CONNECTION)
 _SESSION: Final = int(OwnerScope.SESSION)
 _OPERATION: Final = int(OwnerScope.OPERATION)
+NONE_FREED = np.empty(0, dtype=SLOT_COLUMNS["object_id"])
+"""What :meth:`LeaseTable.expire` returns when no lease ran out (read-only: one for all)."""
+NONE_FREED.flags.writeable = False
 _ONE_HIT = SLOT_COLUMNS["hits"](1)
 """A hit, in the ``hits`` column's own type: with a Python int ``np.add.at`` takes its generic
 loop, forty times slower (90 ms against 2.4 for a million hits)."""
@@ -293,9 +296,13 @@ class LeaseTable:
         return self._free[self._n_free : self._n_free + k][::-1].copy()
 
     def _release_slots(self, slots: np.ndarray, reason: EndReason) -> list[int]:
-        """Free slots (no duplicates) and remember why each object's lease ended."""
-        if not len(slots):
-            return []
+        """Free slots (no duplicates) and remember why each object's lease ended; returns
+        their objects."""
+        return self._free_slots(slots, reason).tolist() if len(slots) else []
+
+    def _free_slots(self, slots: np.ndarray, reason: EndReason) -> np.ndarray:
+        """:meth:`_release_slots`, its objects as an array (a million leases' expiry took
+        2.4-3.3 ms more to make each freed object a Python int, half the scan's time)."""
         objects = self.object_id[slots]
         self.occupied[slots] = False
         self.expires[slots] = U64_MAX  # a free slot never runs out (expire)
@@ -304,7 +311,7 @@ class LeaseTable:
         self.held_objects -= len(slots)
         self._free[self._n_free : self._n_free + len(slots)] = slots
         self._n_free += len(slots)
-        return objects.tolist()
+        return objects
 
     def _release_slot(self, slot: int, reason: EndReason) -> int:
         """:meth:`_release_slots` for one slot, with scalar reads and writes; returns its object."""
@@ -797,7 +804,7 @@ class LeaseTable:
         """Reclaim expired leases, then evict by policy: whether that made room, and the
         objects expired and evicted (expired leases are reclaimed even when it did not)."""
         before_bytes, before_objects = self.held_bytes, self.held_objects
-        expired = self.expire(now_ms)
+        expired = self.expire(now_ms).tolist()
         short_bytes -= before_bytes - self.held_bytes
         short_entries -= before_objects - self.held_objects
         if short_bytes <= 0 and short_entries <= 0:
@@ -879,14 +886,15 @@ class LeaseTable:
         return lease_id
 
     # ---------------------------------------------------------------- removal
-    def expire(self, now_ms: int) -> list[int]:
-        """Free every lease expired at ``now_ms`` in one pass; returns the freed object ids."""
+    def expire(self, now_ms: int) -> np.ndarray:
+        """Free every lease expired at ``now_ms`` in one pass; returns the freed object ids,
+        an array (:data:`NONE_FREED` when none ran out)."""
         if now_ms < self._no_expiry_before:
-            return []
+            return NONE_FREED
         if now_ms >= U64_MAX:  # every lease has run out, a saturated one too
-            return self._release_slots(np.flatnonzero(self.occupied), EndReason.EXPIRED)
+            return self._free_slots(np.flatnonzero(self.occupied), EndReason.EXPIRED)
         # (a free slot's expires is U64_MAX: no mask of occupied slots)
-        freed = self._release_slots(
+        freed = self._free_slots(
             np.flatnonzero(self.expires <= np.uint64(now_ms)), EndReason.EXPIRED
         )
         self._no_expiry_before = int(self.expires.min(initial=U64_MAX))

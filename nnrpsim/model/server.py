@@ -187,7 +187,7 @@ class Server:
         """Periodic expiry sweep: frees expired leases in one pass and announces them."""
         while True:
             yield self.sim.timeout(self.config.sweep_interval_ms)
-            self.notify(self.table.expire(int(self.sim.env.now)), ReasonCode.EXPIRED)
+            self.notify(self.table.expire(int(self.sim.env.now)).tolist(), ReasonCode.EXPIRED)
 
     def restart(self, announce: bool) -> None:
         """Drop the whole cache. Hosts learn it from CACHE_INVALIDATE or from cache misses."""

@@ -125,7 +125,7 @@ class LeaseTableVersusModel(RuleBasedStateMachine):
 
     @rule()
     def expire(self):
-        assert sorted(self.table.expire(self.now)) == self.model.expire(self.now)
+        assert sorted(self.table.expire(self.now).tolist()) == self.model.expire(self.now)
 
     @rule(scope=st.sampled_from(list(InvalidateScope)), obj=objects)
     def invalidate(self, scope, obj):

@@ -71,11 +71,11 @@ def test_the_sweep_finds_a_lease_that_a_renewal_shortened(vectorised, monkeypatc
         monkeypatch.setattr("nnrpsim.engine.table.SMALL_BATCH", -1)
     table = _table()
     table.install([0, 1], 0, 1000, 64)
-    assert table.expire(999) == []
+    assert table.expire(999).tolist() == []
     table.install([0], 100, 50, 64)  # renewed at 100 for 50 ms: ends at 150
-    assert table.expire(149) == [] and table.expire(150) == [0]
-    assert table.expire(999) == [] and table.expire(1000) == [1]
-    assert table.expire(10**12) == [] and table.held_objects == 0
+    assert table.expire(149).tolist() == [] and table.expire(150).tolist() == [0]
+    assert table.expire(999).tolist() == [] and table.expire(1000).tolist() == [1]
+    assert table.expire(10**12).tolist() == [] and table.held_objects == 0
 
 
 def test_the_ceiling_allows_negotiated_kinds_up_to_the_object_size_limit():
@@ -388,7 +388,7 @@ def test_accounting_live_held_by_namespace_tenant_and_kind():
     assert table.held_bytes == 60  # the expired lease is held until a sweep
     assert table.bytes_by("namespace", 100) == {2: 20, 3: 30}
     assert table.bytes_by("tenant") == {5: 30, 6: 30}
-    assert table.expire(100) == [0] and table.held_bytes == 50
+    assert table.expire(100).tolist() == [0] and table.held_bytes == 50
 
 
 def test_batch_install_equals_one_by_one():
@@ -560,11 +560,13 @@ def test_expire_frees_exactly_the_leases_run_out_and_keeps_the_next_expiry(lease
         for obj, (granted, ttl, invalidated) in enumerate(leases)
         if not invalidated
     }
-    assert sorted(table.expire(now)) == sorted(obj for obj, t in expiry.items() if t <= now)
+    assert sorted(table.expire(now).tolist()) == sorted(
+        obj for obj, t in expiry.items() if t <= now
+    )
     left = [t for t in expiry.values() if t > now]
     assert table.held_objects == len(left)
     if left:  # just before the earliest expiry left nothing goes; at it, that lease does
-        assert table.expire(min(left) - 1) == []
-        assert sorted(table.expire(min(left))) == sorted(
+        assert table.expire(min(left) - 1).tolist() == []
+        assert sorted(table.expire(min(left)).tolist()) == sorted(
             obj for obj, t in expiry.items() if t == min(left)
         )
