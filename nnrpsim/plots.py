@@ -145,7 +145,7 @@ def lines_of(
     hashes = pd.util.hash_pandas_object(ordered[[key, *drawn]], index=False).to_numpy()
     equal: dict[object, list[tuple[tuple, pd.DataFrame]]] = {}
     for values, part in ordered.groupby(others, dropna=False, sort=True):
-        signature = hashes[part.index].tobytes() if drawn else values
+        signature = hashes[part.index].tobytes() if drawn else values  # (none: each its own)
         equal.setdefault(signature, []).append((values, part))
     return [(_name_lines(others, [v for v, _ in line]), line[0][1]) for line in equal.values()]
 
@@ -343,8 +343,8 @@ def tradeoff_series(
     """What a trade-off plot draws: the swept key its lines follow (the GPU budget if swept,
     else the first numeric one; None: no lines), and its series, each with its legend label.
     Along a key, a line per combination of the other swept values (``lines_of``: those equal
-    in the ``drawn`` columns are one), its points in that key's order; without one, each sweep point on its own (named, up to
-    ``MAX_TRADEOFF_LABELS`` of them)."""
+    in the ``drawn`` columns are one), its points in that key's order; without one, each
+    sweep point on its own (named, up to ``MAX_TRADEOFF_LABELS`` of them)."""
     numeric = [key for key in swept if _is_numeric(summary, key)]
     along = "topology.gpu_memory" if "topology.gpu_memory" in numeric else next(iter(numeric), None)
     if along is not None:

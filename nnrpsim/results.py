@@ -185,11 +185,10 @@ class ResultStore:
         return finished
 
     def write(self, result: dict[str, Any]) -> None:
-        """A run's files, written with pyarrow (a third of the time pandas takes for these small
-        tables; the sweep's overhead is mostly this)."""
+        """A run's files (:data:`RUN_FILE`), each written atomically: its long tables, then
+        its record, which marks it done."""
         record = result["record"]
         name = self._stem(record["point"], record["replication"]) + RUN_FILE
-        # the tables first: a run whose record is on disk is done
         for table, folder in self.table_dirs.items():
             columns = run_table(result, table)
             if columns:
