@@ -1,8 +1,10 @@
-"""Sweep group: ttl_sweep with one and two worker processes, the runner's own overhead, and the
-results store's time a run in a sweep of a thousand.
+"""Sweep group: ttl_sweep with one and two worker processes, the runner's own overhead, the
+results store's time a run in a sweep of a thousand, and a whole study of a thousand short runs
+beyond its runs and its plots.
 
-Each configuration runs three times and the fastest run counts (as ``best_of`` does for the other
-groups): on a shared machine a neighbour's load can slow one run by a fifth.
+Each ttl_sweep configuration runs three times and the fastest run counts (as ``best_of`` does
+for the other groups): on a shared machine a neighbour's load can slow one run by a fifth. The
+store and the big study, whose figures are times a run over a thousand, run once.
 """
 
 from __future__ import annotations
@@ -20,6 +22,19 @@ from nnrpsim.scenario import load_scenario, sweep_points
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "ttl_sweep.yaml"
 RUNS = 3
 STORED_RUNS = 1000
+BIG_SWEEP = {
+    "study": {"name": "big", "duration": "5s", "warmup": "0s", "replications": 1},
+    "engine": "vector",
+    "workload": {"sessions": {"rate_per_s": 0.5, "duration": "3s"}},
+    "sweep": {
+        "grid": {
+            "host_policy.ttl_hint": [f"{100 * k}ms" for k in range(1, 21)],
+            "topology.gpu_memory": [f"{2**k}MiB" for k in range(10)],
+            "workload.operations.rate_per_s": [0.5, 1, 2, 4, 8],
+        }
+    },
+}
+"""1,000 points of one short vector run each (a few ms): what a big sweep pays beyond its runs."""
 
 
 def _fastest_run(folder: Path, jobs: int):
@@ -41,6 +56,7 @@ def run() -> dict[str, float]:
         plot_study(one.path)
         plots_s = time.perf_counter() - start
         write_ms, finalize_ms = _store_ms_per_run(Path(folder) / "store")
+        big_ms, big_plots_s = _big_sweep(Path(folder) / "big")
     compute_s = float(one.runs["wall_s"].sum())
     return {
         "sweep.wall_1_worker_s": one_s,
@@ -49,6 +65,8 @@ def run() -> dict[str, float]:
         "sweep.runner_overhead_fraction": (one_s - plots_s - compute_s) / one_s,
         "sweep.store_write_ms_per_run": write_ms,
         "sweep.store_finalize_ms_per_run": finalize_ms,
+        "sweep.big_sweep_ms_per_run": big_ms,
+        "sweep.big_sweep_plots_s": big_plots_s,
     }
 
 
@@ -70,3 +88,17 @@ def _store_ms_per_run(folder: Path) -> tuple[float, float]:
     store.finalize({})
     finalize_s = time.perf_counter() - start
     return write_s / STORED_RUNS * 1e3, finalize_s / STORED_RUNS * 1e3
+
+
+def _big_sweep(folder: Path) -> tuple[float, float]:
+    """A study of :data:`BIG_SWEEP` on one worker: its time a run beyond its runs' own and its
+    plots' (expanding and checking the sweep, writing and gathering the runs, the summary),
+    and its plots' time, drawn again apart."""
+    start = time.perf_counter()
+    result = nnrpsim.run(BIG_SWEEP, out=folder, jobs=1, progress=False)
+    wall_s = time.perf_counter() - start
+    start = time.perf_counter()
+    plot_study(result.path)
+    plots_s = time.perf_counter() - start
+    beyond_s = wall_s - float(result.runs["wall_s"].sum()) - plots_s
+    return beyond_s / len(result.runs) * 1e3, plots_s
