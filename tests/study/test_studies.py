@@ -327,8 +327,8 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
 
 def test_each_sweep_point_holds_its_own_values_and_the_scenario_keeps_its_own():
     """A point is the scenario with its swept values written in: two swept keys of one
-    section, and a zip beside a grid, give each point its own combination (points are made
-    from one copy of the scenario, each section copied where a point writes into it)."""
+    section, and a zip beside a grid, give each point its own combination (the points are
+    written into one dict in turn, each validated before the next is written)."""
     import itertools
 
     raw = {
