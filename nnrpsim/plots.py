@@ -224,8 +224,10 @@ def metric_figure(
     if pd.api.types.is_bool_dtype(summary[key]):  # a switch: two places, named
         ax.set_xticks([0, 1], ["false", "true"])
         ax.set_xlim(-0.5, 1.5)
-    elif _spans_decades(_numeric(summary[key]).dropna()):
-        ax.set_xscale("log")  # geometric sweeps (sizes, budgets, rates) read best on a log axis
+    elif _spans_decades(_numeric(summary.loc[summary[metric].notna(), key]).dropna()):
+        # geometric sweeps (sizes, budgets, rates) read best on a log axis; it spans the
+        # places drawn (with none, a log axis has no range and matplotlib raises)
+        ax.set_xscale("log")
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     _interval_note(ax, summary, "shaded", (len(lines), len(every_line)))
@@ -309,10 +311,12 @@ def _figures(
                 ("hit_rate", f"hit_rate_vs_{safe}"),
                 ("wire_bytes_saved", f"wire_bytes_saved_vs_{safe}"),
             ]
-            if key in LOAD_KEYS and summary["p99_latency_ms"].notna().any():
+            if key in LOAD_KEYS:
                 named.append(("p99_latency_ms", f"p99_latency_vs_{safe}"))
         figures += [
-            (_metric_vs, (summary, key, metric, swept, folder, name)) for metric, name in named
+            (_metric_vs, (summary, key, metric, swept, folder, name))
+            for metric, name in named
+            if summary[metric].notna().any()  # (none where no run measured it: no figure)
         ]
     for metric in ("hit_rate", "wire_bytes_saved"):
         figures.append((_capacity_tradeoff, (summary, swept, folder, metric)))
@@ -362,8 +366,9 @@ def _capacity_tradeoff(
     summary: pd.DataFrame, swept: list[str], folder: Path, metric: str
 ) -> list[Path]:
     """``metric`` against the GPU memory it took: what each byte of the budget buys, whatever
-    was swept (budgets, TTLs, kinds, policies); see :func:`tradeoff_series`."""
-    if summary["mean_gpu_bytes"].isna().all():
+    was swept (budgets, TTLs, kinds, policies); see :func:`tradeoff_series`. None where no
+    run measured one of the two."""
+    if summary["mean_gpu_bytes"].isna().all() or summary[metric].isna().all():
         return []
     factor, unit = bytes_scale(summary["mean_gpu_bytes"].to_numpy())
     y_factor, y_unit = 1.0, UNITS.get(metric, "")
