@@ -24,6 +24,10 @@ SUMMARY_COLUMNS = (
     "p99_latency_ms",
 )
 
+MAX_SUMMARY_ROWS = 40
+"""Beyond this many points the printed summary shows the first and last half of it: a big
+sweep's ten thousand rows would scroll everything else away (``summary.csv`` has them all)."""
+
 EXIT_USAGE = 2
 EXIT_RUNS_FAILED = 1
 """A study whose runs raised: what finished is written, and ``--resume`` runs the rest again."""
@@ -124,7 +128,8 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
 
 def _summary_table(summary) -> str:
     """One row per point: swept values as the legends write them (``32 MiB``, ``30 s``), byte
-    metrics in the binary unit that suits their column, named in the header (``[MiB]``)."""
+    metrics in the binary unit that suits their column, named in the header (``[MiB]``); at
+    most :data:`MAX_SUMMARY_ROWS` of them, and then how many more there are."""
     from .display_units import bytes_scale, value_text
     from .metrics import UNITS
     from .results import swept_columns
@@ -144,7 +149,13 @@ def _summary_table(summary) -> str:
             per_unit, unit = bytes_scale(shown[metric].abs().to_numpy())
             shown[metric] /= per_unit
             names[metric] = f"{metric}[{unit}]"
-    return shown.rename(columns=names).to_string(index=False, float_format=lambda v: f"{v:.4g}")
+    table = shown.rename(columns=names).to_string(
+        index=False, float_format=lambda v: f"{v:.4g}", max_rows=MAX_SUMMARY_ROWS
+    )
+    if len(shown) <= MAX_SUMMARY_ROWS:
+        return table
+    left = len(shown) - MAX_SUMMARY_ROWS
+    return f"{table}\n({left:,} of {len(shown):,} points not shown: summary.csv has them all)"
 
 
 def _validate(args: argparse.Namespace) -> str:

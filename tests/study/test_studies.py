@@ -325,6 +325,34 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
     assert rows[1].split() == ["1", "unlimited", "90", "s", "2", "0", "0.75", "0.5", "0.5"]
 
 
+def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_more():
+    """A sweep of 10,000 points printed 10,000 rows; beyond MAX_SUMMARY_ROWS the table gives
+    the first and last half of them, then how many it left out."""
+    from nnrpsim.cli import MAX_SUMMARY_ROWS
+
+    for points in (MAX_SUMMARY_ROWS, MAX_SUMMARY_ROWS + 1, 1000):
+        summary = pd.DataFrame(
+            {
+                "point": range(points),
+                "host_policy.ttl_hint": np.arange(points) * 1000.0 + 1000.0,
+                "replications": 1,
+                "failures": 0,
+                "hit_rate": 0.5,
+            }
+        )
+        _, *rows = _summary_table(summary).splitlines()
+        if points == MAX_SUMMARY_ROWS:
+            assert [int(row.split()[0]) for row in rows] == list(range(points))
+            continue
+        half = MAX_SUMMARY_ROWS // 2
+        shown = [*range(half), *range(points - half, points)]
+        assert [int(row.split()[0]) for row in rows[:half] + rows[half + 1 : -1]] == shown
+        assert rows[half].split()[0] == "..." and rows[-1] == (
+            f"({points - MAX_SUMMARY_ROWS:,} of {points:,} points not shown: "
+            "summary.csv has them all)"
+        )
+
+
 def test_each_sweep_point_holds_its_own_values_and_the_scenario_keeps_its_own():
     """A point is the scenario with its swept values written in: two swept keys of one
     section, and a zip beside a grid, give each point its own combination (the points are
