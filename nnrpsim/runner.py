@@ -35,8 +35,10 @@ from .model import (
     stream_plan,
     synthetic_plan,
 )
+from .model.simulation import Progress
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind, cache_object_bitmap
+from .run_progress import RunShares, attach, worker_teller
 from .scenario import Point, Scenario, ScenarioError
 from .scenario.schema import Arrivals, Trace
 from .vector_run import vector_run
@@ -223,9 +225,10 @@ LONG_TABLES = ("timeseries", "kinds")
 DES's samples over time, and the run's metrics per object kind."""
 
 
-def run_task(task: Task) -> dict[str, Any]:
+def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
     """Run one task; never raises: a failure comes back as a record with its error, and a
-    ``tables`` entry per :data:`LONG_TABLES` name."""
+    ``tables`` entry per :data:`LONG_TABLES` name. ``progress``: told the share of a DES run
+    done as it goes (the vector engine's runs are over in one step)."""
     start = time.perf_counter()
     record: dict[str, Any] = {
         "point": task.point,
@@ -243,7 +246,7 @@ def run_task(task: Task) -> dict[str, Any]:
             record.update(metrics)
             tables = {"kinds": kinds}
         else:
-            result = simulate(config, run_seed, plan)
+            result = simulate(config, run_seed, plan, progress)
             steady = not task.scenario.workload.follows_a_log
             record.update(des_metrics(result, config.warmup_ms, steady))
             tables = {
@@ -320,48 +323,77 @@ def execute(
     executor: str = "local",
     scheduler: str | None = None,
     pool: ProcessPoolExecutor | None = None,
+    shares: RunShares | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield each task's result as it finishes (``jobs`` None: one per core; never more
     workers than tasks, and none started for no task). ``pool``: local workers to run them on
-    (:func:`local_workers`), else the runs start their own."""
+    (:func:`local_workers`, given the same ``shares``), else the runs start their own.
+    ``shares``: where task i's share done goes, slot i (:mod:`nnrpsim.run_progress`)."""
     check_execution(jobs, executor, scheduler)
     if not tasks:
         return
     if executor == "dask":
-        yield from _dask(tasks, workers_for(jobs, len(tasks)), scheduler)
+        yield from _dask(tasks, workers_for(jobs, len(tasks)), scheduler, shares)
     elif pool is not None:
-        yield from _on(pool, tasks)
+        yield from _on(pool, tasks, shares)
     else:
-        with local_workers(jobs, executor, len(tasks)) as own:
-            yield from _on(own, tasks) if own is not None else map(run_task, tasks)
+        with local_workers(jobs, executor, len(tasks), shares) as own:
+            yield from _here(tasks, shares) if own is None else _on(own, tasks, shares)
 
 
 @contextmanager
 def local_workers(
-    jobs: int | None, executor: str, n_tasks: int
+    jobs: int | None, executor: str, n_tasks: int, shares: RunShares | None = None
 ) -> Iterator[ProcessPoolExecutor | None]:
     """The worker processes of a local study (:func:`workers_for`), spawned once for its runs
     and then its plots: each imports nnrpsim, half a second. None where one worker is all
-    there is to be, and on Dask, whose workers need not see the results folder."""
+    there is to be, and on Dask, whose workers need not see the results folder. ``shares``:
+    the slots the workers' runs tell their progress to."""
     workers = workers_for(jobs, n_tasks)
     if executor != "local" or workers == 1 or not n_tasks:
         yield None
         return
-    with ProcessPoolExecutor(max_workers=workers, mp_context=get_context("spawn")) as pool:
+    with ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=get_context("spawn"),
+        initializer=None if shares is None else attach,
+        initargs=() if shares is None else (shares.slots,),
+    ) as pool:
         yield pool
 
 
-def _on(pool: ProcessPoolExecutor, tasks: list[Task]) -> Iterator[dict[str, Any]]:
-    futures = [pool.submit(run_task, task) for task in tasks]
+def _here(tasks: list[Task], shares: RunShares | None) -> Iterator[dict[str, Any]]:
+    """The tasks in this process, one after another."""
+    for slot, task in enumerate(tasks):
+        result = run_task(task, None if shares is None else shares.teller(slot))
+        if shares is not None:
+            shares.done(slot)
+        yield result
+
+
+def _in_slot(task: Task, slot: int) -> dict[str, Any]:
+    """:func:`run_task` in a worker process, telling its progress to the study's slot."""
+    return run_task(task, worker_teller(slot))
+
+
+def _on(
+    pool: ProcessPoolExecutor, tasks: list[Task], shares: RunShares | None
+) -> Iterator[dict[str, Any]]:
+    slots = {pool.submit(_in_slot, task, slot): slot for slot, task in enumerate(tasks)}
     try:
-        for future in as_completed(futures):
-            yield future.result()
+        for future in as_completed(slots):
+            result = future.result()
+            if shares is not None:
+                shares.done(slots[future])
+            yield result
     finally:
-        for future in futures:
+        for future in slots:
             future.cancel()
 
 
-def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+def _dask(
+    tasks: list[Task], jobs: int, scheduler: str | None, shares: RunShares | None
+) -> Iterator[dict[str, Any]]:
     from dask.distributed import Client, LocalCluster
     from dask.distributed import as_completed as dask_completed
 
@@ -382,8 +414,12 @@ def _dask(tasks: list[Task], jobs: int, scheduler: str | None) -> Iterator[dict[
         raise ScenarioError("--scheduler", f"not a scheduler address: {err}") from None
     try:
         futures = client.map(run_task, tasks, pure=False)
+        slots = {future.key: slot for slot, future in enumerate(futures)}
         for future in dask_completed(futures):
-            yield future.result()
+            result = future.result()
+            if shares is not None:
+                shares.done(slots[future.key])
+            yield result
     finally:
         client.close()
         if cluster is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from collections.abc import Sequence
@@ -15,6 +16,7 @@ from tqdm.auto import tqdm
 from .checks import StudyWarning, study_warnings
 from .plots import plot_study
 from .results import ResultStore, run_table, summarize
+from .run_progress import RunShares, shown
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import check_execution, execute, local_workers, tasks_for, workers_for
 from .scenario import ScenarioLike, load_scenario, sweep_points
@@ -70,11 +72,12 @@ def run(
     # written stay, and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
     bar = tqdm(total=len(tasks), desc=scenario.study.name, unit="run", disable=not progress)
-    with local_workers(jobs, executor, len(tasks)) as pool:  # (the plots' workers too)
+    shares = RunShares(len(tasks)) if progress else None  # (what the bar shows, run by run)
+    with local_workers(jobs, executor, len(tasks), shares) as pool:  # (the plots' workers too)
         try:
-            for result in execute(tasks, jobs, executor, scheduler, pool):
-                store.write(result)
-                bar.update()
+            with contextlib.nullcontext() if shares is None else shown(bar, shares):
+                for result in execute(tasks, jobs, executor, scheduler, pool, shares):
+                    store.write(result)
             status = "complete"
         except BrokenProcessPool:
             status = "interrupted: a worker process died (rerun with --resume)"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TypeAlias
 
@@ -27,6 +28,13 @@ from .workload import SessionPlan, WorkloadPlan, synthetic_plan, with_python_num
 Seed: TypeAlias = "np.random.SeedSequence | int | np.integer"
 """A run's seed: numpy's integers too (a notebook loops over ``np.arange``), which a compiled
 function whose hint says ``int`` would refuse."""
+
+Progress: TypeAlias = Callable[[float], None]
+"""Told the share of a run's simulated time done, from above 0 to 1: a progress bar's."""
+
+PROGRESS_STEPS = 100
+"""How many parts a run told of its progress is run in: a run of ten minutes tells it every
+six seconds, a run of a tenth of a second spends a few microseconds a part."""
 
 
 @dataclass
@@ -213,18 +221,32 @@ class Simulation:
         yield self.timeout(when)
         action()
 
-    def _run_until(self, until: float) -> None:
+    def _run_until(self, until: float, progress: Progress | None) -> None:
         """``env.run(until=until)``, counting the events it processes without a step of its
         own: SimPy schedules each event once, numbering them in turn (its ``_eid`` counter,
         read before and after), so those processed are those queued before or scheduled
-        since, less those still queued and the run's own ``until`` event."""
+        since, less those still queued and each ``env.run``'s own stop event. With
+        ``progress``, in parts (:func:`progress_ends`), each told to it as it ends: a stop
+        pauses SimPy between two events, which then run in the same order as in one part.
+        SimPy 4.1 schedules each stop event again, to run first when the next part starts:
+        those are left out of the count too."""
         env = self.env
         queued, first = len(env._queue), next(env._eid)
-        env.run(until=until)
+        ends = [until] if progress is None else progress_ends(until)
+        put_back = 0
+        for end in ends:
+            env.run(until=end)
+            if progress is not None:
+                progress(end / until)
+                queue = env._queue  # (no model event has a priority below SimPy's URGENT, 0)
+                if end != until and queue and queue[0][1] < 0:
+                    put_back += 1
         scheduled = next(env._eid) - first - 1
-        self.events = queued + scheduled - len(env._queue) - 1
+        self.events = queued + scheduled - len(env._queue) - len(ends) - put_back
 
-    def run(self) -> ModelResult:
+    def run(self, progress: Progress | None = None) -> ModelResult:
+        """Run to the end and collect the records; ``progress`` is told the share of the
+        simulated time done, :data:`PROGRESS_STEPS` times."""
         config, env = self.config, self.env
         plans: dict[int, list[tuple[int, SessionPlan]]] = {host.index: [] for host in self.hosts}
         for index, plan in enumerate(self.plan.sessions):
@@ -256,7 +278,7 @@ class Simulation:
             )
         start = time.perf_counter()
         with cyclic_gc_paused():
-            self._run_until(config.duration_ms + config.operation_timeout_ms)
+            self._run_until(config.duration_ms + config.operation_timeout_ms, progress)
         wall = time.perf_counter() - start
         return self._result(wall, processes)
 
@@ -323,6 +345,20 @@ class Simulation:
         )
 
 
-def simulate(config: ModelConfig, seed: Seed, plan: WorkloadPlan | None = None) -> ModelResult:
-    """Run the model once: same config, seed and plan give the same records."""
-    return Simulation(config, seed, plan).run()
+def progress_ends(until: float) -> list[float]:
+    """Where the parts of a run to ``until`` told of its progress end: whole milliseconds
+    (SimPy stops at ``now + (end - now)``, which is ``end`` itself when ``now`` is whole), and
+    ``until`` last; fewer parts in a run shorter than :data:`PROGRESS_STEPS` ms."""
+    ends = [float(until * step // PROGRESS_STEPS) for step in range(1, PROGRESS_STEPS)]
+    return [*sorted(end for end in set(ends) if 0 < end < until), until]
+
+
+def simulate(
+    config: ModelConfig,
+    seed: Seed,
+    plan: WorkloadPlan | None = None,
+    progress: Progress | None = None,
+) -> ModelResult:
+    """Run the model once: same config, seed and plan give the same records, whether or not
+    ``progress`` is told how far the run has got."""
+    return Simulation(config, seed, plan).run(progress)

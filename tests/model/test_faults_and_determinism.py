@@ -3,9 +3,13 @@ their seed."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 import simpy
+from hypothesis import given
+from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits
 from nnrpsim.model import (
@@ -19,6 +23,7 @@ from nnrpsim.model import (
     simulate,
     stream_plan,
 )
+from nnrpsim.model.simulation import PROGRESS_STEPS, progress_ends
 
 WORKLOAD = WorkloadConfig(
     session_rate_per_s=1.0,
@@ -169,3 +174,45 @@ def test_the_event_count_is_every_event_the_run_stepped_through(monkeypatch):
     result = simulate(_config(faults=FaultConfig(restart_at_ms=30_000.0)), 3)
     assert result.events > 1_000
     assert result.events == steps - 1
+
+
+def _same_run(first, second) -> None:
+    """Two results of one run: every record, count and audit figure alike (not the wall time)."""
+    for table in ("references", "operations", "memory", "held_by_kind"):
+        one, other = getattr(first, table), getattr(second, table)
+        assert one.keys() == other.keys()
+        for name, column in one.items():
+            np.testing.assert_array_equal(column, other[name], err_msg=f"{table}.{name}")
+    np.testing.assert_array_equal(first.accepted_ttl_ms, second.accepted_ttl_ms)
+    for name in ("wire", "counters", "audit", "invalidations", "events", "operations_behind"):
+        assert getattr(first, name) == getattr(second, name), name
+    assert first.at_warmup == second.at_warmup
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"faults": FaultConfig(restart_at_ms=30_000.0, memory_pressure_at_ms=40_000.0)},
+        # whole-millisecond parts of a run that ends between milliseconds, timeout included
+        {"duration_ms": 12_345.678, "warmup_ms": 1_000.0, "operation_timeout_ms": 0.25},
+        {"duration_ms": 40.0, "operation_timeout_ms": 0.0},  # fewer parts than PROGRESS_STEPS
+    ],
+)
+def test_a_run_told_of_its_progress_gives_the_same_records(changes):
+    """A progress bar's run stops SimPy between events, PROGRESS_STEPS times: the same events
+    then run in the same order, and every number of the run is the same. The bar is told a
+    share that grows to 1."""
+    config = _config(**changes)
+    told: list[float] = []
+    _same_run(simulate(config, 5), simulate(config, 5, progress=told.append))
+    until = config.duration_ms + config.operation_timeout_ms
+    assert told == [end / until for end in progress_ends(until)] and told[-1] == 1.0
+    assert len(told) == min(PROGRESS_STEPS, len(set(int(until * i // 100) for i in range(100))))
+
+
+@given(until=st.floats(1e-3, 1e12))
+def test_progress_parts_end_on_whole_milliseconds_in_order_and_the_run_last(until):
+    ends = progress_ends(until)
+    assert ends[-1] == until and len(ends) <= PROGRESS_STEPS
+    assert all(0 < a < b for a, b in itertools.pairwise(ends))
+    assert all(end == int(end) for end in ends[:-1])

@@ -463,10 +463,10 @@ def flaky_last_point(monkeypatch):
 
     real = runner.simulate
 
-    def flaky(config, seed, plan=None):
+    def flaky(config, seed, plan=None, progress=None):
         if config.policy.ttl_fraction == 0.5 and config.workload.content_change_rate_per_s > 0:
             raise RuntimeError("injected failure")
-        return real(config, seed, plan)
+        return real(config, seed, plan, progress)
 
     monkeypatch.setattr(runner, "simulate", flaky)
     return lambda: monkeypatch.setattr(runner, "simulate", real)
@@ -965,7 +965,7 @@ def test_no_more_workers_than_runs_and_none_for_no_run(small_yaml, monkeypatch):
     pools = []
 
     class RecordedPool:
-        def __init__(self, max_workers, mp_context):
+        def __init__(self, max_workers, mp_context, initializer=None, initargs=()):
             pools.append(max_workers)
 
         def __enter__(self):
@@ -975,7 +975,7 @@ def test_no_more_workers_than_runs_and_none_for_no_run(small_yaml, monkeypatch):
             return False
 
     monkeypatch.setattr(runner, "ProcessPoolExecutor", RecordedPool)
-    monkeypatch.setattr(runner, "_on", lambda pool, tasks: [])
+    monkeypatch.setattr(runner, "_on", lambda pool, tasks, shares: [])
     assert list(runner.execute(tasks, jobs=8)) == [] and pools == [2]
     monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 1)
     assert list(runner.execute([], executor="dask", scheduler="tcp://127.0.0.1:9")) == []

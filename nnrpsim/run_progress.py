@@ -1,0 +1,89 @@
+"""How far a study's runs have got, for its progress bar, in runs and parts of runs.
+
+Each run has a slot in an array shared with the local worker processes. A DES run writes there
+the share of its simulated time done, as it goes; a finished run of either engine counts 1.
+The bar shows the sum. Counting whole runs alone, a study of one ten-minute run showed 0/1 for
+ten minutes, with no time left to tell. A Dask cluster's workers do not share the array: there
+the bar moves by whole runs.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from multiprocessing import get_context
+from typing import Any
+
+from tqdm import tqdm
+
+REFRESH_S = 0.5
+"""How often the bar reads the slots: tqdm redraws a terminal line no faster anyway."""
+
+
+class RunShares:
+    """The share of each run done, one slot a run: 0 before it starts, 1 when it is over."""
+
+    def __init__(self, runs: int) -> None:
+        self.slots: Any = get_context("spawn").RawArray("d", runs)  # (no lock: one writer a slot)
+
+    def teller(self, slot: int) -> Callable[[float], None]:
+        """What a run in this process tells its share done to."""
+        return _writer(self.slots, slot)
+
+    def done(self, slot: int) -> None:
+        self.slots[slot] = 1.0
+
+    def total(self) -> float:
+        """Runs done, in runs and parts of runs."""
+        return float(sum(self.slots))
+
+
+def _writer(slots: Any, slot: int) -> Callable[[float], None]:
+    def tell(share: float) -> None:
+        slots[slot] = share
+
+    return tell
+
+
+_worker_slots: Any = None
+"""In a local worker process, the study's slots: given by :func:`attach` as the process starts
+(a shared array reaches a spawned process only so), read by :func:`worker_teller`."""
+
+
+def attach(slots: Any) -> None:
+    """A worker process's initializer: keep the study's slots."""
+    global _worker_slots
+    _worker_slots = slots
+
+
+def worker_teller(slot: int) -> Callable[[float], None] | None:
+    """What a run in a worker process tells its share done to; None where the process was not
+    started with a study's slots."""
+    return None if _worker_slots is None else _writer(_worker_slots, slot)
+
+
+@contextmanager
+def shown(bar: tqdm, shares: RunShares) -> Iterator[None]:
+    """Keep ``bar`` at the runs done (:meth:`RunShares.total`) while the block runs, from a
+    thread that reads them every :data:`REFRESH_S`; once more as it ends."""
+    stop = threading.Event()
+
+    def refresh() -> None:
+        while not stop.wait(REFRESH_S):
+            _show(bar, shares.total())
+
+    thread = threading.Thread(target=refresh, name="progress bar", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join()
+        _show(bar, shares.total())
+
+
+def _show(bar: tqdm, runs: float) -> None:
+    """``runs`` on the bar: whole runs as integers (``3/12``), parts to a hundredth."""
+    bar.n = int(runs) if runs.is_integer() else round(runs, 2)
+    bar.refresh()

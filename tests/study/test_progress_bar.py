@@ -1,0 +1,58 @@
+"""The progress bar of a study counts runs and parts of runs: a DES run tells its share done as
+it goes, from a worker process too; a finished run of either engine counts 1."""
+
+from __future__ import annotations
+
+import nnrpsim
+from nnrpsim import run_progress
+from nnrpsim.runner import _in_slot, execute, local_workers, tasks_for
+from nnrpsim.scenario import parse_scenario, sweep_points
+
+BOTH_ENGINES = {
+    "study": {"name": "bar", "seed": 1, "replications": 1, "duration": "60s", "warmup": "10s"},
+    "workload": {"sessions": {"rate_per_s": 0.5, "duration": "20s"}},
+    "sweep": {"grid": {"engine": ["des", "vector"]}},
+}
+
+
+def test_a_des_run_in_a_worker_tells_its_slot_and_each_finished_run_counts_one():
+    tasks = tasks_for(sweep_points(parse_scenario(BOTH_ENGINES)))
+    engines = [task.scenario.engine for task in tasks]
+    shares = run_progress.RunShares(len(tasks))
+    with local_workers(2, "local", len(tasks), shares) as pool:
+        assert pool is not None
+        for slot, task in enumerate(tasks):
+            pool.submit(_in_slot, task, slot).result()
+    # the DES run wrote its share as it went, up to all of it; a vector run tells nothing
+    assert {engine: share for engine, share in zip(engines, shares.slots, strict=True)} == {
+        "des": 1.0,
+        "vector": 0.0,
+    }
+    for jobs in (1, 2):  # in this process, and on workers: a run counts 1 once it is back
+        shares = run_progress.RunShares(len(tasks))
+        assert len(list(execute(tasks, jobs, shares=shares))) == len(tasks)
+        assert list(shares.slots) == [1.0, 1.0]
+
+
+def test_the_bar_of_one_long_run_moves_while_it_runs(tmp_path, monkeypatch):
+    """A study of one run showed 0/1 until it ended; now the bar reads the run's share done."""
+    shown: list[float] = []
+    show = run_progress._show
+    monkeypatch.setattr(run_progress, "REFRESH_S", 0.005)
+    monkeypatch.setattr(
+        run_progress, "_show", lambda bar, runs: shown.append(runs) or show(bar, runs)
+    )
+    raw = {
+        "study": {
+            "name": "one",
+            "seed": 2,
+            "replications": 1,
+            "duration": "10min",
+            "warmup": "1min",
+        },
+        "workload": {"sessions": {"rate_per_s": 2, "duration": "60s"}},
+    }
+    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "one", jobs=1, progress=True)
+    assert result.status == "complete"
+    assert any(0 < runs < 1 for runs in shown) and shown[-1] == 1.0
+    assert shown == sorted(shown)
