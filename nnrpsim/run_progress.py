@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from multiprocessing import get_context
 from typing import Any
 
-from tqdm import tqdm
+from tqdm.auto import tqdm
 
 REFRESH_S = 0.5
 """How often the bar reads the slots: tqdm redraws a terminal line no faster anyway."""
@@ -63,10 +63,22 @@ def worker_teller(slot: int) -> Callable[[float], None] | None:
     return None if _worker_slots is None else _writer(_worker_slots, slot)
 
 
+def study_bar(name: str, runs: int, show: bool) -> tuple[tqdm, RunShares | None]:
+    """A study's bar (tqdm's: a widget in a notebook) and the slots it shows; where ``show``
+    is false, a bar that draws nothing and no slots (runs are then not run in parts)."""
+    return tqdm(total=runs, desc=name, unit="run", disable=not show), (
+        RunShares(runs) if show else None
+    )
+
+
 @contextmanager
-def shown(bar: tqdm, shares: RunShares) -> Iterator[None]:
+def shown(bar: tqdm, shares: RunShares | None) -> Iterator[None]:
     """Keep ``bar`` at the runs done (:meth:`RunShares.total`) while the block runs, from a
-    thread that reads them every :data:`REFRESH_S`; once more as it ends."""
+    thread that reads them every :data:`REFRESH_S`; once more as it ends. Nothing without
+    ``shares`` (no bar shown)."""
+    if shares is None:
+        yield
+        return
     stop = threading.Event()
 
     def refresh() -> None:

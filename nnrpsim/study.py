@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import time
 import warnings
 from collections.abc import Sequence
@@ -11,12 +10,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .checks import StudyWarning, study_warnings
 from .plots import plot_study
 from .results import ResultStore, run_table, summarize
-from .run_progress import RunShares, shown
+from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import check_execution, execute, local_workers, tasks_for, workers_for
 from .scenario import ScenarioLike, load_scenario, sweep_points
@@ -71,11 +69,10 @@ def run(
     # Whatever stops the loop early (Ctrl-C, a bad scheduler, a dead worker), the runs already
     # written stay, and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
-    bar = tqdm(total=len(tasks), desc=scenario.study.name, unit="run", disable=not progress)
-    shares = RunShares(len(tasks)) if progress else None  # (what the bar shows, run by run)
+    bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     with local_workers(jobs, executor, len(tasks), shares) as pool:  # (the plots' workers too)
         try:
-            with contextlib.nullcontext() if shares is None else shown(bar, shares):
+            with shown(bar, shares):
                 for result in execute(tasks, jobs, executor, scheduler, pool, shares):
                     store.write(result)
             status = "complete"
@@ -97,18 +94,23 @@ def run(
 
 
 def sweep(
-    scenario: ScenarioLike, overrides: Sequence[str] | str | None = (), jobs: int = 1
+    scenario: ScenarioLike,
+    overrides: Sequence[str] | str | None = (),
+    jobs: int = 1,
+    progress: bool = True,
 ) -> pd.DataFrame:
-    """Run the sweep in memory (nothing written) and return the summary frame: for notebooks.
-    What ``nnrpsim run`` would warn of (:mod:`nnrpsim.checks`) comes as a
-    :class:`~nnrpsim.checks.StudyWarning` each."""
+    """Run the sweep in memory (nothing written) and return the summary frame: for notebooks,
+    with :func:`run`'s progress bar. What ``nnrpsim run`` would warn of
+    (:mod:`nnrpsim.checks`) comes as a :class:`~nnrpsim.checks.StudyWarning` each."""
     scenario = load_scenario(scenario, overrides)
     check_execution(jobs, "local", None)
     points = sweep_points(scenario)
     check_traces(points)
     tasks = tasks_for(points)
     check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
-    results = list(execute(tasks, jobs))
+    bar, shares = study_bar(scenario.study.name, len(tasks), progress)
+    with bar, shown(bar, shares):
+        results = list(execute(tasks, jobs, shares=shares))
     runs = pd.DataFrame([result["record"] for result in results])
     summary = summarize(runs.sort_values(["point", "replication"]))
     tables = [run_table(result, "timeseries") for result in results]

@@ -3,6 +3,8 @@ it goes, from a worker process too; a finished run of either engine counts 1."""
 
 from __future__ import annotations
 
+import pytest
+
 import nnrpsim
 from nnrpsim import run_progress
 from nnrpsim.runner import _in_slot, execute, local_workers, tasks_for
@@ -34,25 +36,39 @@ def test_a_des_run_in_a_worker_tells_its_slot_and_each_finished_run_counts_one()
         assert list(shares.slots) == [1.0, 1.0]
 
 
-def test_the_bar_of_one_long_run_moves_while_it_runs(tmp_path, monkeypatch):
-    """A study of one run showed 0/1 until it ended; now the bar reads the run's share done."""
-    shown: list[float] = []
+@pytest.fixture
+def shown(monkeypatch) -> list[float]:
+    """What the bar shows, each time it is drawn (every 5 ms)."""
+    drawn: list[float] = []
     show = run_progress._show
     monkeypatch.setattr(run_progress, "REFRESH_S", 0.005)
     monkeypatch.setattr(
-        run_progress, "_show", lambda bar, runs: shown.append(runs) or show(bar, runs)
+        run_progress, "_show", lambda bar, runs: drawn.append(runs) or show(bar, runs)
     )
-    raw = {
-        "study": {
-            "name": "one",
-            "seed": 2,
-            "replications": 1,
-            "duration": "10min",
-            "warmup": "1min",
-        },
-        "workload": {"sessions": {"rate_per_s": 2, "duration": "60s"}},
-    }
-    result = nnrpsim.run(parse_scenario(raw), out=tmp_path / "one", jobs=1, progress=True)
+    return drawn
+
+
+LONG_RUN = {
+    "study": {"name": "one", "seed": 2, "replications": 1, "duration": "10min", "warmup": "1min"},
+    "workload": {"sessions": {"rate_per_s": 2, "duration": "60s"}},
+}
+
+
+def test_the_bar_of_one_long_run_moves_while_it_runs(tmp_path, shown):
+    """A study of one run showed 0/1 until it ended; now the bar reads the run's share done."""
+    result = nnrpsim.run(parse_scenario(LONG_RUN), out=tmp_path / "one", jobs=1, progress=True)
     assert result.status == "complete"
     assert any(0 < runs < 1 for runs in shown) and shown[-1] == 1.0
     assert shown == sorted(shown)
+
+
+def test_a_notebooks_sweep_shows_the_bar_of_runs_on_workers(shown):
+    """``sweep`` had no bar; its runs on two workers tell their shares done to it."""
+    raw = {**LONG_RUN, "study": {**LONG_RUN["study"], "replications": 2}}
+    summary = nnrpsim.sweep(raw, jobs=2)
+    assert summary["replications"].tolist() == [2]
+    assert any(not runs.is_integer() for runs in shown) and shown[-1] == 2.0
+    assert shown == sorted(shown)
+    shown.clear()
+    nnrpsim.sweep(raw, jobs=2, progress=False)
+    assert shown == []
