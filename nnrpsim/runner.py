@@ -382,10 +382,10 @@ def _on(
     slots = {pool.submit(_in_slot, task, slot): slot for slot, task in enumerate(tasks)}
     try:
         for future in as_completed(slots):
-            result = future.result()
+            slot = slots.pop(future)  # (a future keeps its result: a study's would pile up)
             if shares is not None:
-                shares.done(slots[future])
-            yield result
+                shares.done(slot)
+            yield future.result()
     finally:
         for future in slots:
             future.cancel()
@@ -415,11 +415,13 @@ def _dask(
     try:
         futures = client.map(run_task, tasks, pure=False)
         slots = {future.key: slot for slot, future in enumerate(futures)}
-        for future in dask_completed(futures):
-            result = future.result()
+        completed = dask_completed(futures)
+        del futures  # (a future keeps its result on the cluster: each goes once it is read)
+        for future in completed:
+            slot = slots.pop(future.key)
             if shares is not None:
-                shares.done(slots[future.key])
-            yield result
+                shares.done(slot)
+            yield future.result()
     finally:
         client.close()
         if cluster is not None:
