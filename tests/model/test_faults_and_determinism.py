@@ -207,12 +207,13 @@ def test_a_run_told_of_its_progress_gives_the_same_records(changes):
     _same_run(simulate(config, 5), simulate(config, 5, progress=told.append))
     until = config.duration_ms + config.operation_timeout_ms
     assert told == [end / until for end in progress_ends(until)] and told[-1] == 1.0
-    assert len(told) == min(PROGRESS_STEPS, len(set(int(until * i // 100) for i in range(100))))
 
 
 @given(until=st.floats(1e-3, 1e12))
 def test_progress_parts_end_on_whole_milliseconds_in_order_and_the_run_last(until):
+    """PROGRESS_STEPS parts in a run of as many ms or more; fewer, never none, below."""
     ends = progress_ends(until)
     assert ends[-1] == until and len(ends) <= PROGRESS_STEPS
+    assert len(ends) == PROGRESS_STEPS or until < PROGRESS_STEPS
     assert all(0 < a < b for a, b in itertools.pairwise(ends))
     assert all(end == int(end) for end in ends[:-1])
