@@ -79,12 +79,17 @@ def _line_with_band(ax, x, y, ci, label=None) -> str:
 
 
 def _interval_note(
-    ax, summary: pd.DataFrame, drawn_as: str, lines: tuple[int, int] = (0, 0)
+    ax,
+    summary: pd.DataFrame,
+    drawn_as: str,
+    lines: tuple[int, int] = (0, 0),
+    labelled_by: str | None = None,
 ) -> None:
     """Say over the plot what a point and its band or bars are: a mean over how many
     replications, with its 95 % t interval (two replications give a wide one); nothing
     for a summary that does not say (one made by hand). ``lines``: how many lines are drawn
-    of how many there are, said when fewer (:func:`_spread`)."""
+    of how many there are, said when fewer (:func:`_spread`). ``labelled_by``: the swept key
+    whose value is written beside each point (a bare "0.25" does not say what it is)."""
     notes = []
     if "replications" in summary:
         counts = summary["replications"].dropna().astype(int)
@@ -97,6 +102,8 @@ def _interval_note(
                 f"each point: the mean of {runs} replications; {drawn_as}: its 95 % "
                 "confidence interval"
             )
+    if labelled_by is not None:
+        notes.append(f"beside each point: its {SHORT_KEYS.get(labelled_by, labelled_by)}")
     drawn, there_are = lines
     if drawn < there_are:
         notes.append(
@@ -390,7 +397,7 @@ def _capacity_tradeoff(
         )
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
-    _interval_note(ax, summary, "bars", (len(series), len(every_series)))
+    _interval_note(ax, summary, "bars", (len(series), len(every_series)), along)
     if _spans_decades(summary["mean_gpu_bytes"]):
         ax.set_xscale("log")
     else:
@@ -444,38 +451,50 @@ def _shared_label(texts: list[str]) -> str:
 def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:
     """Name each point's place on its line (its budget, its TTL) beside it, where no label is
     yet. Points of a line within a label's reach of each other share one ("256 MiB, 512 MiB",
-    where a budget beyond the working set holds no more)."""
+    where a budget beyond the working set holds no more). A label keeps off the other points'
+    markers and bars where it can (two lines close together: a label over the other line's
+    point hid it)."""
     ax.autoscale_view()
-    named: list[tuple[np.ndarray, list[str], int]] = []  # (pixel anchor, texts, line)
+    pixels = ax.figure.dpi / 72  # per point
+    # (pixel anchor, texts, line, the boxes of its points' markers and bars)
+    named: list[tuple[np.ndarray, list[str], int, list[tuple[float, ...]]]] = []
     for index, (_, part) in enumerate(series):
         xs, ys = part["mean_gpu_bytes"] / x_factor, part[metric] / y_factor
-        for value, x, y in zip(part[along], xs, ys, strict=True):
+        cis = np.nan_to_num(part[f"{metric}_ci95"] / y_factor)
+        for value, x, y, ci in zip(part[along], xs, ys, cis, strict=True):
             if not (np.isfinite(x) and np.isfinite(y)):
                 continue
             anchor, text = ax.transData.transform((x, y)), value_text(along, value)
+            marks = _marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)
             same_line = [n for n in named if n[2] == index and (abs(n[0] - anchor) < 12).all()]
             if same_line:
                 if text not in same_line[0][1]:
                     same_line[0][1].append(text)
+                same_line[0][3].extend(marks)
             else:
-                named.append((anchor, [text], index))
-    pixels = ax.figure.dpi / 72  # per point
+                named.append((anchor, [text], index, marks))
     extent = ax.get_window_extent()
     frame = (extent.x0, extent.x1, extent.y0, extent.y1)
-    boxes: list[tuple[float, float, float, float]] = []  # (left, right, bottom, top) in pixels
-    for anchor, texts, _ in named:
+    boxes: list[tuple[float, ...]] = []  # labels placed, (left, right, bottom, top) in pixels
+    for anchor, texts, _, own_marks in named:
         text = _shared_label(texts)
         width, height = 3.4 * len(text) * pixels, 7 * pixels
+        others = [mark for *_, marks in named if marks is not own_marks for mark in marks]
         places = []
         for dx, dy, align in LABEL_PLACES:
             left = anchor[0] + dx * pixels - (width if align == "right" else 0)
             bottom = anchor[1] + dy * pixels
             places.append(((dx, dy, align), (left, left + width, bottom, bottom + height)))
-        free = [place for place in places if not any(_overlap(place[1], b) for b in boxes)]
-        # within the axes if it can be (a point in a corner), then clear of the others; the
-        # first place when crowded everywhere
-        within = (place for place in free if _inside(place[1], frame))
-        (dx, dy, align), box = next(within, free[0] if free else places[0])
+        # clear of the other labels, then within the axes (a point in a corner), then clear
+        # of the other points; the first place of the best
+        (dx, dy, align), box = min(
+            places,
+            key=lambda place: (
+                any(_overlap(place[1], b) for b in boxes),
+                not _inside(place[1], frame),
+                any(_overlap(place[1], m) for m in others),
+            ),
+        )
         boxes.append(box)
         ax.annotate(
             text,
@@ -485,6 +504,22 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
             ha=align,
             fontsize=6,
         )
+
+
+MARKER_REACH = 3.5
+"""Half the width of a point's marker, in points (matplotlib's markers are 6 across), and a
+little more, for its edge."""
+
+
+def _marks_of(ax, anchor: np.ndarray, low, high, pixels: float) -> list[tuple[float, ...]]:
+    """The (left, right, bottom, top) pixel boxes a drawn point covers: its marker, and its
+    error bar from ``low`` to ``high`` (data coordinates)."""
+    reach = MARKER_REACH * pixels
+    bottom, top = ax.transData.transform(low)[1], ax.transData.transform(high)[1]
+    marker = (anchor[0] - reach, anchor[0] + reach, anchor[1] - reach, anchor[1] + reach)
+    if not np.isfinite([bottom, top]).all():  # a bar below zero on a log axis
+        return [marker]
+    return [marker, (anchor[0] - pixels, anchor[0] + pixels, min(bottom, top), max(bottom, top))]
 
 
 MAX_KIND_POINTS = 12

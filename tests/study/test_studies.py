@@ -602,14 +602,14 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
         return {name: title for name, title in titles.items() if title}
 
     mean = "each point: the mean of 2 replications; {}: its 95 % confidence interval"
+    labelled = "\nbeside each point: its ttl_fraction"  # (the trade-off's lines follow the TTL)
+    tradeoffs = ["hit_rate_vs_gpu_memory", "wire_bytes_saved_vs_gpu_memory"]
     assert notes() == {
         **dict.fromkeys(
             ["hit_rate_vs_ttl", "hit_rate_vs_invalidation", "fallback_vs_invalidation"],
             mean.format("shaded"),
         ),
-        **dict.fromkeys(
-            ["hit_rate_vs_gpu_memory", "wire_bytes_saved_vs_gpu_memory"], mean.format("bars")
-        ),
+        **dict.fromkeys(tradeoffs, mean.format("bars") + labelled),
     }
     summary = pd.read_parquet(out / "summary.parquet")
     summary["replications"] = [1, 2, 1, 2]  # (a failed run leaves fewer)
@@ -617,7 +617,8 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
     assert notes()["hit_rate_vs_ttl"].startswith("each point: the mean of 1-2 replications;")
     summary["replications"] = 1
     summary.to_parquet(out / "summary.parquet")
-    assert set(notes().values()) == {"each point: one replication (no confidence interval)"}
+    one = "each point: one replication (no confidence interval)"
+    assert set(notes().values()) == {one, one + labelled}
 
 
 @pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds"])
