@@ -456,8 +456,21 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
     point hid it)."""
     ax.autoscale_view()
     pixels = ax.figure.dpi / 72  # per point
-    # (pixel anchor, texts, line, the boxes of its points' markers and bars)
-    named: list[tuple[np.ndarray, list[str], int, list[tuple[float, ...]]]] = []
+    rightmost = max(
+        (
+            (x, value)
+            for _, part in series
+            for x, value in zip(part["mean_gpu_bytes"] / x_factor, part[along], strict=True)
+            if np.isfinite(x)
+        ),
+        default=None,
+        key=lambda point: point[0],
+    )
+    if rightmost is not None:
+        _room_on_the_right(ax, rightmost[0], _label_width(value_text(along, rightmost[1]), pixels))
+    named: list[tuple[np.ndarray, list[str], int]] = []  # (pixel anchor, texts, line)
+    # (its point's anchor, the box its marker covers, its bar's), in pixels
+    marks: list[tuple[np.ndarray, tuple[float, ...], tuple[float, ...]]] = []
     for index, (_, part) in enumerate(series):
         xs, ys = part["mean_gpu_bytes"] / x_factor, part[metric] / y_factor
         cis = np.nan_to_num(part[f"{metric}_ci95"] / y_factor)
@@ -465,34 +478,36 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
             if not (np.isfinite(x) and np.isfinite(y)):
                 continue
             anchor, text = ax.transData.transform((x, y)), value_text(along, value)
-            marks = _marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)
+            marks.append((anchor, *_marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)))
             same_line = [n for n in named if n[2] == index and (abs(n[0] - anchor) < 12).all()]
             if same_line:
                 if text not in same_line[0][1]:
                     same_line[0][1].append(text)
-                same_line[0][3].extend(marks)
             else:
-                named.append((anchor, [text], index, marks))
+                named.append((anchor, [text], index))
     extent = ax.get_window_extent()
     frame = (extent.x0, extent.x1, extent.y0, extent.y1)
     boxes: list[tuple[float, ...]] = []  # labels placed, (left, right, bottom, top) in pixels
-    for anchor, texts, _, own_marks in named:
+    for anchor, texts, _ in named:
         text = _shared_label(texts)
-        width, height = 3.4 * len(text) * pixels, 7 * pixels
-        others = [mark for *_, marks in named if marks is not own_marks for mark in marks]
+        width, height = _label_width(text, pixels), 7 * pixels
+        others = [(marker, bar) for point, marker, bar in marks if point is not anchor]
         places = []
         for dx, dy, align in LABEL_PLACES:
             left = anchor[0] + dx * pixels - (width if align == "right" else 0)
             bottom = anchor[1] + dy * pixels
             places.append(((dx, dy, align), (left, left + width, bottom, bottom + height)))
-        # clear of the other labels, then within the axes (a point in a corner), then clear
-        # of the other points; the first place of the best
+        # clear of the other labels, then within the axes (a point in a corner), then over
+        # the fewest other points' markers, then across the fewest bars (a line's points at
+        # one place share the label, and it keeps off the bars of all but its own); the first
+        # place of the best
         (dx, dy, align), box = min(
             places,
             key=lambda place: (
                 any(_overlap(place[1], b) for b in boxes),
                 not _inside(place[1], frame),
-                any(_overlap(place[1], m) for m in others),
+                sum(_overlap(place[1], marker) for marker, _ in others),
+                sum(_overlap(place[1], bar) for _, bar in others),
             ),
         )
         boxes.append(box)
@@ -506,20 +521,41 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
         )
 
 
+def _label_width(text: str, pixels: float) -> float:
+    """About how wide a point's label is, in pixels (6-point type)."""
+    return 3.4 * len(text) * pixels
+
+
+def _room_on_the_right(ax, x: float, width: float) -> None:
+    """Widen the x axis where the label of its rightmost point, at ``x``, would not fit right
+    of it within the axes (``width`` pixels and the gap): it went left then, over the points
+    before it ("0.75" over the point of 0.5). On a log axis too."""
+    needed = (width + LABEL_PLACES[0][0] * ax.figure.dpi / 72) / ax.get_window_extent().width
+    scale = ax.xaxis.get_transform()
+    left, right = scale.transform(np.array(ax.get_xlim()))
+    at = scale.transform(np.array([x]))[0]
+    if needed < 0.5 and (right - at) < needed * (right - left):
+        wider = left + (at - left) / (1 - needed)
+        ax.set_xlim(right=scale.inverted().transform(np.array([wider]))[0])
+
+
 MARKER_REACH = 3.5
 """Half the width of a point's marker, in points (matplotlib's markers are 6 across), and a
 little more, for its edge."""
 
 
-def _marks_of(ax, anchor: np.ndarray, low, high, pixels: float) -> list[tuple[float, ...]]:
+def _marks_of(
+    ax, anchor: np.ndarray, low, high, pixels: float
+) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The (left, right, bottom, top) pixel boxes a drawn point covers: its marker, and its
-    error bar from ``low`` to ``high`` (data coordinates)."""
+    error bar from ``low`` to ``high`` (data coordinates; on a log axis, a bar below zero is
+    its marker's)."""
     reach = MARKER_REACH * pixels
-    bottom, top = ax.transData.transform(low)[1], ax.transData.transform(high)[1]
     marker = (anchor[0] - reach, anchor[0] + reach, anchor[1] - reach, anchor[1] + reach)
-    if not np.isfinite([bottom, top]).all():  # a bar below zero on a log axis
-        return [marker]
-    return [marker, (anchor[0] - pixels, anchor[0] + pixels, min(bottom, top), max(bottom, top))]
+    bottom, top = ax.transData.transform([low, high])[:, 1]
+    if not np.isfinite([bottom, top]).all():
+        return marker, marker
+    return marker, (anchor[0] - pixels, anchor[0] + pixels, min(bottom, top), max(bottom, top))
 
 
 MAX_KIND_POINTS = 12

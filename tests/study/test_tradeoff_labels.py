@@ -5,27 +5,75 @@ from __future__ import annotations
 import matplotlib.pyplot
 import numpy as np
 import pandas as pd
+import pytest
 from matplotlib.text import Annotation
 
 from nnrpsim import plots
 
 TTL, RATE = "host_policy.ttl_fraction", "workload.invalidations.rate_per_s"
+BUDGET, SESSIONS = "topology.gpu_memory", "workload.sessions.rate_per_s"
 
-# the quickstart study's summary (2026-12-04): two lines of five TTLs close together, so that a
+
+def _summary(keys: tuple[str, str], rows: str, first_factor: float = 1.0) -> pd.DataFrame:
+    """A study's summary from rows of its two swept values, mean memory held (MiB), hit rate
+    and its interval; two replications a point."""
+    table = np.array([line.split() for line in rows.strip().splitlines()], dtype=float)
+    return pd.DataFrame(
+        {
+            keys[0]: table[:, 0] * first_factor,
+            keys[1]: table[:, 1],
+            "mean_gpu_bytes": table[:, 2] * 2**20,
+            "hit_rate": table[:, 3],
+            "hit_rate_ci95": table[:, 4],
+            "replications": 2,
+        }
+    )
+
+
+# the quickstart study's summary (2026-12-04): two lines of five TTLs close together, where a
 # label placed clear of the other labels only lay over the other line's points
-QUICKSTART = pd.DataFrame(
-    {
-        TTL: [0.05, 0.05, 0.1, 0.1, 0.25, 0.25, 0.5, 0.5, 0.75, 0.75],
-        RATE: [0.0, 0.02] * 5,
-        "mean_gpu_bytes": [
-            *(3268482, 3080435, 4481880, 4108530, 5889361),
-            *(5259589, 6688210, 5796744, 6881539, 5986260),
-        ],
-        "hit_rate": [0.3913, 0.3755, 0.4897, 0.4642, 0.5957, 0.5532, 0.6522, 0.5957, 0.663, 0.6084],
-        "hit_rate_ci95": [0.117, 0.106, 0.108, 0.101, 0.094, 0.079, 0.086, 0.064, 0.091, 0.053],
-        "replications": 2,
-    }
+QUICKSTART = _summary(
+    (TTL, RATE),
+    """
+    0.05 0 3.12 0.3913 0.1166
+    0.05 0.02 2.94 0.3755 0.1059
+    0.1 0 4.27 0.4897 0.1084
+    0.1 0.02 3.92 0.4642 0.1013
+    0.25 0 5.62 0.5957 0.0937
+    0.25 0.02 5.02 0.5532 0.0788
+    0.5 0 6.38 0.6522 0.0855
+    0.5 0.02 5.53 0.5957 0.0644
+    0.75 0 6.56 0.6630 0.0914
+    0.75 0.02 5.71 0.6084 0.0531
+    """,
 )
+# the capacity_planning study's: budgets (MiB) along three session rates, where three budgets
+# of the first rate hold nearly the same memory and share a label
+CAPACITY = _summary(
+    (BUDGET, SESSIONS),
+    """
+    32 0.5 31.67 0.3563 0.0422
+    32 1 31.64 0.2888 0.0077
+    32 2 31.71 0.2645 0.0138
+    64 0.5 63.54 0.5549 0.0030
+    64 1 63.60 0.4194 0.0191
+    64 2 63.67 0.3623 0.0021
+    128 0.5 115.03 0.7948 0.1277
+    128 1 127.41 0.6076 0.0727
+    128 2 127.66 0.4847 0.0229
+    256 0.5 123.39 0.8108 0.0675
+    256 1 217.88 0.8155 0.0655
+    256 2 255.07 0.6828 0.0819
+    512 0.5 123.39 0.8108 0.0675
+    512 1 220.60 0.8175 0.0898
+    512 2 346.10 0.8050 0.0298
+    """,
+    2**20,
+)
+STUDIES = {
+    "quickstart": (QUICKSTART, [TTL, RATE]),
+    "capacity_planning": (CAPACITY, [BUDGET, SESSIONS]),
+}
 
 
 def _drawn(monkeypatch, summary: pd.DataFrame, swept: list[str]):
@@ -46,24 +94,47 @@ def test_the_plot_says_which_swept_key_labels_its_points(monkeypatch):
     matplotlib.pyplot.close(figure)
 
 
-def test_a_label_keeps_off_the_other_points(monkeypatch):
-    """No label covers the marker of a point other than its own, on either line."""
-    figure = _drawn(monkeypatch, QUICKSTART, [TTL, RATE])
+@pytest.mark.parametrize("study", STUDIES)
+def test_a_label_keeps_off_the_other_points_and_their_bars(monkeypatch, study):
+    """No label covers the marker of a point other than its own, on any line, nor of a point
+    that shares its label; nor crosses its error bar where a place clear of bars is free (in
+    the quickstart study none is, among three points of two lines within 0.2 MiB)."""
+    summary, swept = STUDIES[study]
+    figure = _drawn(monkeypatch, summary, swept)
     (ax,) = figure.axes
     reach = 3 * figure.dpi / 72  # a marker's half width: 6 points across
-    places = QUICKSTART[["mean_gpu_bytes", "hit_rate"]].to_numpy() / [2**20, 1]
-    centres = ax.transData.transform(places)
+    x = summary["mean_gpu_bytes"].to_numpy() / 2**20
+    y, ci = summary["hit_rate"].to_numpy(), summary["hit_rate_ci95"].to_numpy()
+    centres = ax.transData.transform(np.column_stack([x, y]))
+    lows = ax.transData.transform(np.column_stack([x, y - ci]))[:, 1]
+    highs = ax.transData.transform(np.column_stack([x, y + ci]))[:, 1]
     for label in (text for text in ax.texts if isinstance(text, Annotation)):
         box = label.get_window_extent()
         own = ax.transData.transform(label.xy)
-        for centre in centres:
-            if np.allclose(centre, own):
+        for (cx, cy), low, high in zip(centres, lows, highs, strict=True):
+            if np.allclose((cx, cy), own):
                 continue
-            covered = (
-                box.x0 < centre[0] + reach
-                and centre[0] - reach < box.x1
-                and box.y0 < centre[1] + reach
-                and centre[1] - reach < box.y1
-            )
-            assert not covered, (label.get_text(), centre)
+            over_marker = box.x0 < cx + reach and cx - reach < box.x1
+            over_marker &= box.y0 < cy + reach and cy - reach < box.y1
+            over_bar = box.x0 < cx < box.x1 and box.y0 < high and low < box.y1
+            assert not over_marker, (label.get_text(), cx, cy)
+            assert not (over_bar and study == "capacity_planning"), (label.get_text(), cx, cy)
+    matplotlib.pyplot.close(figure)
+
+
+@pytest.mark.parametrize("axis", ["linear", "log"])
+def test_the_axis_widens_for_the_rightmost_label_on_its_right(monkeypatch, axis):
+    """The rightmost point's label had no room on its right and went left, over the point
+    before it ("0.75" over the point of 0.5): the x axis now leaves the room, on a log axis
+    (memory held over decades) too."""
+    summary = QUICKSTART.copy()
+    if axis == "log":
+        summary["mean_gpu_bytes"] = 2.0 ** np.arange(20, 30)
+    figure = _drawn(monkeypatch, summary, [TTL, RATE])
+    (ax,) = figure.axes
+    assert ax.get_xscale() == axis
+    labels = [text for text in ax.texts if isinstance(text, Annotation)]
+    last = max(labels, key=lambda label: label.xy[0])
+    box, frame = last.get_window_extent(), ax.get_window_extent()
+    assert ax.transData.transform(last.xy)[0] < box.x0 and box.x1 <= frame.x1
     matplotlib.pyplot.close(figure)
