@@ -449,49 +449,42 @@ def _shared_label(texts: list[str]) -> str:
 
 
 def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:
-    """Name each point's place on its line (its budget, its TTL) beside it, where no label is
-    yet. Points of a line within a label's reach of each other share one ("256 MiB, 512 MiB",
-    where a budget beyond the working set holds no more). A label keeps off the other points'
-    markers and bars where it can (two lines close together: a label over the other line's
-    point hid it)."""
+    """Name each point's place on its line (its budget, its TTL) beside it (see
+    :func:`_named_places`), keeping off the other points' markers and bars where it can (two
+    lines close together: a label over the other line's point hid it). The memory axis widens
+    on the right for the labels there."""
     ax.autoscale_view()
     pixels = ax.figure.dpi / 72  # per point
-    rightmost = max(
-        (
-            (x, value)
-            for _, part in series
-            for x, value in zip(part["mean_gpu_bytes"] / x_factor, part[along], strict=True)
-            if np.isfinite(x)
-        ),
-        default=None,
-        key=lambda point: point[0],
+    points = [  # (line, x, y, its bar's half height, its label's text), in data coordinates
+        (index, x, y, ci, value_text(along, value))
+        for index, (_, part) in enumerate(series)
+        for value, x, y, ci in zip(
+            part[along],
+            part["mean_gpu_bytes"] / x_factor,
+            part[metric] / y_factor,
+            np.nan_to_num(part[f"{metric}_ci95"] / y_factor),
+            strict=True,
+        )
+        if np.isfinite(x) and np.isfinite(y)
+    ]
+    if not points:
+        return
+    named = _named_places(ax, points)
+    _room_on_the_right(
+        ax, [(points[i][1], _label_width(_shared_label(texts), pixels)) for i, texts in named]
     )
-    if rightmost is not None:
-        _room_on_the_right(ax, rightmost[0], _label_width(value_text(along, rightmost[1]), pixels))
-    named: list[tuple[np.ndarray, list[str], int]] = []  # (pixel anchor, texts, line)
-    # (its point's anchor, the box its marker covers, its bar's), in pixels
-    marks: list[tuple[np.ndarray, tuple[float, ...], tuple[float, ...]]] = []
-    for index, (_, part) in enumerate(series):
-        xs, ys = part["mean_gpu_bytes"] / x_factor, part[metric] / y_factor
-        cis = np.nan_to_num(part[f"{metric}_ci95"] / y_factor)
-        for value, x, y, ci in zip(part[along], xs, ys, cis, strict=True):
-            if not (np.isfinite(x) and np.isfinite(y)):
-                continue
-            anchor, text = ax.transData.transform((x, y)), value_text(along, value)
-            marks.append((anchor, *_marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)))
-            same_line = [n for n in named if n[2] == index and (abs(n[0] - anchor) < 12).all()]
-            if same_line:
-                if text not in same_line[0][1]:
-                    same_line[0][1].append(text)
-            else:
-                named.append((anchor, [text], index))
+    anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])  # in pixels
+    marks = [  # (the box its marker covers, its bar's), in pixels
+        _marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)
+        for anchor, (_, x, y, ci, _) in zip(anchors, points, strict=True)
+    ]
     extent = ax.get_window_extent()
     frame = (extent.x0, extent.x1, extent.y0, extent.y1)
     boxes: list[tuple[float, ...]] = []  # labels placed, (left, right, bottom, top) in pixels
-    for anchor, texts, _ in named:
-        text = _shared_label(texts)
+    for at, texts in named:
+        anchor, text = anchors[at], _shared_label(texts)
         width, height = _label_width(text, pixels), 7 * pixels
-        others = [(marker, bar) for point, marker, bar in marks if point is not anchor]
+        others = marks[:at] + marks[at + 1 :]
         places = []
         for dx, dy, align in LABEL_PLACES:
             left = anchor[0] + dx * pixels - (width if align == "right" else 0)
@@ -513,7 +506,7 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
         boxes.append(box)
         ax.annotate(
             text,
-            ax.transData.inverted().transform(anchor),
+            points[at][1:3],
             xytext=(dx, dy),
             textcoords="offset points",
             ha=align,
@@ -521,21 +514,49 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
         )
 
 
+LABEL_REACH = 12
+"""Points closer than this many pixels each way share a label."""
+
+
+def _named_places(ax, points: list) -> list[tuple[int, list[str]]]:
+    """Which of the ``points`` (line, x, y, bar, text) a label is beside, and the texts it
+    names, where no label is yet. Points of a line within a label's reach of each other
+    share one ("256 MiB, 512 MiB", where a budget beyond the working set holds no more), and
+    so do points of several lines with the same value there (four lines at "64 MiB" named it
+    four times, in a heap)."""
+    anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])
+    named: list[tuple[int, list[str]]] = []
+    for index, (line, *_, text) in enumerate(points):
+        near = [n for n in named if (abs(anchors[n[0]] - anchors[index]) < LABEL_REACH).all()]
+        if any(text in texts for _, texts in near):
+            continue  # named already, by another line's label at this place too
+        same_line = [texts for at, texts in near if points[at][0] == line]
+        if same_line:
+            same_line[0].append(text)
+        else:
+            named.append((index, [text]))
+    return named
+
+
 def _label_width(text: str, pixels: float) -> float:
     """About how wide a point's label is, in pixels (6-point type)."""
     return 3.4 * len(text) * pixels
 
 
-def _room_on_the_right(ax, x: float, width: float) -> None:
-    """Widen the x axis where the label of its rightmost point, at ``x``, would not fit right
-    of it within the axes (``width`` pixels and the gap): it went left then, over the points
-    before it ("0.75" over the point of 0.5). On a log axis too."""
-    needed = (width + LABEL_PLACES[0][0] * ax.figure.dpi / 72) / ax.get_window_extent().width
+def _room_on_the_right(ax, labels: list[tuple[float, float]]) -> None:
+    """Widen the x axis where a label, (x of its point, width in pixels), would not fit right
+    of its point within the axes: it went left then, over the points before it ("0.75" over
+    the point of 0.5). On a log axis too."""
+    gap, axis_width = LABEL_PLACES[0][0] * ax.figure.dpi / 72, ax.get_window_extent().width
     scale = ax.xaxis.get_transform()
     left, right = scale.transform(np.array(ax.get_xlim()))
-    at = scale.transform(np.array([x]))[0]
-    if needed < 0.5 and (right - at) < needed * (right - left):
-        wider = left + (at - left) / (1 - needed)
+    wider = right
+    for x, width in labels:
+        needed = (width + gap) / axis_width  # of the axis
+        if needed < 0.5:
+            at = scale.transform(np.array([x]))[0]
+            wider = max(wider, left + (at - left) / (1 - needed))
+    if wider > right:
         ax.set_xlim(right=scale.inverted().transform(np.array([wider]))[0])
 
 

@@ -70,6 +70,23 @@ CAPACITY = _summary(
     """,
     2**20,
 )
+# the refused_puts study's: two budgets (MiB) along four backoffs (ms), whose lines lie
+# within a few pixels of each other
+BACKOFF = "host_policy.refused_put_backoff"
+REFUSED = _summary(
+    (BUDGET, BACKOFF),
+    """
+    64 0 63.92 0.5002 0.0182
+    128 0 127.70 0.6566 0.0276
+    64 2000 63.90 0.4991 0.0124
+    128 2000 127.59 0.6577 0.0286
+    64 10000 63.85 0.4917 0.0200
+    128 10000 127.32 0.6455 0.0320
+    64 60000 63.68 0.4814 0.0217
+    128 60000 126.56 0.6411 0.0253
+    """,
+    2**20,
+)
 STUDIES = {
     "quickstart": (QUICKSTART, [TTL, RATE]),
     "capacity_planning": (CAPACITY, [BUDGET, SESSIONS]),
@@ -137,4 +154,21 @@ def test_the_axis_widens_for_the_rightmost_label_on_its_right(monkeypatch, axis)
     last = max(labels, key=lambda label: label.xy[0])
     box, frame = last.get_window_extent(), ax.get_window_extent()
     assert ax.transData.transform(last.xy)[0] < box.x0 and box.x1 <= frame.x1
+    matplotlib.pyplot.close(figure)
+
+
+def test_lines_at_one_place_share_the_label_of_their_value(monkeypatch):
+    """Four lines through the same two budgets at nearly the same places named each budget
+    four times, in a heap; once is enough. Points of a line at one place share one too."""
+    figure = _drawn(monkeypatch, REFUSED, [BUDGET, BACKOFF])
+    (ax,) = figure.axes
+    labels = sorted(text.get_text() for text in ax.texts if isinstance(text, Annotation))
+    assert labels == ["128 MiB", "64 MiB"]
+    matplotlib.pyplot.close(figure)
+    one_line = REFUSED[REFUSED[BACKOFF] == 0].copy()
+    one_line[BUDGET] = [64 * 2**20, 96 * 2**20]  # both hold what the first holds
+    one_line["mean_gpu_bytes"], one_line["hit_rate"] = 63.9 * 2**20, 0.5
+    figure = _drawn(monkeypatch, one_line, [BUDGET])
+    (label,) = [text for text in figure.axes[0].texts if isinstance(text, Annotation)]
+    assert label.get_text() == "64 MiB, 96 MiB"
     matplotlib.pyplot.close(figure)
