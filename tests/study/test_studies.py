@@ -1232,16 +1232,16 @@ def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
 
     summary = pd.DataFrame(
         {
-            "host_policy.refused_put_backoff": [0.0, 2_000.0, 60_000.0],  # ms, as stored
+            "topology.sweep_interval": [0.0, 2_000.0, 60_000.0],  # ms, as stored
             **{m: [0.5, 0.4, 0.3] for m in ("hit_rate", "wire_bytes_saved")},
             **{f"{m}_ci95": [0.01] * 3 for m in ("hit_rate", "wire_bytes_saved")},
         }
     )
     drawn = []
     monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
-    plots._metric_vs(summary, "host_policy.refused_put_backoff", "hit_rate", [], None, "x")
+    plots._metric_vs(summary, "topology.sweep_interval", "hit_rate", [], None, "x")
     (ax,) = drawn[0].axes
-    assert ax.get_xlabel() == "host_policy.refused_put_backoff (s)"
+    assert ax.get_xlabel() == "topology.sweep_interval (s)"
     assert ax.lines[0].get_xdata().tolist() == [0, 2, 60]
     matplotlib.pyplot.close(drawn[0])
     costs = pd.DataFrame({"ttl": [1, 1], "topology.per_inline_byte_cost": [1e-6, 0.05]})
