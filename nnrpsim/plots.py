@@ -245,8 +245,53 @@ def metric_figure(
     _within_range(ax, unit)
     ax.grid(alpha=0.3)
     if len(lines) > 1 or summary[key].isna().any():
-        ax.legend(fontsize=7)
+        _legend(ax, fontsize=7)
     return fig
+
+
+LEGEND_PLACES = (
+    "upper right",
+    "upper left",
+    "lower left",
+    "lower right",
+    "right",
+    "center left",
+    "center right",
+    "lower center",
+    "upper center",
+    "center",
+)
+"""Where a legend may go inside the axes, in the order it is tried (matplotlib's codes)."""
+
+
+def _legend(ax, **options) -> None:
+    """The legend at the first place inside the axes where it covers no part of a line (its
+    samples and the segments between, a marker, a bar's cap), else beside the axes on the right, the figure widened for
+    it: eight lines over time filled the axes with a legend that hid the line it named second.
+    A place, not matplotlib's "best", which it works out again once the layout is tight."""
+    ax.autoscale_view()
+    renderer = ax.figure.canvas.get_renderer()
+    places = _drawn_places(ax)
+    for place in LEGEND_PLACES:
+        box = ax.legend(loc=place, **options).get_window_extent(renderer)
+        inside = (box.x0 <= places[:, 0]) & (places[:, 0] <= box.x1)
+        if not (inside & (box.y0 <= places[:, 1]) & (places[:, 1] <= box.y1)).any():
+            return
+    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options)
+    width, height = ax.figure.get_size_inches()
+    beside = legend.get_window_extent(renderer).width / ax.figure.dpi
+    ax.figure.set_size_inches(width + beside + 0.1, height)
+
+
+def _drawn_places(ax, along_segment: int = 16) -> np.ndarray:
+    """The pixels the axes' lines pass through: each vertex, and ``along_segment`` places
+    evenly along each segment (a line of two points crosses the axes between them)."""
+    places = [np.empty((0, 2))]
+    for line in ax.get_lines():
+        xy = line.get_transform().transform(line.get_xydata())
+        steps = np.linspace(0.0, 1.0, along_segment)[None, :, None]
+        places += [xy, (xy[:-1, None, :] + steps * (xy[1:] - xy[:-1])[:, None, :]).reshape(-1, 2)]
+    return np.concatenate(places)
 
 
 def _within_range(ax, unit: str) -> None:
@@ -411,10 +456,10 @@ def _capacity_tradeoff(
     else:
         _within_range(ax, y_unit)
     ax.grid(alpha=0.3)
-    if any(label for label, _ in series):
-        ax.legend(fontsize=6)
     if along is not None:
         _label_points(ax, along, series, factor, metric, y_factor)
+    if any(label for label, _ in series):
+        _legend(ax, fontsize=6)
     return _save(fig, folder, f"{metric}_vs_gpu_memory")
 
 
@@ -674,5 +719,5 @@ def _over_time(mean, summary, swept, folder, column, what, name, warmup_s) -> li
     ax.set_ylabel(what)
     ax.grid(alpha=0.3)
     if swept or warmup_s:
-        ax.legend(fontsize=7)
+        _legend(ax, fontsize=7)
     return _save(fig, folder, name)

@@ -1,0 +1,75 @@
+"""Where a plot's legend goes: inside the axes where it hides no line, else beside them."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot
+import numpy as np
+import pytest
+
+from nnrpsim import plots
+
+SIZE = (6.4, 4.2)
+
+
+def _lines(ax, levels) -> None:
+    """A line across the axes at each level (a level a point settles to, over time)."""
+    x = np.linspace(0, 300, 300)
+    for i, level in enumerate(levels):
+        ax.plot(x, np.full_like(x, level), label=f"point {i}, a long name")
+
+
+def _box(legend, figure):
+    return legend.get_window_extent(figure.canvas.get_renderer())
+
+
+@pytest.fixture
+def figure():
+    fig, _ = matplotlib.pyplot.subplots(figsize=SIZE)
+    yield fig
+    matplotlib.pyplot.close(fig)
+
+
+def test_a_legend_over_lines_everywhere_goes_beside_the_axes(figure):
+    """Eight lines over time filling the axes: the legend inside hid the first ones."""
+    (ax,) = figure.axes
+    _lines(ax, np.linspace(0, 1, 8))
+    plots._legend(ax, fontsize=7)
+    figure.tight_layout()
+    box, frame = _box(ax.get_legend(), figure), ax.get_window_extent()
+    assert box.x0 > frame.x1  # on the right of the axes
+    assert figure.get_size_inches()[0] > SIZE[0] + 1  # widened for it
+    assert figure.get_size_inches()[1] == SIZE[1]
+    assert box.x1 <= figure.bbox.x1  # and within the figure
+
+
+def test_a_legend_with_room_stays_inside_where_it_hides_nothing(figure):
+    (ax,) = figure.axes
+    _lines(ax, [0.9, 0.95, 1.0])  # all in the top part
+    ax.set_ylim(0, 1.05)
+    plots._legend(ax, fontsize=7)
+    box, frame = _box(ax.get_legend(), figure), ax.get_window_extent()
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
+    assert tuple(figure.get_size_inches()) == SIZE
+    places = plots._drawn_places(ax)
+    assert not (
+        (box.x0 <= places[:, 0])
+        & (places[:, 0] <= box.x1)
+        & (box.y0 <= places[:, 1])
+        & (places[:, 1] <= box.y1)
+    ).any()
+
+
+def test_a_segment_between_two_points_counts_as_drawn(figure):
+    """A line of two points crosses the axes between them: matplotlib's upper right, clear of
+    both ends, lay over the segment of a line from the lower left to the upper right."""
+    (ax,) = figure.axes
+    ax.plot([0, 1], [0, 1], "o-", label="a diagonal")
+    ax.plot([0, 1], [1, 0], "o-", label="the other")
+    ax.set_xlim(-0.5, 1.5)
+    ax.set_ylim(-0.5, 1.5)
+    plots._legend(ax, fontsize=7)
+    box = _box(ax.get_legend(), figure)
+    crossing = plots._drawn_places(ax)
+    inside = (box.x0 <= crossing[:, 0]) & (crossing[:, 0] <= box.x1)
+    assert not (inside & (box.y0 <= crossing[:, 1]) & (crossing[:, 1] <= box.y1)).any()
+    assert len(crossing) > 4  # the segments' places, beside the four ends
