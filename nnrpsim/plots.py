@@ -266,16 +266,20 @@ LEGEND_PLACES = (
 
 def _legend(ax, **options) -> None:
     """The legend at the first place inside the axes where it covers no part of a line (its
-    samples and the segments between, a marker, a bar's cap), else beside the axes on the right, the figure widened for
-    it: eight lines over time filled the axes with a legend that hid the line it named second.
-    A place, not matplotlib's "best", which it works out again once the layout is tight."""
+    samples and the segments between, a marker, a bar's cap) nor a point's label, else
+    beside the axes on the right, the figure widened for it: eight lines over time filled
+    the axes with a legend that hid the line it named second. A place, not matplotlib's
+    "best", which it works out again once the layout is tight."""
     ax.autoscale_view()
     renderer = ax.figure.canvas.get_renderer()
     places = _drawn_places(ax)
+    labels = [text.get_window_extent(renderer) for text in ax.texts]
+    reach = MARKER_REACH * ax.figure.dpi / 72  # a marker on the legend's edge: under it
     for place in LEGEND_PLACES:
-        box = ax.legend(loc=place, **options).get_window_extent(renderer)
+        box = ax.legend(loc=place, **options).get_window_extent(renderer).padded(reach)
         inside = (box.x0 <= places[:, 0]) & (places[:, 0] <= box.x1)
-        if not (inside & (box.y0 <= places[:, 1]) & (places[:, 1] <= box.y1)).any():
+        covered = (inside & (box.y0 <= places[:, 1]) & (places[:, 1] <= box.y1)).any()
+        if not covered and not any(box.overlaps(label) for label in labels):
             return
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options)
     width, height = ax.figure.get_size_inches()

@@ -73,3 +73,30 @@ def test_a_segment_between_two_points_counts_as_drawn(figure):
     inside = (box.x0 <= crossing[:, 0]) & (crossing[:, 0] <= box.x1)
     assert not (inside & (box.y0 <= crossing[:, 1]) & (crossing[:, 1] <= box.y1)).any()
     assert len(crossing) > 4  # the segments' places, beside the four ends
+
+
+def test_a_legend_keeps_off_a_marker_at_its_edge(figure):
+    """The trade-off plot of server_load: a line of points at (0, 0), in the corner; the
+    legend in the lower left hid it (the marker's centre lay just outside its box)."""
+    (ax,) = figure.axes
+    ax.plot([5, 180], [1.0, 1.0], "o-", label="best_practice")
+    ax.plot([0, 0], [0, 0], "o-", label="never")
+    ax.set_xlim(left=0)
+    ax.set_ylim(0, 1.05)
+    plots._legend(ax, fontsize=6)
+    box = _box(ax.get_legend(), figure)
+    corner = ax.transData.transform((0, 0))
+    assert not box.padded(plots.MARKER_REACH * figure.dpi / 72).contains(*corner)
+
+
+def test_a_legend_keeps_off_the_points_labels(figure):
+    """A point's label (the trade-off plot's) where the legend would go first: in the upper
+    right, with the lines below."""
+    (ax,) = figure.axes
+    ax.plot([0, 1], [0.1, 0.2], "o-", label="a line")
+    ax.plot([0, 1], [0.15, 0.25], "o-", label="another")
+    ax.set_ylim(0, 1)
+    label = ax.annotate("256 MiB, 512 MiB", (0.95, 0.97), ha="right", va="top")
+    plots._legend(ax, fontsize=6)
+    renderer = figure.canvas.get_renderer()
+    assert not _box(ax.get_legend(), figure).overlaps(label.get_window_extent(renderer))
