@@ -301,9 +301,15 @@ def _drawn_places(ax, along_segment: int = 16) -> np.ndarray:
 def _within_range(ax, unit: str) -> None:
     """The y axis within what the metric can be, whatever a band says (a t interval of two
     short replications reaches past both ends): rates and times never below zero, a fraction
-    of references never above one (its interval in full is in summary.csv)."""
+    of references never above one (its interval in full is in summary.csv). From zero, the
+    top keeps matplotlib's margin over all that is drawn, as a share of the new range (of
+    the old one, from the lowest point, a hit rate of 0.93 touched the top)."""
     if unit.startswith("fraction") or unit == "ms":
-        ax.set_ylim(bottom=0)
+        highest = ax.dataLim.y1
+        if np.isfinite(highest) and highest > 0:
+            ax.set_ylim(0, highest * (1 + ax.margins()[1]))
+        else:
+            ax.set_ylim(bottom=0)
     if unit == "fraction of references" and ax.get_ylim()[1] > 1.05:
         ax.set_ylim(top=1.05)
 

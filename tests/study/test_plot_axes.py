@@ -1,0 +1,53 @@
+"""A plot's axes: every numeric key the scenario library sweeps is drawn on an axis that says
+what it is, and a metric's axis shows all that is drawn."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot
+import pandas as pd
+import pytest
+
+from nnrpsim import plots
+from nnrpsim.scenario import load_scenario, sweep_points
+from tests.conftest import ROOT
+
+
+def _swept_numeric_keys() -> set[str]:
+    keys = set()
+    for path in sorted((ROOT / "scenarios").glob("*.yaml")):
+        for point in sweep_points(load_scenario(path)):
+            keys |= {
+                key
+                for key, value in point.params.items()
+                if isinstance(value, int | float) and not isinstance(value, bool)
+            }
+    return keys
+
+
+@pytest.mark.parametrize("key", sorted(_swept_numeric_keys()))
+def test_a_swept_numeric_key_has_an_axis_label_of_its_own(key):
+    """A swept key drawn along an axis was labelled by its bare name (`host_policy.renew_margin`,
+    which says neither what the fraction is of nor that it is one)."""
+    assert plots._label(key, "") != key
+
+
+def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(monkeypatch):
+    """Hit rates of 0.79 to 0.93 (the dependencies study): the axis from zero kept the margin
+    matplotlib had left over the range drawn, 0.79 to 0.93, and the highest line touched the
+    top of the axes."""
+    key = "workload.invalidations.rate_per_s"
+    summary = pd.DataFrame(
+        {
+            key: [0.0, 0.01, 0.05, 0.1],
+            "hit_rate": [0.93, 0.91, 0.85, 0.79],
+            "hit_rate_ci95": [0.004] * 4,
+            "replications": 3,
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._metric_vs(summary, key, "hit_rate", [], None, "x")
+    (ax,) = drawn[0].axes
+    bottom, top = ax.get_ylim()
+    assert bottom == 0 and top >= 0.934 * 1.04  # the band's top, and 4 % of the axis over it
+    matplotlib.pyplot.close(drawn[0])
