@@ -70,8 +70,13 @@ class Study(Section):
 
     @model_validator(mode="after")
     def _warmup_shorter(self) -> Study:
-        if math.ceil(self.warmup) >= self.duration:  # (it ends at a whole millisecond)
-            raise ValueError("warmup must be shorter than duration")
+        end = math.ceil(self.warmup)  # (it ends at a whole millisecond)
+        if end >= self.duration:  # (said in ms: "duration: 5", a plain number, is 5 ms)
+            whole = "" if end == self.warmup else f", which ends at {end:,} ms"
+            raise ValueError(
+                f"warmup ({self.warmup:,g} ms{whole}) must be shorter than duration "
+                f"({self.duration:,g} ms)"
+            )
         return self
 
 

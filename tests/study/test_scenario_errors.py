@@ -95,7 +95,8 @@ CASES = [
     ),
     (
         {"study": {"warmup": "2s"}, "sweep": {"zip": {"study.duration": ["1min", "1s"]}}},
-        "error: sweep point 1 (study.duration: '1s'): study: warmup must be shorter than duration",
+        "error: sweep point 1 (study.duration: '1s'): study: warmup (2,000 ms) must be shorter "
+        "than duration (1,000 ms)",
     ),
     (
         {"workload": {"objects": {"private_dependency_share": 1.5}}},
@@ -163,11 +164,16 @@ CASES = [
     ),
     (
         {"study": {"warmup": "2min", "duration": "1min"}},
-        "error: study: warmup must be shorter than duration",
+        "error: study: warmup (120,000 ms) must be shorter than duration (60,000 ms)",
     ),
     (  # the warm-up ends at a whole millisecond: 999.5 ms is counted from 1 s
         {"study": {"warmup": "999.5ms", "duration": "1s"}},
-        "error: study: warmup must be shorter than duration",
+        "error: study: warmup (999.5 ms, which ends at 1,000 ms) must be shorter than duration "
+        "(1,000 ms)",
+    ),
+    (  # a plain number is milliseconds: the error says so by giving both in ms
+        {"study": {"warmup": "90s", "duration": 5}},
+        "error: study: warmup (90,000 ms) must be shorter than duration (5 ms)",
     ),
     ({"engine": "quantum"}, "error: engine: must be one of 'des' or 'vector'"),
     (
