@@ -271,21 +271,22 @@ def _legend(ax, **options) -> None:
     the axes with a legend that hid the line it named second. A place, not matplotlib's
     "best", which it works out again once the layout is tight."""
     ax.autoscale_view()
-    renderer = ax.figure.canvas.get_renderer()
     places = _drawn_places(ax)
-    labels = [text.get_window_extent(renderer) for text in ax.texts]
+    labels = [
+        text.get_window_extent() for text in ax.texts
+    ]  # (the figure's renderer: any backend's)
     reach = MARKER_REACH * ax.figure.dpi / 72  # a marker on the legend's edge: under it
     legend = ax.legend(**options)
     for place in LEGEND_PLACES:
         legend.set_loc(place)  # (one legend moved: making one takes 15 ms)
-        box = legend.get_window_extent(renderer).padded(reach)
+        box = legend.get_window_extent().padded(reach)
         inside = (box.x0 <= places[:, 0]) & (places[:, 0] <= box.x1)
         covered = (inside & (box.y0 <= places[:, 1]) & (places[:, 1] <= box.y1)).any()
         if not covered and not any(box.overlaps(label) for label in labels):
             return
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options)
     width, height = ax.figure.get_size_inches()
-    beside = legend.get_window_extent(renderer).width / ax.figure.dpi
+    beside = legend.get_window_extent().width / ax.figure.dpi
     ax.figure.set_size_inches(width + beside + 0.1, height)
 
 

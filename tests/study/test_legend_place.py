@@ -100,3 +100,19 @@ def test_a_legend_keeps_off_the_points_labels(figure):
     plots._legend(ax, fontsize=6)
     renderer = figure.canvas.get_renderer()
     assert not _box(ax.get_legend(), figure).overlaps(label.get_window_extent(renderer))
+
+
+@pytest.mark.parametrize("backend", ["svg", "pdf"])
+def test_a_legend_is_placed_on_any_backend(backend):
+    """A canvas of the SVG or PDF backend (MPLBACKEND=svg, which plots.py keeps) has no
+    get_renderer, which placing the legend called."""
+    from importlib import import_module
+
+    from matplotlib.figure import Figure
+
+    figure = Figure(figsize=SIZE)
+    import_module(f"matplotlib.backends.backend_{backend}").FigureCanvas(figure)
+    ax = figure.subplots()
+    _lines(ax, np.linspace(0, 1, 8))
+    plots._legend(ax, fontsize=7)
+    assert ax.get_legend().get_window_extent().x0 > ax.get_window_extent().x1
