@@ -95,17 +95,11 @@ def _interval_note(
     of how many there are, said when fewer (:func:`_spread`). ``labelled_by``: the swept key
     whose value is written beside each point (a bare "0.25" does not say what it is)."""
     notes = []
-    if "replications" in summary:
-        counts = summary["replications"].dropna().astype(int)
-        least, most = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
-        if most <= 1:
-            notes.append("each point: one replication (no confidence interval)")
-        else:
-            runs = f"{least}" if least == most else f"{least}-{most}"
-            notes.append(
-                f"each point: the mean of {runs} replications; {drawn_as}: its 95 % "
-                "confidence interval"
-            )
+    runs = _runs_text(summary)
+    if runs == ONE_RUN:
+        notes.append(f"each point: {ONE_RUN} (no confidence interval)")
+    elif runs is not None:
+        notes.append(f"each point: {runs}; {drawn_as}: its 95 % confidence interval")
     if labelled_by is not None:
         notes.append(f"beside each point: its {SHORT_KEYS.get(labelled_by, labelled_by)}")
     drawn, there_are = lines
@@ -115,6 +109,21 @@ def _interval_note(
             "(summary.csv has them all)"
         )
     _say_over(ax, notes)
+
+
+ONE_RUN = "one replication"
+
+
+def _runs_text(summary: pd.DataFrame) -> str | None:
+    """What a point of the summary is: :data:`ONE_RUN`, or the mean of how many ("1-2", where
+    a run failed); None for a summary that does not say."""
+    if "replications" not in summary:
+        return None
+    counts = summary["replications"].dropna().astype(int)
+    least, most = (int(counts.min()), int(counts.max())) if len(counts) else (0, 0)
+    if most <= 1:
+        return ONE_RUN
+    return f"the mean of {least if least == most else f'{least}-{most}'} replications"
 
 
 def _say_over(ax, notes: list[str]) -> None:
@@ -671,6 +680,8 @@ def _bytes_by_kind(
             left += table[kind].to_numpy() / factor
         ax.set_xlabel(f"{what} ({unit})")
         ax.grid(axis="x", alpha=0.3)
+    runs = _runs_text(summary)
+    _say_over(axes[0], [f"each bar: {runs}, stacked by object kind"] if runs else [])
     axes[0].set_yticks(range(len(points)), labels, fontsize=7)
     axes[0].invert_yaxis()  # point 0 on top, as in summary.csv
     axes[1].legend(fontsize=7, title="object kind", title_fontsize=7)

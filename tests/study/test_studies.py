@@ -610,6 +610,7 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
             mean.format("shaded"),
         ),
         **dict.fromkeys(tradeoffs, mean.format("bars") + labelled),
+        "bytes_by_kind": "each bar: the mean of 2 replications, stacked by object kind",
     }
     summary = pd.read_parquet(out / "summary.parquet")
     summary["replications"] = [1, 2, 1, 2]  # (a failed run leaves fewer)
@@ -618,7 +619,8 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
     summary["replications"] = 1
     summary.to_parquet(out / "summary.parquet")
     one = "each point: one replication (no confidence interval)"
-    assert set(notes().values()) == {one, one + labelled}
+    one_bar = "each bar: one replication, stacked by object kind"
+    assert set(notes().values()) == {one, one + labelled, one_bar}
 
 
 @pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds"])
