@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
+from matplotlib.ticker import LogFormatter
 
 from .display_units import bytes_scale, key_scale, value_text
 from .metrics import METRICS, UNITS
@@ -247,7 +248,7 @@ def metric_figure(
     elif _spans_decades(_numeric(summary.loc[summary[metric].notna(), key]).dropna()):
         # geometric sweeps (sizes, budgets, rates) read best on a log axis; it spans the
         # places drawn (with none, a log axis has no range and matplotlib raises)
-        ax.set_xscale("log")
+        _log_scale(ax, "x")
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     _interval_note(ax, summary, "shaded", (len(lines), len(every_line)))
@@ -324,6 +325,24 @@ def _within_range(ax, unit: str) -> None:
             ax.set_ylim(bottom=0)
     if unit == "fraction of references" and ax.get_ylim()[1] > 1.05:
         ax.set_ylim(top=1.05)
+
+
+def _log_scale(ax, which: str) -> None:
+    """A log scale on the ``which`` ("x" or "y") axis whose ticks read as plain numbers,
+    "0.2" and "100" (matplotlib writes 2 x 10^-1 and 10^2), labelled where matplotlib
+    labels them."""
+    getattr(ax, f"set_{which}scale")("log")
+    axis = getattr(ax, f"{which}axis")
+    axis.set_major_formatter(PlainLogFormatter())
+    axis.set_minor_formatter(PlainLogFormatter())
+
+
+class PlainLogFormatter(LogFormatter):
+    """matplotlib's choice of the log ticks to label, each written as a plain number (its
+    own writes "6e-01" below one)."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        return f"{x:g}" if super().__call__(x, pos) else ""
 
 
 def _spans_decades(values: pd.Series) -> bool:
@@ -470,11 +489,11 @@ def _capacity_tradeoff(
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
     _interval_note(ax, summary, "bars", (len(series), len(every_series)), along)
     if _spans_decades(summary["mean_gpu_bytes"]):
-        ax.set_xscale("log")
+        _log_scale(ax, "x")
     else:
         ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
     if _spans_decades(summary[metric]):
-        ax.set_yscale("log")
+        _log_scale(ax, "y")
     else:
         _within_range(ax, y_unit)
     ax.grid(alpha=0.3)

@@ -51,3 +51,32 @@ def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(monkeypatc
     bottom, top = ax.get_ylim()
     assert bottom == 0 and top >= 0.934 * 1.04  # the band's top, and 4 % of the axis over it
     matplotlib.pyplot.close(drawn[0])
+
+
+def test_log_axes_are_labelled_in_plain_numbers(monkeypatch):
+    """A trade-off over decades of memory and of hit rate (the Mooncake trace's budgets):
+    matplotlib wrote its ticks as 10^2 and 2 x 10^-1; they read 100 and 0.2 now, on both
+    axes, and on a swept key's log axis too."""
+    summary = pd.DataFrame(
+        {
+            "topology.gpu_memory": [2**30, 2**32, 2**34, 2**36],
+            "mean_gpu_bytes": [2**30, 2**32, 2**34, 2**36],
+            "hit_rate": [0.02, 0.07, 0.2, 0.6],
+            "hit_rate_ci95": [0.0] * 4,
+            "replications": 1,
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._capacity_tradeoff(summary, ["topology.gpu_memory"], None, "hit_rate")
+    plots._metric_vs(summary, "topology.gpu_memory", "hit_rate", [], None, "x")
+    for figure, axes in zip(drawn, [("x", "y"), ("x",)], strict=True):
+        (ax,) = figure.axes
+        figure.canvas.draw()
+        for which in axes:
+            axis = getattr(ax, f"{which}axis")
+            assert axis.get_scale() == "log"
+            ticks = axis.get_ticklabels() + axis.get_ticklabels(minor=True)
+            texts = [tick.get_text() for tick in ticks if tick.get_text()]
+            assert texts and all(float(text) > 0 for text in texts), texts  # no 10^2, no $
+        matplotlib.pyplot.close(figure)
