@@ -282,17 +282,14 @@ def _legend(ax, **options) -> None:
     "best", which it works out again once the layout is tight."""
     ax.autoscale_view()
     places = _drawn_places(ax)
-    labels = [
-        text.get_window_extent() for text in ax.texts
-    ]  # (the figure's renderer: any backend's)
+    # (extents from the figure's own renderer: an SVG or PDF canvas has no get_renderer)
+    labels = [text.get_window_extent() for text in ax.texts]
     reach = MARKER_REACH * ax.figure.dpi / 72  # a marker on the legend's edge: under it
     legend = ax.legend(**options)
     for place in LEGEND_PLACES:
         legend.set_loc(place)  # (one legend moved: making one takes 15 ms)
         box = legend.get_window_extent().padded(reach)
-        inside = (box.x0 <= places[:, 0]) & (places[:, 0] <= box.x1)
-        covered = (inside & (box.y0 <= places[:, 1]) & (places[:, 1] <= box.y1)).any()
-        if not covered and not any(box.overlaps(label) for label in labels):
+        if not box.count_contains(places) and not any(box.overlaps(b) for b in labels):
             return
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options)
     width, height = ax.figure.get_size_inches()
