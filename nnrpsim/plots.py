@@ -560,7 +560,8 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
     _room_on_the_right(
         ax, [(points[i][1], _label_width(_shared_label(texts), pixels)) for i, texts in named]
     )
-    anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])  # in pixels
+    # in pixels, again: the axis may have widened since the points were grouped
+    anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])
     marks = [  # (the box its marker covers, its bar's), in pixels
         _marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)
         for anchor, (_, x, y, ci, _) in zip(anchors, points, strict=True)
