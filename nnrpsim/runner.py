@@ -40,6 +40,7 @@ from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind, cache_object_bitmap
 from .run_progress import RunShares, attach, worker_teller
 from .scenario import Point, Scenario, ScenarioError
+from .scenario.per_scenario import once_per_scenario
 from .scenario.schema import Arrivals, Trace
 from .vector_run import vector_run
 
@@ -71,8 +72,10 @@ def _kind_mix(shares: dict[str, float]) -> tuple[tuple[int, float], ...]:
     return tuple((_kind(name), share) for name, share in shares.items())
 
 
+@once_per_scenario
 def model_config(scenario: Scenario) -> ModelConfig:
-    """The model's plain configuration for a resolved scenario."""
+    """The model's plain configuration for a resolved scenario (frozen, so shared: sizing the
+    runs and describing the workloads both ask for it)."""
     topology, workload, policy = scenario.topology, scenario.workload, scenario.host_policy
     link = LinkConfig(
         latency_ms=topology.link.latency,

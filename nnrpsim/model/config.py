@@ -5,6 +5,7 @@ Times are milliseconds, sizes bytes, rates per millisecond unless a name says ot
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass, field, fields
 
@@ -27,14 +28,21 @@ def _python_numbers(config: object) -> None:
     """numpy scalars as Python numbers (``np.int64(2)`` as ``2``): a notebook sweeps with numpy
     values, and the compiled model refuses an ``np.int64`` where its type hints say ``int``. A
     field hinted ``int`` must hold one: a count of 2.5 (or NaN) would fail deep in the run."""
-    for f in fields(config):
-        value = getattr(config, f.name)
+    for name, counted in _field_hints(type(config)):
+        value = getattr(config, name)
         if isinstance(value, np.generic):
             value = value.item()
-            object.__setattr__(config, f.name, value)
+            object.__setattr__(config, name, value)
         whole = isinstance(value, int) and not isinstance(value, bool)
-        if f.type in INT_HINTS and value is not None and not whole:
-            raise ValueError(f"{f.name} must be a whole number, got {value!r}")
+        if counted and value is not None and not whole:
+            raise ValueError(f"{name} must be a whole number, got {value!r}")
+
+
+@functools.cache
+def _field_hints(cls: type) -> tuple[tuple[str, bool], ...]:
+    """A configuration class's fields, each with whether it must hold a whole number (looked up
+    once: ``dataclasses.fields`` took a third of the time of building a model config)."""
+    return tuple((f.name, f.type in INT_HINTS) for f in fields(cls))
 
 
 def _positive(

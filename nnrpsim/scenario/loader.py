@@ -8,7 +8,6 @@ import difflib
 import hashlib
 import itertools
 import json
-import weakref
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -18,6 +17,7 @@ from typing import Any, get_args, get_origin
 import yaml
 from pydantic import BaseModel, ValidationError
 
+from .per_scenario import once_per_scenario
 from .schema import KEY_UNITS, Scenario
 
 
@@ -313,24 +313,14 @@ class Point:
     scenario: Scenario
 
 
-_EXPANDED: dict[int, tuple[weakref.ref[Scenario], list[Point]]] = {}
-"""Each living scenario's points, by its id: a study checks its sweep as it loads the scenario,
-then expands it again to run it, 0.12 ms a point (1.2 s for 10,000). A scenario is frozen, and
-its entry goes with it."""
-
-
 def sweep_points(scenario: Scenario) -> list[Point]:
     """Expand ``sweep``: the cartesian product of ``grid`` times the rows of ``zip``; once for
-    each scenario (:data:`_EXPANDED`), a new list each time."""
-    key = id(scenario)
-    kept = _EXPANDED.get(key)
-    if kept is None or kept[0]() is not scenario:
-        points = _expanded(scenario)
-        _EXPANDED[key] = (weakref.ref(scenario, lambda _: _EXPANDED.pop(key, None)), points)
-        return list(points)
-    return list(kept[1])
+    each scenario (a study checks its sweep as it loads the scenario, then expands it again to
+    run it), a new list each time."""
+    return list(_expanded(scenario))
 
 
+@once_per_scenario
 def _expanded(scenario: Scenario) -> list[Point]:
     base = scenario.model_dump(exclude={"sweep"})
     if scenario.sweep is None:

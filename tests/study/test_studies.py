@@ -383,25 +383,42 @@ def test_each_sweep_point_holds_its_own_values_and_the_scenario_keeps_its_own():
     assert scenario.topology == default.topology and scenario.host_policy == default.host_policy
 
 
-def test_a_scenarios_sweep_is_expanded_once_while_it_lives(tmp_path, small_yaml, monkeypatch):
+def test_a_scenarios_sweep_and_configs_are_worked_out_once_while_it_lives(
+    tmp_path, small_yaml, monkeypatch
+):
     """A study checked its sweep as it loaded the scenario, then expanded it again to run it
-    (1.2 s for 10,000 points); now the points are kept with the scenario, and go with it."""
+    (1.2 s for 10,000 points), and built each point's model config to size its runs, again to
+    describe its workload and again to run it; now both are kept with the scenario."""
     import gc
+    import weakref
 
+    from nnrpsim import runner
     from nnrpsim.scenario import loader
 
-    expanded = []
-    expand = loader._expanded
-    monkeypatch.setattr(loader, "_expanded", lambda s: expanded.append(s) or expand(s))
+    made: dict[str, int] = {"points": 0, "configs": 0}
+
+    def counting(name: str, cls: type) -> type:
+        def counted(*args, **kwargs):
+            made[name] += 1
+            return cls(*args, **kwargs)
+
+        return counted
+
+    monkeypatch.setattr(loader, "Point", counting("points", loader.Point))
+    monkeypatch.setattr(runner, "ModelConfig", counting("configs", runner.ModelConfig))
     scenario = nnrpsim.load_scenario(small_yaml)
     first, again = sweep_points(scenario), sweep_points(scenario)
-    assert len(expanded) == 1 and first == again and first is not again
-    assert sweep_points(nnrpsim.load_scenario(small_yaml)) == first and len(expanded) == 2
+    n = len(first)
+    assert made["points"] == n and first == again and first is not again
+    assert sweep_points(nnrpsim.load_scenario(small_yaml)) == first and made["points"] == 2 * n
     nnrpsim.run(scenario, out=tmp_path / "s", jobs=1, progress=False)
-    assert len(expanded) == 2
-    del scenario, expanded[:]
+    assert made == {"points": 2 * n, "configs": n}
+    assert main(["validate", str(small_yaml)]) == 0
+    assert made == {"points": 3 * n, "configs": 2 * n}
+    kept = weakref.ref(first[0])
+    del scenario, first, again
     gc.collect()
-    assert not loader._EXPANDED
+    assert kept() is None
 
 
 def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, capsys):
