@@ -19,6 +19,7 @@ if not os.environ.get("MPLBACKEND"):  # (a notebook's kernel sets it: its figure
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
+from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
 from matplotlib.ticker import LogFormatter
 
@@ -276,20 +277,27 @@ LEGEND_PLACES = (
 
 def _legend(ax, **options) -> None:
     """The legend at the first place inside the axes where it covers no part of a line (its
-    samples and the segments between, a marker, a bar's cap) nor a point's label, else
-    beside the axes on the right, the figure widened for it: eight lines over time filled
-    the axes with a legend that hid the line it named second. A place, not matplotlib's
-    "best", which it works out again once the layout is tight."""
+    samples and the segments between, a marker, a bar's cap), no bar of a bar chart, nor a
+    point's label, else beside the axes on the right, the figure widened for it: eight lines
+    over time filled the axes with a legend that hid the line it named second, and the bars
+    by kind one that hid the top two bars. A place, not matplotlib's "best": that is worked
+    out again once the layout is tight, and where no place is free it covers what it must."""
     ax.autoscale_view()
     places = _drawn_places(ax)
     # (extents from the figure's own renderer: an SVG or PDF canvas has no get_renderer)
-    labels = [text.get_window_extent() for text in ax.texts]
+    boxes = [text.get_window_extent() for text in ax.texts] + [
+        bar.get_window_extent()
+        for bars in ax.containers
+        if isinstance(bars, BarContainer)
+        for bar in bars
+        if bar.get_width() and bar.get_height()  # (a kind a point has none of: no bar)
+    ]
     reach = MARKER_REACH * ax.figure.dpi / 72  # a marker on the legend's edge: under it
     legend = ax.legend(**options)
     for place in LEGEND_PLACES:
         legend.set_loc(place)  # (one legend moved: making one takes 15 ms)
         box = legend.get_window_extent().padded(reach)
-        if not box.count_contains(places) and not any(box.overlaps(b) for b in labels):
+        if not box.count_contains(places) and not any(box.overlaps(b) for b in boxes):
             return
     legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options)
     width, height = ax.figure.get_size_inches()
@@ -701,7 +709,7 @@ def _bytes_by_kind(
     _say_over(axes[0], [f"each bar: {runs}, stacked by object kind"] if runs else [])
     axes[0].set_yticks(range(len(points)), labels, fontsize=7)
     axes[0].invert_yaxis()  # point 0 on top, as in summary.csv
-    axes[1].legend(fontsize=7, title="object kind", title_fontsize=7)
+    _legend(axes[1], fontsize=7, title="object kind", title_fontsize=7)
     return _save(fig, folder, "bytes_by_kind")
 
 

@@ -1,4 +1,4 @@
-"""Where a plot's legend goes: inside the axes where it hides no line, else beside them."""
+"""Where a plot's legend goes: inside the axes where it hides no line or bar, else beside them."""
 
 from __future__ import annotations
 
@@ -99,6 +99,33 @@ def test_a_legend_keeps_off_the_points_labels(figure):
     plots._legend(ax, fontsize=6)
     renderer = figure.canvas.get_renderer()
     assert not _box(ax.get_legend(), figure).overlaps(label.get_window_extent(renderer))
+
+
+def test_a_legend_keeps_off_the_bars(figure):
+    """The bars by kind of refused_puts: long bars in every row, the top two reaching the
+    upper right; the legend lay over them. Here no place inside is free."""
+    (ax,) = figure.axes
+    rows = np.arange(8)
+    ax.barh(rows, 6.0 + rows % 2, label="prompt_segment")
+    ax.barh(rows, 2.0, left=6.0 + rows % 2, label="tool_schema")
+    ax.invert_yaxis()
+    plots._legend(ax, fontsize=7)
+    box = _box(ax.get_legend(), figure)
+    assert not any(box.overlaps(bar.get_window_extent()) for bar in ax.patches)
+    assert box.x0 > ax.get_window_extent().x1
+
+
+def test_a_legend_takes_the_room_the_bars_leave(figure):
+    """Bars growing down the axes (ttl_sweep's) leave the upper right free."""
+    (ax,) = figure.axes
+    rows = np.arange(6)
+    ax.barh(rows, 1.0 + rows, label="prompt_segment")
+    ax.barh(rows, 0.5, left=1.0 + rows, label="tool_schema")
+    ax.invert_yaxis()
+    plots._legend(ax, fontsize=7)
+    box, frame = _box(ax.get_legend(), figure), ax.get_window_extent()
+    assert frame.x0 <= box.x0 and box.x1 <= frame.x1
+    assert not any(box.overlaps(bar.get_window_extent()) for bar in ax.patches)
 
 
 @pytest.mark.parametrize("backend", ["svg", "pdf"])
