@@ -687,9 +687,9 @@ def _bytes_by_kind(
         return []
     means = kinds.groupby(["point", "kind"])[["mean_gpu_bytes", "bytes_from_cache"]].mean()
     points = summary["point"].tolist()
-    labels = [
-        _describe(swept, [row[k] for k in swept]) or f"point {row['point']}"
-        for _, row in summary.iterrows()
+    labels = [  # (by column: a row of numbers only is all floats, "point 0.0")
+        _describe(swept, values) or f"point {point}"
+        for point, *values in summary[["point", *swept]].itertuples(index=False)
     ]
     fig, axes = plt.subplots(1, 2, figsize=(11, 1.5 + 0.45 * len(points)), sharey=True)
     panels = (

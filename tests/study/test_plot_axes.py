@@ -80,3 +80,29 @@ def test_log_axes_are_labelled_in_plain_numbers(monkeypatch):
             texts = [tick.get_text() for tick in ticks if tick.get_text()]
             assert texts and all(float(text) > 0 for text in texts), texts  # no 10^2, no $
         matplotlib.pyplot.close(figure)
+
+
+@pytest.mark.parametrize(
+    ("swept", "expected"),
+    [([], ["point 0", "point 1"]), (["topology.hosts"], ["hosts = 2", "hosts = 4"])],
+)
+def test_the_bars_by_kind_name_each_point_as_the_summary_has_it(monkeypatch, swept, expected):
+    """A study without a sweep named its bar "point 0.0": a row of numbers only came out of
+    the summary as floats."""
+    summary = pd.DataFrame(
+        {"point": [0, 1], "replications": [1, 1], "hit_rate": [0.5, 0.6], "topology.hosts": [2, 4]}
+    )
+    kinds = pd.DataFrame(
+        {
+            "point": [0, 1],
+            "kind": ["tool_schema", "tool_schema"],
+            "mean_gpu_bytes": [1e6, 2e6],
+            "bytes_from_cache": [3e6, 4e6],
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._bytes_by_kind(kinds, summary[["point", "replications", "hit_rate", *swept]], swept, None)
+    (fig,) = drawn
+    assert [tick.get_text() for tick in fig.axes[0].get_yticklabels()] == expected
+    matplotlib.pyplot.close(fig)
