@@ -9,6 +9,7 @@ import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
+from decimal import Decimal
 from pathlib import Path
 
 import matplotlib
@@ -228,7 +229,12 @@ def metric_figure(
         factor, unit = bytes_scale(summary[metric].abs().to_numpy())
     every_line = lines_of(summary, key, swept, (metric, f"{metric}_ci95"))
     lines = _spread(every_line)
-    x_factor, x_unit = key_scale(key, summary[key])
+    switch = pd.api.types.is_bool_dtype(summary[key])
+    # geometric sweeps (sizes, budgets, rates) read best on a log axis; it spans the places
+    # drawn (with none, a log axis has no range and matplotlib raises)
+    drawn = _numeric(summary.loc[summary[metric].notna(), key]).dropna()
+    log = not switch and _spans_decades(drawn)
+    x_factor, x_unit = key_scale(key, _middle(drawn) if log else summary[key])
     level = _describe([key], [None])  # what a point swept to null is named
     for label, part in lines:
         color = _line_with_band(
@@ -243,12 +249,10 @@ def metric_figure(
             ax.axhline(
                 value, color=color, linestyle="--", lw=1, label=f"{label}, {level}".lstrip(", ")
             )
-    if pd.api.types.is_bool_dtype(summary[key]):  # a switch: two places, named
+    if switch:  # two places, named
         ax.set_xticks([0, 1], ["false", "true"])
         ax.set_xlim(-0.5, 1.5)
-    elif _spans_decades(_numeric(summary.loc[summary[metric].notna(), key]).dropna()):
-        # geometric sweeps (sizes, budgets, rates) read best on a log axis; it spans the
-        # places drawn (with none, a log axis has no range and matplotlib raises)
+    elif log:
         _log_scale(ax, "x")
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
@@ -344,10 +348,19 @@ def _log_scale(ax, which: str) -> None:
 
 class PlainLogFormatter(LogFormatter):
     """matplotlib's choice of the log ticks to label, each written as a plain number (its
-    own writes "6e-01" below one)."""
+    own writes "6e-01" below one), in full and with thousands separated as the legends write
+    counts: "1,000,000" and "0.00002" (the shortest form, ``g``, wrote 1e+06 and 2e-05)."""
 
     def __call__(self, x: float, pos: int | None = None) -> str:
-        return f"{x:g}" if super().__call__(x, pos) else ""
+        # (six significant digits: a tick at 3 x 10^-5 is 3.0000000000000004e-05)
+        return format(Decimal(f"{x:.6g}"), ",f") if super().__call__(x, pos) else ""
+
+
+def _middle(values: pd.Series) -> np.ndarray:
+    """The geometric middle of positive ``values``, whose unit a log axis over them takes:
+    that of its middle decade (256 B to 1 MiB in KiB, 0.25 to 1,024; in the largest's unit,
+    MiB, its ticks read 0.001 to 1)."""
+    return np.exp(np.log(values.dropna().to_numpy(dtype=float)).mean(keepdims=True))
 
 
 def _spans_decades(values: pd.Series) -> bool:
@@ -472,10 +485,12 @@ def _capacity_tradeoff(
     run measured one of the two."""
     if summary["mean_gpu_bytes"].isna().all() or summary[metric].isna().all():
         return []
-    factor, unit = bytes_scale(summary["mean_gpu_bytes"].to_numpy())
+    memory, values = summary["mean_gpu_bytes"], summary[metric]
+    x_log, y_log = _spans_decades(memory), _spans_decades(values)
+    factor, unit = bytes_scale(_middle(memory) if x_log else memory.to_numpy())
     y_factor, y_unit = 1.0, UNITS.get(metric, "")
     if y_unit == "bytes":
-        y_factor, y_unit = bytes_scale(summary[metric].abs().to_numpy())
+        y_factor, y_unit = bytes_scale(_middle(values) if y_log else values.abs().to_numpy())
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     drawn = ("mean_gpu_bytes", metric, f"{metric}_ci95")
     along, every_series = tradeoff_series(summary, swept, drawn)
@@ -493,11 +508,11 @@ def _capacity_tradeoff(
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
     _interval_note(ax, summary, "bars", (len(series), len(every_series)), along)
-    if _spans_decades(summary["mean_gpu_bytes"]):
+    if x_log:
         _log_scale(ax, "x")
     else:
         ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
-    if _spans_decades(summary[metric]):
+    if y_log:
         _log_scale(ax, "y")
     else:
         _within_range(ax, y_unit)

@@ -106,3 +106,48 @@ def test_the_bars_by_kind_name_each_point_as_the_summary_has_it(monkeypatch, swe
     (fig,) = drawn
     assert [tick.get_text() for tick in fig.axes[0].get_yticklabels()] == expected
     matplotlib.pyplot.close(fig)
+
+
+@pytest.mark.parametrize(("low", "high"), [(1e-6, 1.0), (1.0, 1e7), (2.0, 2e6)])
+def test_log_ticks_read_in_full_over_many_decades(low, high):
+    """A count swept over a million (entries, objects) had its ticks written 1e+06, and a
+    rate of 2 x 10^-5 was 2e-05: each tick reads in full, thousands separated."""
+    figure, ax = matplotlib.pyplot.subplots()
+    ax.plot([low, high], [1, 2])
+    plots._log_scale(ax, "x")
+    figure.canvas.draw()
+    ticks = ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
+    shown = [(tick.get_loc(), tick.label1.get_text()) for tick in ticks if tick.label1.get_text()]
+    assert shown
+    for place, text in shown:
+        assert "e" not in text and "$" not in text, text
+        assert float(text.replace(",", "")) == pytest.approx(place, rel=1e-9), text
+        if place >= 1e4:
+            assert "," in text, text
+    matplotlib.pyplot.close(figure)
+
+
+def test_a_log_axis_takes_the_unit_of_its_middle_decade(monkeypatch):
+    """Object sizes of 256 B to 1 MiB were drawn in MiB, the largest's unit, their ticks
+    0.001 to 1; memory of 4 KiB to 1 GiB in GiB. Each now reads in its middle decade's."""
+    key = "workload.objects.size.median"
+    summary = pd.DataFrame(
+        {
+            key: [256, 4096, 65536, 2**20],
+            "mean_gpu_bytes": [2**12, 2**18, 2**24, 2**30],
+            "hit_rate": [0.1, 0.5, 0.8, 0.2],
+            "hit_rate_ci95": [0.0] * 4,
+            "replications": 1,
+        }
+    )
+    drawn = []
+    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+    plots._metric_vs(summary, key, "hit_rate", [], None, "x")
+    plots._capacity_tradeoff(summary, [key], None, "hit_rate")
+    sizes, memory = (figure.axes[0] for figure in drawn)
+    assert sizes.get_xlabel().endswith("(KiB)") and sizes.get_xscale() == "log"
+    assert memory.get_xlabel().endswith("(MiB)") and memory.get_xscale() == "log"
+    low, high = sizes.lines[0].get_xdata()[[0, -1]]
+    assert (low, high) == (0.25, 1024)  # the points where they were, in KiB
+    for figure in drawn:
+        matplotlib.pyplot.close(figure)
