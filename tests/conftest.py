@@ -8,6 +8,7 @@ import os
 import pydoc
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -52,6 +53,36 @@ def small_yaml(tmp_path: Path) -> Path:
     path = tmp_path / "small.yaml"
     path.write_text(yaml.safe_dump(SMALL_STUDY))
     return path
+
+
+class DrawnFigures(list):
+    """Figures kept instead of written: clearing the list closes them (matplotlib warns past
+    twenty open, and a test that draws a whole study again and again passes that)."""
+
+    def clear(self) -> None:
+        import matplotlib.pyplot
+
+        for figure in self:
+            matplotlib.pyplot.close(figure)
+        super().clear()
+
+
+@pytest.fixture
+def drawn(monkeypatch) -> Iterator[DrawnFigures]:
+    """The figures :mod:`nnrpsim.plots` draws, in order, each labelled with the name it would
+    be saved under (``figure.get_label()``), instead of written; closed after the test."""
+    from nnrpsim import plots
+
+    figures = DrawnFigures()
+
+    def keep(figure, folder, name: str) -> list:
+        figure.set_label(name)
+        figures.append(figure)
+        return []
+
+    monkeypatch.setattr(plots, "_save", keep)
+    yield figures
+    figures.clear()
 
 
 def write_yaml(folder: Path, document: dict | str, name: str = "s.yaml") -> Path:

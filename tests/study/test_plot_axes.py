@@ -31,7 +31,7 @@ def test_a_swept_numeric_key_has_an_axis_label_of_its_own(key):
     assert plots._label(key, "") != key
 
 
-def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(monkeypatch):
+def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(drawn):
     """Hit rates of 0.79 to 0.93 (the dependencies study): the axis from zero kept the margin
     matplotlib had left over the range drawn, 0.79 to 0.93, and the highest line touched the
     top of the axes."""
@@ -44,16 +44,13 @@ def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(monkeypatc
             "replications": 3,
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._metric_vs(summary, key, "hit_rate", [], None, "x")
     (ax,) = drawn[0].axes
     bottom, top = ax.get_ylim()
     assert bottom == 0 and top >= 0.934 * 1.04  # the band's top, and 4 % of the axis over it
-    matplotlib.pyplot.close(drawn[0])
 
 
-def test_log_axes_are_labelled_in_plain_numbers(monkeypatch):
+def test_log_axes_are_labelled_in_plain_numbers(drawn):
     """A trade-off over decades of memory and of hit rate (the Mooncake trace's budgets):
     matplotlib wrote its ticks as 10^2 and 2 x 10^-1; they read 100 and 0.2 now, on both
     axes, and on a swept key's log axis too."""
@@ -66,8 +63,6 @@ def test_log_axes_are_labelled_in_plain_numbers(monkeypatch):
             "replications": 1,
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._capacity_tradeoff(summary, ["topology.gpu_memory"], None, "hit_rate")
     plots._metric_vs(summary, "topology.gpu_memory", "hit_rate", [], None, "x")
     for figure, axes in zip(drawn, [("x", "y"), ("x",)], strict=True):
@@ -79,14 +74,13 @@ def test_log_axes_are_labelled_in_plain_numbers(monkeypatch):
             ticks = axis.get_ticklabels() + axis.get_ticklabels(minor=True)
             texts = [tick.get_text() for tick in ticks if tick.get_text()]
             assert texts and all(float(text) > 0 for text in texts), texts  # no 10^2, no $
-        matplotlib.pyplot.close(figure)
 
 
 @pytest.mark.parametrize(
     ("swept", "expected"),
     [([], ["point 0", "point 1"]), (["topology.hosts"], ["hosts = 2", "hosts = 4"])],
 )
-def test_the_bars_by_kind_name_each_point_as_the_summary_has_it(monkeypatch, swept, expected):
+def test_the_bars_by_kind_name_each_point_as_the_summary_has_it(swept, expected, drawn):
     """A study without a sweep named its bar "point 0.0": a row of numbers only came out of
     the summary as floats."""
     summary = pd.DataFrame(
@@ -100,12 +94,9 @@ def test_the_bars_by_kind_name_each_point_as_the_summary_has_it(monkeypatch, swe
             "bytes_from_cache": [3e6, 4e6],
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._bytes_by_kind(kinds, summary[["point", "replications", "hit_rate", *swept]], swept, None)
     (fig,) = drawn
     assert [tick.get_text() for tick in fig.axes[0].get_yticklabels()] == expected
-    matplotlib.pyplot.close(fig)
 
 
 @pytest.mark.parametrize(("low", "high"), [(1e-6, 1.0), (1.0, 1e7), (2.0, 2e6)])
@@ -127,7 +118,7 @@ def test_log_ticks_read_in_full_over_many_decades(low, high):
     matplotlib.pyplot.close(figure)
 
 
-def test_a_log_axis_takes_the_unit_of_its_middle_decade(monkeypatch):
+def test_a_log_axis_takes_the_unit_of_its_middle_decade(drawn):
     """Object sizes of 256 B to 1 MiB were drawn in MiB, the largest's unit, their ticks
     0.001 to 1; memory of 4 KiB to 1 GiB in GiB. Each now reads in its middle decade's."""
     key = "workload.objects.size.median"
@@ -140,8 +131,6 @@ def test_a_log_axis_takes_the_unit_of_its_middle_decade(monkeypatch):
             "replications": 1,
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._metric_vs(summary, key, "hit_rate", [], None, "x")
     plots._capacity_tradeoff(summary, [key], None, "hit_rate")
     sizes, memory = (figure.axes[0] for figure in drawn)
@@ -149,5 +138,3 @@ def test_a_log_axis_takes_the_unit_of_its_middle_decade(monkeypatch):
     assert memory.get_xlabel().endswith("(MiB)") and memory.get_xscale() == "log"
     low, high = sizes.lines[0].get_xdata()[[0, -1]]
     assert (low, high) == (0.25, 1024)  # the points where they were, in KiB
-    for figure in drawn:
-        matplotlib.pyplot.close(figure)

@@ -266,7 +266,7 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
     assert "hit_rate" in header and "p99_latency_ms" not in header
 
 
-def test_a_swept_key_without_a_dot_is_shown_and_drawn_as_swept(monkeypatch):
+def test_a_swept_key_without_a_dot_is_shown_and_drawn_as_swept(drawn):
     """``engine`` is a swept key like any other: the table showed only dotted keys, so the
     points of an engine sweep could not be told apart; the plots' lines part by it too."""
     from nnrpsim import plots
@@ -285,14 +285,11 @@ def test_a_swept_key_without_a_dot_is_shown_and_drawn_as_swept(monkeypatch):
     header, *rows = _summary_table(summary).splitlines()
     assert header.split()[:3] == ["point", "ttl_fraction", "engine"]
     assert [row.split()[2] for row in rows] == ["des", "vector"]
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._metric_vs(
         summary, "host_policy.ttl_fraction", "hit_rate", swept_columns(summary), None, "x"
     )
     labels = [line.get_label() for line in drawn[0].axes[0].get_lines()]
     assert labels == ["engine = des", "engine = vector"]
-    matplotlib.pyplot.close(drawn[0])
 
 
 def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
@@ -572,19 +569,17 @@ def test_plot_refuses_a_table_another_tool_wrote_in_one_line(tmp_path, small_yam
     assert main(["plot", str(out)]) == 0
 
 
-def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml, monkeypatch):
+def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml, drawn):
     """The study's 5 s warm-up, from its manifest; swept, it differs by point: no shade."""
     from nnrpsim import plots
 
     out = tmp_path / "w"
     nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    drawn = {}
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.update({name: fig}) or [])
 
     def shades() -> list[tuple[str, tuple[float, float]]]:
         drawn.clear()
         plots.plot_study(out)
-        (ax,) = drawn["gpu_memory_over_time"].axes
+        (ax,) = next(f for f in drawn if f.get_label() == "gpu_memory_over_time").axes
         spans = []
         for patch in ax.patches:  # (a Rectangle or, before matplotlib 3.9, a Polygon)
             x = patch.get_path().transformed(patch.get_patch_transform()).vertices[:, 0]
@@ -596,26 +591,20 @@ def test_plots_over_time_shade_the_warm_up_no_metric_counts(tmp_path, small_yaml
     summary.insert(1, "study.warmup", [5_000.0, 5_000.0, 10_000.0, 10_000.0])
     summary.to_parquet(out / "summary.parquet")
     assert shades() == []
-    for fig in drawn.values():
-        matplotlib.pyplot.close(fig)
 
 
-def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yaml, monkeypatch):
+def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yaml, drawn):
     """A band of two replications is a wide t interval: the plot says what it is, and says
     there is none with one replication."""
     from nnrpsim import plots
 
     out = tmp_path / "n"
     nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    drawn = {}
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.update({name: fig}) or [])
 
     def notes() -> dict[str, str]:
         drawn.clear()
         plots.plot_study(out)
-        titles = {name: fig.axes[0].get_title(loc="left") for name, fig in drawn.items()}
-        for fig in drawn.values():
-            matplotlib.pyplot.close(fig)
+        titles = {fig.get_label(): fig.axes[0].get_title(loc="left") for fig in drawn}
         return {name: title for name, title in titles.items() if title}
 
     mean = "each point: the mean of 2 replications; {}: its 95 % confidence interval"
@@ -1094,7 +1083,7 @@ def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
     ]
 
 
-def test_a_swept_switch_is_drawn_at_two_named_places(monkeypatch):
+def test_a_swept_switch_is_drawn_at_two_named_places(drawn):
     from nnrpsim import plots
 
     summary = pd.DataFrame(
@@ -1104,16 +1093,13 @@ def test_a_swept_switch_is_drawn_at_two_named_places(monkeypatch):
             **{f"{m}_ci95": [0.01, 0.01] for m in ("hit_rate", "wire_bytes_saved")},
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._metric_vs(summary, "topology.dependency_cascade", "hit_rate", [], None, "x")
     (ax,) = drawn[0].axes
     assert [t.get_text() for t in ax.get_xticklabels()] == ["false", "true"]
     assert ax.get_xlim() == (-0.5, 1.5)
-    matplotlib.pyplot.close(drawn[0])
 
 
-def test_a_point_swept_to_no_budget_is_drawn_as_a_level_of_its_line(monkeypatch):
+def test_a_point_swept_to_no_budget_is_drawn_as_a_level_of_its_line(drawn):
     """No budget has no place on a budget axis: left out, the reference a capacity sweep is
     measured against was missing. It is a dashed level, in its line's colour, named; a level
     of a point with no rate (it referenced nothing) is left out."""
@@ -1128,8 +1114,6 @@ def test_a_point_swept_to_no_budget_is_drawn_as_a_level_of_its_line(monkeypatch)
             "hit_rate_ci95": [np.nan] * 6,
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._metric_vs(summary, key, "hit_rate", [key, other], None, "x")
     (ax,) = drawn[0].axes
     lines = {line.get_label(): line for line in ax.get_lines()}
@@ -1139,10 +1123,9 @@ def test_a_point_swept_to_no_budget_is_drawn_as_a_level_of_its_line(monkeypatch)
     assert not [name for name in lines if name.startswith("ttl_fraction = 0.5, ")]
     legend = [text.get_text() for text in ax.get_legend().get_texts()]
     assert "ttl_fraction = 0.1, gpu_memory = unlimited" in legend
-    matplotlib.pyplot.close(drawn[0])
 
 
-def test_a_fractions_axis_ends_at_one_whatever_its_interval(monkeypatch):
+def test_a_fractions_axis_ends_at_one_whatever_its_interval(drawn):
     """Two short replications give a t interval past 1 (and below 0): the axis stops at what a
     fraction of references can be, on both kinds of plot; a link's load may pass 1."""
     from nnrpsim import plots
@@ -1158,8 +1141,6 @@ def test_a_fractions_axis_ends_at_one_whatever_its_interval(monkeypatch):
             "peak_link_utilisation_ci95": [0.1, 0.1],
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     swept = ["host_policy.ttl_fraction"]
     plots._metric_vs(summary, swept[0], "hit_rate", swept, None, "x")
     plots._capacity_tradeoff(summary, swept, None, "hit_rate")
@@ -1167,8 +1148,6 @@ def test_a_fractions_axis_ends_at_one_whatever_its_interval(monkeypatch):
     ylims = [fig.axes[0].get_ylim() for fig in drawn]
     assert ylims[0] == ylims[1] == (0.0, 1.05)
     assert ylims[2][0] == 0 and ylims[2][1] > 1.4
-    for fig in drawn:
-        matplotlib.pyplot.close(fig)
 
 
 def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path):
@@ -1244,7 +1223,7 @@ def test_a_run_that_references_nothing_has_no_rates_and_leaves_its_points_mean_a
     assert row["hit_rate"] > 0.1 and row["replications"] == len(runs)
 
 
-def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
+def test_a_swept_key_with_units_is_drawn_and_named_in_them(drawn):
     """Any duration, size or rate key (not only the common ones) gets an axis in the unit its
     largest value reaches, and legends name each value in its own."""
     from nnrpsim import plots
@@ -1256,13 +1235,10 @@ def test_a_swept_key_with_units_is_drawn_and_named_in_them(monkeypatch):
             **{f"{m}_ci95": [0.01] * 3 for m in ("hit_rate", "wire_bytes_saved")},
         }
     )
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._metric_vs(summary, "topology.sweep_interval", "hit_rate", [], None, "x")
     (ax,) = drawn[0].axes
     assert ax.get_xlabel() == "topology.sweep_interval (s)"
     assert ax.lines[0].get_xdata().tolist() == [0, 2, 60]
-    matplotlib.pyplot.close(drawn[0])
     costs = pd.DataFrame({"ttl": [1, 1], "topology.per_inline_byte_cost": [1e-6, 0.05]})
     assert [label for label, _ in plots.lines_of(costs, "ttl", list(costs.columns))] == [
         "per_inline_byte_cost = 1 ns",
@@ -1300,7 +1276,7 @@ def test_a_notebook_draws_a_metric_as_the_plots_folder_does():
     matplotlib.pyplot.close(fig)
 
 
-def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(monkeypatch):
+def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(drawn):
     """Three keys swept (10 budgets x 5 rates x 3 TTLs) gave 50 lines against the TTL and 15
     against the memory: colours repeated past ten, and the legend ran off the figure. Ten are
     drawn, spread over the combinations (each rate among them, not one rate of every budget),
@@ -1332,13 +1308,10 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(monkeypatch
     assert {label.rsplit(" = ", 1)[1] for label in labels} == {"0.5", "1", "2", "4", "8"}
     assert "10 of the 50 lines, spread over" in ax.get_title(loc="left")
     matplotlib.pyplot.close(fig)
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._capacity_tradeoff(grid, swept, None, "hit_rate")
     (ax,) = drawn[0].axes
     assert len(ax.get_legend().get_texts()) == MAX_LINES  # of 5 rates x 3 TTLs along the budget
     assert "10 of the 15 lines" in ax.get_title(loc="left")
-    matplotlib.pyplot.close(drawn[0])
     few = grid[grid["topology.gpu_memory"] == budgets[0]]
     fig = metric_figure(few, "host_policy.ttl_hint", "hit_rate", swept)
     assert len(fig.axes[0].lines) == 5 and "lines" not in fig.axes[0].get_title(loc="left")
@@ -1354,10 +1327,9 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(monkeypatch
     rates_drawn = {line.get_label().split(", ")[1] for line in ax.lines}
     assert len(ax.lines) == plots.MAX_OVER_TIME and len(rates_drawn) > 1
     assert ax.get_title(loc="left") == "8 of the 150 sweep points, spread over them"
-    matplotlib.pyplot.close(drawn[0])
 
 
-def test_equal_lines_are_drawn_once_named_for_all_of_them(monkeypatch):
+def test_equal_lines_are_drawn_once_named_for_all_of_them(drawn):
     """The quickstart's fallback rate against the invalidation rate: four of its five TTLs
     gave the same means and intervals, and the last drawn hid the other three under their
     legend entries. Lines equal in every drawn value are one line, named for them all; a
@@ -1427,8 +1399,6 @@ def test_equal_lines_are_drawn_once_named_for_all_of_them(monkeypatch):
     # the trade-off plot too (along the TTL, a line per rate): equal in memory held, metric
     # and interval; a line apart in memory keeps its own
     summary["mean_gpu_bytes"], summary["fallback_rate"], summary["fallback_rate_ci95"] = 1e6, 0, 0
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._capacity_tradeoff(summary, swept, None, "fallback_rate")
     summary.loc[summary[INVALIDATION] > 0, "mean_gpu_bytes"] = 0.9e6
     plots._capacity_tradeoff(summary, swept, None, "fallback_rate")
@@ -1472,9 +1442,7 @@ def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
 
 
 @pytest.mark.parametrize("held", [0.0, 2**20])
-def test_trade_off_labels_name_many_points_at_one_place_by_their_ends_within_the_axes(
-    monkeypatch, held
-):
+def test_trade_off_labels_name_many_points_at_one_place_by_their_ends_within_the_axes(held, drawn):
     """A study whose 200 TTLs all held nothing (or all the same) put its points at one place:
     their label named each, wider than the figure (matplotlib could not lay it out and said
     so), from a corner under the axis. A few at one place are each named."""
@@ -1485,8 +1453,6 @@ def test_trade_off_labels_name_many_points_at_one_place_by_their_ends_within_the
     ttls = np.arange(100.0, 20_100.0, 100.0)
     summary = pd.DataFrame({"host_policy.ttl_hint": ttls, "mean_gpu_bytes": held})
     summary["hit_rate"], summary["hit_rate_ci95"] = 0.0, np.nan
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
     plots._capacity_tradeoff(summary, ["host_policy.ttl_hint"], None, "hit_rate")
     plots._capacity_tradeoff(summary.iloc[:3], ["host_policy.ttl_hint"], None, "hit_rate")
     for figure, expected in zip(

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import matplotlib.pyplot
 import numpy as np
 import pandas as pd
 import pytest
@@ -93,31 +92,30 @@ STUDIES = {
 }
 
 
-def _drawn(monkeypatch, summary: pd.DataFrame, swept: list[str]):
-    drawn = []
-    monkeypatch.setattr(plots, "_save", lambda fig, folder, name: drawn.append(fig) or [])
+def _drawn(drawn: list, summary: pd.DataFrame, swept: list[str]):
+    """The trade-off of hit rate that ``summary`` draws, laid out."""
+    before = len(drawn)
     plots._capacity_tradeoff(summary, swept, None, "hit_rate")
-    (figure,) = drawn
+    (figure,) = drawn[before:]
     figure.canvas.draw()
     return figure
 
 
-def test_the_plot_says_which_swept_key_labels_its_points(monkeypatch):
-    figure = _drawn(monkeypatch, QUICKSTART, [TTL, RATE])
+def test_the_plot_says_which_swept_key_labels_its_points(drawn):
+    figure = _drawn(drawn, QUICKSTART, [TTL, RATE])
     (ax,) = figure.axes
     assert "beside each point: its ttl_fraction" in ax.get_title(loc="left")
     labels = sorted(text.get_text() for text in ax.texts if isinstance(text, Annotation))
     assert labels == sorted(["0.05", "0.1", "0.25", "0.5", "0.75"] * 2)
-    matplotlib.pyplot.close(figure)
 
 
 @pytest.mark.parametrize("study", STUDIES)
-def test_a_label_keeps_off_the_other_points_and_their_bars(monkeypatch, study):
+def test_a_label_keeps_off_the_other_points_and_their_bars(drawn, study):
     """No label covers the marker of a point other than its own, on any line, nor of a point
     that shares its label; nor crosses its error bar where a place clear of bars is free (in
     the quickstart study none is, among three points of two lines within 0.2 MiB)."""
     summary, swept = STUDIES[study]
-    figure = _drawn(monkeypatch, summary, swept)
+    figure = _drawn(drawn, summary, swept)
     (ax,) = figure.axes
     reach = 3 * figure.dpi / 72  # a marker's half width: 6 points across
     x = summary["mean_gpu_bytes"].to_numpy() / 2**20
@@ -136,39 +134,35 @@ def test_a_label_keeps_off_the_other_points_and_their_bars(monkeypatch, study):
             over_bar = box.x0 < cx < box.x1 and box.y0 < high and low < box.y1
             assert not over_marker, (label.get_text(), cx, cy)
             assert not (over_bar and study == "capacity_planning"), (label.get_text(), cx, cy)
-    matplotlib.pyplot.close(figure)
 
 
 @pytest.mark.parametrize("axis", ["linear", "log"])
-def test_the_axis_widens_for_the_rightmost_label_on_its_right(monkeypatch, axis):
+def test_the_axis_widens_for_the_rightmost_label_on_its_right(drawn, axis):
     """The rightmost point's label had no room on its right and went left, over the point
     before it ("0.75" over the point of 0.5): the x axis now leaves the room, on a log axis
     (memory held over decades) too."""
     summary = QUICKSTART.copy()
     if axis == "log":
         summary["mean_gpu_bytes"] = 2.0 ** np.arange(20, 30)
-    figure = _drawn(monkeypatch, summary, [TTL, RATE])
+    figure = _drawn(drawn, summary, [TTL, RATE])
     (ax,) = figure.axes
     assert ax.get_xscale() == axis
     labels = [text for text in ax.texts if isinstance(text, Annotation)]
     last = max(labels, key=lambda label: label.xy[0])
     box, frame = last.get_window_extent(), ax.get_window_extent()
     assert ax.transData.transform(last.xy)[0] < box.x0 and box.x1 <= frame.x1
-    matplotlib.pyplot.close(figure)
 
 
-def test_lines_at_one_place_share_the_label_of_their_value(monkeypatch):
+def test_lines_at_one_place_share_the_label_of_their_value(drawn):
     """Four lines through the same two budgets at nearly the same places named each budget
     four times, in a heap; once is enough. Points of a line at one place share one too."""
-    figure = _drawn(monkeypatch, REFUSED, [BUDGET, BACKOFF])
+    figure = _drawn(drawn, REFUSED, [BUDGET, BACKOFF])
     (ax,) = figure.axes
     labels = sorted(text.get_text() for text in ax.texts if isinstance(text, Annotation))
     assert labels == ["128 MiB", "64 MiB"]
-    matplotlib.pyplot.close(figure)
     one_line = REFUSED[REFUSED[BACKOFF] == 0].copy()
     one_line[BUDGET] = [64 * 2**20, 96 * 2**20]  # both hold what the first holds
     one_line["mean_gpu_bytes"], one_line["hit_rate"] = 63.9 * 2**20, 0.5
-    figure = _drawn(monkeypatch, one_line, [BUDGET])
+    figure = _drawn(drawn, one_line, [BUDGET])
     (label,) = [text for text in figure.axes[0].texts if isinstance(text, Annotation)]
     assert label.get_text() == "64 MiB, 96 MiB"
-    matplotlib.pyplot.close(figure)
