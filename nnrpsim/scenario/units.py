@@ -9,52 +9,74 @@ import re
 
 _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*"
 
-SIZE_UNITS = {
-    "": 1,
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
-DURATION_UNITS = {
-    "": 1.0,
-    "ns": 1e-6,
-    "us": 1e-3,
-    "ms": 1.0,
-    "s": 1e3,
-    "sec": 1e3,
-    "min": 60e3,
-    "h": 3600e3,
-}
-RATE_UNITS = {
-    "": 1.0,
-    "b/s": 1.0,
-    "kb/s": 1e3,
-    "mb/s": 1e6,
-    "gb/s": 1e9,
-    "bit/s": 1 / 8,
-    "kbit/s": 1e3 / 8,
-    "mbit/s": 1e6 / 8,
-    "gbit/s": 1e9 / 8,
-}
+Units = tuple[dict[str, float], str]
+"""A quantity's factors by the lower-case name of each unit (any case reads: ``8gib``), and
+the units as they are written, for an error to list."""
 
 
-def _parse(value: object, units: dict, what: str) -> float:
+def _read_in_any_case(written: dict[str, float]) -> Units:
+    return {name.lower(): factor for name, factor in written.items()}, ", ".join(
+        name for name in written if name
+    )
+
+
+SIZE_UNITS = _read_in_any_case(
+    {
+        "": 1,
+        "B": 1,
+        "kB": 10**3,
+        "MB": 10**6,
+        "GB": 10**9,
+        "TB": 10**12,
+        "KiB": 2**10,
+        "MiB": 2**20,
+        "GiB": 2**30,
+        "TiB": 2**40,
+    }
+)
+DURATION_UNITS = _read_in_any_case(
+    {
+        "": 1.0,
+        "ns": 1e-6,
+        "us": 1e-3,
+        "ms": 1.0,
+        "s": 1e3,
+        "sec": 1e3,
+        "min": 60e3,
+        "h": 3600e3,
+    }
+)
+RATE_UNITS = _read_in_any_case(
+    {
+        "": 1.0,
+        "B/s": 1.0,
+        "kB/s": 1e3,
+        "MB/s": 1e6,
+        "GB/s": 1e9,
+        "bit/s": 1 / 8,
+        "kbit/s": 1e3 / 8,
+        "Mbit/s": 1e6 / 8,
+        "Gbit/s": 1e9 / 8,
+        "bps": 1 / 8,
+        "kbps": 1e3 / 8,
+        "Mbps": 1e6 / 8,
+        "Gbps": 1e9 / 8,
+    }
+)
+"""(A rate's ``B`` and ``b`` are told apart before: see :func:`parse_rate`.)"""
+
+
+def _parse(value: object, units: Units, what: str) -> float:
     if isinstance(value, bool):
         raise ValueError(f"must be a {what}, got a boolean")
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
+        factors, known = units
         match = re.fullmatch(_NUMBER + r"([A-Za-z/]*)\s*", value)
-        if not match or match.group(2).lower() not in units:
-            known = ", ".join(u for u in units if u)
+        if not match or match.group(2).lower() not in factors:
             raise ValueError(f"malformed {what} {value!r} (a number with one of: {known})")
-        number = float(match.group(1)) * units[match.group(2).lower()]
+        number = float(match.group(1)) * factors[match.group(2).lower()]
     else:
         raise ValueError(f"must be a {what}, got {type(value).__name__}")
     if not math.isfinite(number):
@@ -86,5 +108,12 @@ def parse_whole_ms(value: object) -> float:
 
 
 def parse_rate(value: object) -> float:
-    """Bytes per second, from ``1.25GB/s`` or ``10Gbit/s``."""
+    """Bytes per second, from ``1.25GB/s``, ``10Gbit/s`` or ``10Gbps``. A rate in ``b/s``
+    (``25Gb/s``) is refused: a link's makers mean bits by it, and this parser read bytes (any
+    case), eight times as fast; ``B/s`` is bytes, ``bit/s`` and ``bps`` bits."""
+    if isinstance(value, str) and re.search(r"b/[sS]\s*$", value):
+        raise ValueError(
+            f"ambiguous rate {value!r}: b/s is read as bits or as bytes; write B/s for bytes "
+            "a second, bit/s or bps for bits"
+        )
     return _parse(value, RATE_UNITS, "rate")

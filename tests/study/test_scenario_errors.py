@@ -139,7 +139,16 @@ CASES = [
         "4,294,967,296 bytes is more than an object's 4,294,967,295 (object_bytes is a u32)\n",
     ),
     ({"sweep": {"grid": {"topology.ttl_floor": ["1s", "1.0005s"]}}}, "ttl_floor: must be whole"),
-    ({"topology": {"gpu_memory": "8 GiBs"}}, "error: topology.gpu_memory: malformed size '8 GiBs'"),
+    (
+        {"topology": {"gpu_memory": "8 GiBs"}},
+        "error: topology.gpu_memory: malformed size '8 GiBs' (a number with one of: B, kB, MB, "
+        "GB, TB, KiB, MiB, GiB, TiB)\n",
+    ),
+    (  # (read as 25 GB/s, eight times the link a network's makers mean by it)
+        {"topology": {"link": {"bandwidth": "25Gb/s"}}},
+        "error: topology.link.bandwidth: ambiguous rate '25Gb/s': b/s is read as bits or as "
+        "bytes; write B/s for bytes a second, bit/s or bps for bits\n",
+    ),
     ({"study": {"duration": "10 fortnights"}}, "error: study.duration: malformed duration"),
     (
         {"sweep": {"grid": {"host_policy.ttl_fraction": []}}},
@@ -289,6 +298,35 @@ def test_validate_rejects_with_one_line(tmp_path, capsys, document, message):
     out, err = capsys.readouterr()
     assert status == 2 and out == ""
     assert message in err and err.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("written", "bytes_per_s"),
+    [
+        ("10Gbit/s", 1.25e9),
+        ("10gbit/s", 1.25e9),
+        ("10Gbps", 1.25e9),
+        ("10 Mbps", 1.25e6),
+        ("1.25GB/s", 1.25e9),
+        ("1.25 gB/S", 1.25e9),
+        ("640kB/s", 6.4e5),
+        ("8bps", 1.0),
+        ("100", 100.0),
+    ],
+)
+def test_a_rate_reads_bits_and_bytes_by_their_units(written, bytes_per_s):
+    from nnrpsim.scenario.units import parse_rate
+
+    assert parse_rate(written) == pytest.approx(bytes_per_s, rel=1e-12)
+
+
+@pytest.mark.parametrize("written", ["25Gb/s", "1gb/s", "3 b/s", "10 Mb/S"])
+def test_a_rate_in_b_per_second_is_refused_as_ambiguous(written):
+    """Read in any case, 25Gb/s was 25 GB/s: a link eight times as fast as its makers mean."""
+    from nnrpsim.scenario.units import parse_rate
+
+    with pytest.raises(ValueError, match="ambiguous rate"):
+        parse_rate(written)
 
 
 def test_a_lease_ttl_in_any_unit_is_its_whole_milliseconds():
