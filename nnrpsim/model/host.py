@@ -241,6 +241,7 @@ class Host:
                 objects = yield from window.slot()
                 now = env.now
             start = now
+            recorder.all_inline_bytes += _total(sim.inline_bytes, objects)
             references, installs, renewals, inline, outcome, cause, earliest = self._decide(
                 plan, server, objects, caches, start
             )

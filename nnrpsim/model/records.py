@@ -191,3 +191,7 @@ class Recorder:
         self.refused_puts = 0  # CACHE_ACKs that refused (installs, renewals, sources alike)
         self.reinstalls_after_expiry = 0
         self.hot_path_frames = 0
+        # what the operations' object blocks would take inline, each operation's as it starts:
+        # what the cache's bytes are measured against (the operations still on their way at the
+        # end too, whose bytes the wire counts, and which no reference record has yet)
+        self.all_inline_bytes = 0

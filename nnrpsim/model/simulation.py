@@ -50,6 +50,10 @@ class ModelResult:
     kind, held_bytes); a kind a server holds nothing of has no row."""
     wire: dict[str, int]
     wire_bytes_total: int
+    all_inline_bytes: int
+    """What the object blocks of the operations started would take inline, counted as each
+    starts: an operation still on its way at the end has its bytes on the wire and no
+    reference records yet."""
     link_utilisation: float
     """The busiest link's offered load over the run: bytes sent (resends included) over what its
     bandwidth carries in ``duration_ms``. At 1 or more its queue only grows."""
@@ -190,6 +194,7 @@ class Simulation:
         return {
             **{f"wire_{name}": n for name, n in recorder.wire.as_dict().items()},
             "wire_bytes_total": sum(link.bytes_sent for link in links),
+            "all_inline_bytes": recorder.all_inline_bytes,
             "installs": recorder.installs,
             "renewals": recorder.renewals,
             "refused_puts": recorder.refused_puts,
@@ -318,6 +323,7 @@ class Simulation:
             held_by_kind=recorder.held_by_kind.arrays(),
             wire=recorder.wire.as_dict(),
             wire_bytes_total=sum(link.bytes_sent for link in links),
+            all_inline_bytes=recorder.all_inline_bytes,
             server_busy_ms=[server.busy_ms for server in self.servers],
             link_utilisation=max(
                 link.bytes_sent / (link.config.bandwidth_bytes_per_ms * self.config.duration_ms)

@@ -124,6 +124,26 @@ def test_a_saturated_link_is_reported_as_such():
     assert clean.operations_behind == 0
 
 
+def test_wire_savings_are_counted_over_the_operations_the_wire_counts():
+    """A run that fell behind ended in the middle of operations: their bytes were on the wire
+    and their references not yet recorded, so inlining everything "saved" less than nothing
+    (-49 MiB in three minutes over a 2 Mbit/s link). Savings are now counted against what the
+    operations started would send inline; in a run that completes them all, that is what its
+    references' records add up to."""
+    from nnrpsim.metrics import des_metrics
+
+    slow = LinkConfig(bandwidth_bytes_per_ms=250.0)  # 2 Mbit/s
+    never = _config(hosts=1, servers=1, uplink=slow, downlink=slow, policy=PolicyConfig("never"))
+    saturated = simulate(never, 6)
+    assert saturated.operations_behind > 0
+    assert saturated.all_inline_bytes > saturated.references["inline_bytes"].sum()
+    for warmup_ms in (0.0, 20_000.0):
+        assert des_metrics(saturated, warmup_ms)["wire_bytes_saved"] == 0
+    clean = simulate(_config(hosts=1, servers=1), 6)
+    assert clean.operations_behind == 0
+    assert clean.all_inline_bytes == clean.references["inline_bytes"].sum()
+
+
 @pytest.mark.parametrize(("shared", "private"), [(0, 4), (20, 0), (0, 0)])
 def test_workloads_without_shared_or_private_objects_run(shared, private):
     workload = WorkloadConfig(
