@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from .display_units import points_text
-from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp
+from .display_units import key_scale, points_text
+from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .scenario import Point
 from .scenario.schema import Arrivals, Study, Trace
-from .traces import load_arrivals, load_trace
+from .traces import load_arrivals, load_trace, sessions_per_s
 from .warmup import climb_warning, first_fault_ms
 
 
@@ -94,6 +94,37 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
             f"held with them; {remedy}"
         )
     return warnings
+
+
+def link_advice(points: list[Point], of_points: int) -> list[str]:
+    """Before a run: a warning for each set of synthetic DES ``points`` (of ``of_points``)
+    whose links could not carry every body inline (the closed-form mean of the object blocks,
+    spread evenly over the links from hosts to servers, as the routing spreads sessions):
+    unless caching keeps enough of those bytes off, the links fall behind, and operations
+    with them. (A frame's own bytes come on top: the load is at least this.)"""
+    from .runner import model_config  # (the runner imports the model's simulation: not here)
+
+    advice: dict[str, list[int]] = {}
+    for point in points:
+        scenario = point.scenario
+        if scenario.engine != "des" or scenario.workload.trace is not None:
+            continue
+        topology = scenario.topology
+        means = workload_means(model_config(scenario).workload, sessions_per_s(scenario))
+        offered = means.inline_bytes_per_s / (topology.hosts * topology.servers)
+        times = offered / topology.link.bandwidth
+        if times < 1:
+            continue
+        factor, unit = key_scale("topology.link.bandwidth", [offered, topology.link.bandwidth])
+        text = (
+            f"inlining every body would send about {offered * factor:.3g} {unit} over each link "
+            f"from a host to a server ({topology.hosts} x {topology.servers}, sessions spread "
+            f"evenly), {times:.3g} times its {topology.link.bandwidth * factor:.3g} {unit}: "
+            f"unless caching keeps more than {(1 - 1 / times) * 100:.0f} % of those bytes off "
+            "the links, they fall behind (peak_link_utilisation, operations_behind)"
+        )
+        advice.setdefault(text, []).append(point.index)
+    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
 
 
 IDLE_SHARE = 0.01

@@ -20,7 +20,6 @@ import hashlib
 import json
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
@@ -32,9 +31,6 @@ from .protocol import U32_MAX, CacheObjectKind
 from .scenario import Scenario, ScenarioError
 from .scenario.loader import Point
 from .scenario.schema import Arrivals, Trace
-
-if TYPE_CHECKING:
-    from .model import WorkloadConfig
 
 REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
 KIND_CODES = {kind.name.lower(): int(kind) for kind in CacheObjectKind}
@@ -75,14 +71,12 @@ def describe_workloads(points: list[Point]) -> list[str]:
     from .model.workload_means import describe_means, workload_means
     from .runner import model_config
 
-    texts: dict[tuple[WorkloadConfig, float], str] = {}  # (most points share their workload)
     described: dict[str, list[int]] = {}
     for point in points:
         if point.scenario.workload.trace is None:
-            workload = (model_config(point.scenario).workload, sessions_per_s(point.scenario))
-            if workload not in texts:
-                texts[workload] = describe_means(workload_means(*workload))
-            described.setdefault(texts[workload], []).append(point.index)
+            config = model_config(point.scenario)
+            means = workload_means(config.workload, sessions_per_s(point.scenario))
+            described.setdefault(describe_means(means), []).append(point.index)
     return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
 
 

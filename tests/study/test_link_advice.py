@@ -1,0 +1,69 @@
+"""``nnrpsim validate`` warns, before anything runs, of links that could not carry every body
+inline: the closed-form bytes of the object blocks, spread over the links from hosts to
+servers, against their bandwidth."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from nnrpsim.cli import main
+from tests.conftest import write_yaml
+
+ADVICE = re.compile(
+    r"warning: all points: inlining every body would send about ([0-9.]+) Mbit/s over each "
+    r"link from a host to a server \((\d+) x (\d+), sessions spread evenly\), ([0-9.]+) times "
+    r"its ([0-9.]+) Mbit/s: unless caching keeps more than (\d+) % of those bytes off the "
+    r"links, they fall behind \(peak_link_utilisation, operations_behind\)"
+)
+SENDS = re.compile(r"inlining everything sends ([0-9.]+) MB/s")
+
+
+def _validate(tmp_path, capsys, bandwidth: str, **topology) -> tuple[str, str]:
+    document = {
+        "study": {"name": "links", "duration": "10min", "warmup": "2min"},
+        "topology": {"link": {"bandwidth": bandwidth}, **topology},
+        "workload": {"sessions": {"rate_per_s": 1, "duration": "30s"}},
+        "host_policy": {"name": "never"},
+    }
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
+    out, err = capsys.readouterr()
+    return out, err
+
+
+def test_a_link_too_slow_for_every_body_inline_is_named_with_how_much(tmp_path, capsys):
+    out, err = _validate(tmp_path, capsys, "4Mbit/s")
+    (advice,) = ADVICE.findall(err)
+    offered, hosts, servers, times, bandwidth, keep = advice
+    (sends,) = SENDS.findall(out)  # the workload's line: MB/s over all hosts
+    assert (hosts, servers, bandwidth) == ("1", "1", "4")
+    assert float(offered) == pytest.approx(float(sends) * 8, rel=0.01)
+    assert float(times) == pytest.approx(float(offered) / 4, rel=0.01)
+    assert int(keep) == round((1 - 1 / float(times)) * 100)
+
+
+def test_the_bodies_are_spread_over_every_link_from_a_host_to_a_server(tmp_path, capsys):
+    """Two hosts of the same sessions each send twice as much in all; over 2 x 3 links each
+    carries a third of one host's bodies."""
+    _, one = _validate(tmp_path, capsys, "1Mbit/s")
+    _, six = _validate(tmp_path, capsys, "1Mbit/s", hosts=2, servers=3)
+    (one_link,) = ADVICE.findall(one)
+    (six_links,) = ADVICE.findall(six)
+    assert six_links[1:3] == ("2", "3")
+    assert float(six_links[3]) == pytest.approx(float(one_link[3]) * 2 / 6, rel=0.01)
+
+
+@pytest.mark.parametrize(("bandwidth", "engine"), [("1Gbit/s", "des"), ("1Mbit/s", "vector")])
+def test_no_link_advice_where_the_links_keep_up_or_there_are_none(
+    tmp_path, capsys, bandwidth, engine
+):
+    """A fast link carries it all; the vector engine has no links."""
+    document = {
+        "study": {"name": "links", "duration": "10min", "warmup": "2min"},
+        "engine": engine,
+        "topology": {"link": {"bandwidth": bandwidth}},
+        "workload": {"sessions": {"rate_per_s": 1, "duration": "30s"}},
+    }
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
+    assert "inlining every body would send" not in capsys.readouterr().err
