@@ -12,6 +12,7 @@ import pandas as pd
 
 from .display_units import key_scale, points_text
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
+from .runner import model_config
 from .scenario import Point
 from .scenario.schema import Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace, sessions_per_s
@@ -102,8 +103,6 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
     spread evenly over the links from hosts to servers, as the routing spreads sessions):
     unless caching keeps enough of those bytes off, the links fall behind, and operations
     with them. (A frame's own bytes come on top: the load is at least this.)"""
-    from .runner import model_config  # (the runner imports the model's simulation: not here)
-
     advice: dict[str, list[int]] = {}
     for point in points:
         scenario = point.scenario
