@@ -41,7 +41,7 @@ def _python_numbers(config: object) -> None:
 @functools.cache
 def _field_hints(cls: type) -> tuple[tuple[str, bool], ...]:
     """A configuration class's fields, each with whether it must hold a whole number (looked up
-    once: ``dataclasses.fields`` took a third of the time of building a model config)."""
+    once: ``dataclasses.fields`` took an eighth of a model config's 44 us)."""
     return tuple((f.name, f.type in INT_HINTS) for f in fields(cls))
 
 

@@ -97,7 +97,7 @@ def _inline_bytes(mean_size: np.ndarray) -> np.ndarray:
 def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMeans:
     """The means of ``config`` with sessions starting at ``sessions_per_s`` over all hosts
     (kept: the points of a sweep share their workload, and validate asks for each point's
-    means more than once; 0.3 ms each)."""
+    means more than once; 88 us each)."""
     concurrent = sessions_per_s * config.session_duration_ms / 1000.0
     operations_per_s = concurrent * config.operation_rate_per_s
 

@@ -2,7 +2,7 @@
 frozen but does not hash (it holds dicts: the kind mixes, the sweep's grid), so what it gives
 is kept by its identity, and dropped when it goes. ``nnrpsim validate`` and a study's start
 ask for a sweep's points and their model configurations more than once: 10,000 points took
-0.12 ms each to expand and 0.23 ms each to configure, each time."""
+0.16 ms each to expand and 44 us each to configure, each time."""
 
 from __future__ import annotations
 
