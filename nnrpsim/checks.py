@@ -12,6 +12,7 @@ import pandas as pd
 
 from .display_units import key_scale, points_text
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
+from .protocol.packet import inline_object_bytes
 from .runner import model_config
 from .scenario import Point
 from .scenario.schema import Arrivals, Study, Trace
@@ -98,29 +99,40 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
 
 
 def link_advice(points: list[Point], of_points: int) -> list[str]:
-    """Before a run: a warning for each set of synthetic DES ``points`` (of ``of_points``)
-    whose links could not carry every body inline (the closed-form mean of the object blocks,
-    spread evenly over the links from hosts to servers, as the routing spreads sessions):
-    unless caching keeps enough of those bytes off, the links fall behind, and operations
-    with them. (A frame's own bytes come on top: the load is at least this.)"""
+    """Before a run: a warning for each set of DES ``points`` (of ``of_points``) whose links
+    could not carry every body inline: unless caching keeps enough of those bytes off, the
+    links fall behind, and operations with them. A synthetic workload's bytes are its closed-
+    form mean, spread evenly over the links from hosts to servers (as the routing spreads
+    sessions); a trace's are those of its references within the run, over their span, on the
+    one link its one session uses. (A frame's own bytes come on top: the load is at least
+    this.)"""
     advice: dict[str, list[int]] = {}
     for point in points:
         scenario = point.scenario
-        if scenario.engine != "des" or scenario.workload.trace is not None:
+        if scenario.engine != "des":
             continue
-        topology = scenario.topology
-        means = workload_means(model_config(scenario).workload, sessions_per_s(scenario))
-        offered = means.inline_bytes_per_s / (topology.hosts * topology.servers)
+        topology, trace = scenario.topology, scenario.workload.trace
+        if trace is None:
+            means = workload_means(model_config(scenario).workload, sessions_per_s(scenario))
+            offered = means.inline_bytes_per_s / (topology.hosts * topology.servers)
+            over = (
+                f"each link from a host to a server ({topology.hosts} x {topology.servers}, "
+                "sessions spread evenly)"
+            )
+        else:
+            window = load_trace(trace).before(int(scenario.study.duration))
+            span_s = (window.end_ms - window.start_ms) / 1e3
+            offered = float(inline_object_bytes(window.size).sum()) / span_s
+            over = "the link its session uses (one session replays the trace)"
         times = offered / topology.link.bandwidth
         if times < 1:
             continue
         factor, unit = key_scale("topology.link.bandwidth", [offered, topology.link.bandwidth])
         text = (
-            f"inlining every body would send about {offered * factor:.3g} {unit} over each link "
-            f"from a host to a server ({topology.hosts} x {topology.servers}, sessions spread "
-            f"evenly), {times:.3g} times its {topology.link.bandwidth * factor:.3g} {unit}: "
-            f"unless caching keeps more than {(1 - 1 / times) * 100:.0f} % of those bytes off "
-            "the links, they fall behind (peak_link_utilisation, operations_behind)"
+            f"inlining every body would send about {offered * factor:.3g} {unit} over {over}, "
+            f"{times:.3g} times its {topology.link.bandwidth * factor:.3g} {unit}: unless "
+            f"caching keeps more than {(1 - 1 / times) * 100:.0f} % of those bytes off the "
+            "links, they fall behind (peak_link_utilisation, operations_behind)"
         )
         advice.setdefault(text, []).append(point.index)
     return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]

@@ -67,3 +67,26 @@ def test_no_link_advice_where_the_links_keep_up_or_there_are_none(
     }
     assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
     assert "inlining every body would send" not in capsys.readouterr().err
+
+
+def test_a_trace_too_heavy_for_its_sessions_link_is_named(tmp_path, capsys):
+    """A trace's one session sends its references' bodies over one link: a thousand 100-byte
+    objects in 9.991 s, each an inline block of 120 bytes (a 16-byte header, padded to 8),
+    are 96.1 kbit/s, 9.61 times a 10 kbit/s link. A fast link gets no warning."""
+    log = tmp_path / "refs.csv"
+    rows = [f"{10 * i},{i % 50},100" for i in range(1000)]
+    log.write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
+    document = {
+        "study": {"name": "trace", "duration": "20s", "warmup": "0s"},
+        "topology": {"link": {"bandwidth": "10kbit/s"}},
+        "workload": {"trace": {"path": str(log), "format": "csv"}},
+    }
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
+    err = capsys.readouterr().err
+    (warning,) = [line for line in err.splitlines() if "every body" in line]
+    expected = 1000 * 120 * 8 / 9.991 / 1e3  # kbit/s
+    assert f"about {expected:.3g} kbit/s over the link its session uses" in warning
+    assert f"{expected / 10:.3g} times its 10 kbit/s" in warning
+    document["topology"]["link"]["bandwidth"] = "1Mbit/s"
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
+    assert "every body" not in capsys.readouterr().err
