@@ -534,8 +534,20 @@ def _inside(box: tuple[float, ...], frame: tuple[float, ...]) -> bool:
     return frame[0] <= box[0] and box[1] <= frame[1] and frame[2] <= box[2] and box[3] <= frame[3]
 
 
-LABEL_PLACES = ((3, -9, "left"), (3, 3, "left"), (-3, -9, "right"), (-3, 3, "right"))
-"""Where a point's label may go, in points from it: below or above, right or left of it."""
+LABEL_GAP, LABEL_LINE, LABEL_RINGS = 3, 8, 3
+"""A point's label goes ``LABEL_GAP`` points right or left of it, just below or above it, or
+up to ``LABEL_RINGS - 1`` lines of ``LABEL_LINE`` points farther: only when no nearer place is
+both clear of the other labels and within the axes (three lines' points in a heap at the
+origin, where the axes begin, sent labels across the y axis)."""
+LABEL_PLACES = tuple(
+    tuple(
+        (dx, dy, "left" if dx > 0 else "right")
+        for dx in (LABEL_GAP, -LABEL_GAP)
+        for dy in (-9 - ring * LABEL_LINE, 3 + ring * LABEL_LINE)
+    )
+    for ring in range(LABEL_RINGS)
+)
+"""Where a point's label may go, in points from it, ring by ring, nearest first."""
 
 
 MAX_SHARED_LABELS = 3
@@ -597,19 +609,22 @@ def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor
         width, height = _label_width(text, pixels), 7 * pixels
         others = marks[:at] + marks[at + 1 :]
         places = []
-        for dx, dy, align in LABEL_PLACES:
-            left = anchor[0] + dx * pixels - (width if align == "right" else 0)
-            bottom = anchor[1] + dy * pixels
-            places.append(((dx, dy, align), (left, left + width, bottom, bottom + height)))
-        # clear of the other labels, then within the axes (a point in a corner), then over
-        # the fewest other points' markers, then across the fewest bars (a line's points at
-        # one place share the label, and it keeps off the bars of all but its own); the first
-        # place of the best
-        (dx, dy, align), box = min(
+        for farther, ring in enumerate(LABEL_PLACES):
+            for dx, dy, align in ring:
+                left = anchor[0] + dx * pixels - (width if align == "right" else 0)
+                bottom = anchor[1] + dy * pixels
+                box = (left, left + width, bottom, bottom + height)
+                places.append(((dx, dy, align), box, farther))
+        # clear of the other labels, then within the axes (a point in a corner), then nearest
+        # its point, then over the fewest other points' markers, then across the fewest bars
+        # (a line's points at one place share the label, and it keeps off the bars of all but
+        # its own); the first place of the best
+        (dx, dy, align), box, _ = min(
             places,
             key=lambda place: (
                 any(_overlap(place[1], b) for b in boxes),
                 not _inside(place[1], frame),
+                place[2],
                 sum(_overlap(place[1], marker) for marker, _ in others),
                 sum(_overlap(place[1], bar) for _, bar in others),
             ),
@@ -658,7 +673,7 @@ def _room_on_the_right(ax, labels: list[tuple[float, float]]) -> None:
     """Widen the x axis where a label, (x of its point, width in pixels), would not fit right
     of its point within the axes: it went left then, over the points before it ("0.75" over
     the point of 0.5). On a log axis too."""
-    gap, axis_width = LABEL_PLACES[0][0] * ax.figure.dpi / 72, ax.get_window_extent().width
+    gap, axis_width = LABEL_GAP * ax.figure.dpi / 72, ax.get_window_extent().width
     scale = ax.xaxis.get_transform()
     left, right = scale.transform(np.array(ax.get_xlim()))
     wider = right

@@ -166,3 +166,36 @@ def test_lines_at_one_place_share_the_label_of_their_value(drawn):
     figure = _drawn(drawn, one_line, [BUDGET])
     (label,) = [text for text in figure.axes[0].texts if isinstance(text, Annotation)]
     assert label.get_text() == "64 MiB, 96 MiB"
+
+
+def test_labels_in_a_heap_at_the_origin_stay_within_the_axes(drawn):
+    """Points of three lines that hold nothing lie at the origin, where the axes begin: the
+    places beside it left of the y axis or below the x axis are outside, and the one inside
+    went to the first label. The others sent their labels across the y axis; now they go a
+    line farther up, each clear of the others."""
+    heap = _summary(
+        (BUDGET, SESSIONS),
+        """
+        1 0.5 0 0 0
+        2 1 0 0 0
+        4 2 0 0 0
+        64 0.5 63.5 0.55 0.01
+        64 1 63.6 0.42 0.02
+        64 2 63.7 0.36 0.01
+        """,
+        2**20,
+    )
+    figure = _drawn(drawn, heap, [BUDGET, SESSIONS])
+    (ax,) = figure.axes
+    figure.tight_layout()
+    figure.canvas.draw()
+    frame = ax.get_window_extent()
+    labels = [text for text in ax.texts if isinstance(text, Annotation)]
+    assert sorted(label.get_text() for label in labels) == sorted(
+        ["1 MiB", "2 MiB", "4 MiB"] + ["64 MiB"] * 3
+    )
+    boxes = [label.get_window_extent() for label in labels]
+    for label, box in zip(labels, boxes, strict=True):
+        assert frame.x0 <= box.x0 and box.x1 <= frame.x1, label.get_text()
+        assert frame.y0 <= box.y0 and box.y1 <= frame.y1, label.get_text()
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
