@@ -482,11 +482,16 @@ plots need to label a swept key with its unit."""
 
 RESULT_COLUMNS = ("point", "replication", "replications", "failures", "seed", "error")
 """Columns of the results' own beside the swept keys: no short name may read as one."""
+VAGUE_ENDINGS = ("median", "sigma", "column", "format")
+"""Endings that do not say what they are of: a plot's "beside each point: its median" read
+as the median of the point's runs, not of its objects' sizes (``size.median``)."""
 
 
-def _short_names(keys: list[str], taken: tuple[str, ...] = RESULT_COLUMNS) -> dict[str, str]:
-    """Each dotted key's shortest ending no other key shares, nor a results column
-    (``taken``): ``rate_per_s`` alone would not say whose (sessions, operations or
+def _short_names(
+    keys: list[str], taken: tuple[str, ...] = RESULT_COLUMNS + VAGUE_ENDINGS
+) -> dict[str, str]:
+    """Each dotted key's shortest ending no other key shares, nor a results column, nor a
+    vague word (``taken``): ``rate_per_s`` alone would not say whose (sessions, operations or
     invalidations), and ``replications`` would read as the count of a point's runs."""
     names = {}
     for key in keys:
