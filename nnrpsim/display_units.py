@@ -74,6 +74,12 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+def about(expected: float) -> str:
+    """An expected count as an estimate reads: to three significant figures, thousands
+    separated (``~103,000 operations``; ``~103,499`` claimed a precision a mean has not)."""
+    return f"~{float(f'{expected:.3g}'):,.0f}"
+
+
 def points_text(indices: list[int]) -> str:
     """Sweep points as a line names them: ``point 3``, ``points 0, 1, 2``, the first six of
     more (``(and 4 more)``)."""

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from .display_units import bytes_scale, counted, points_text
+from .display_units import about, bytes_scale, counted, points_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
 from .runner import model_config
 from .scenario import Point, ScenarioError
@@ -146,7 +146,7 @@ def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
             objects = size.shared_objects + size.private_objects
             draws = (
                 f"one run draws ~{size.sessions:,.0f} sessions, ~{objects:,.0f} objects, "
-                f"~{size.operations:,.0f} operations"
+                f"{about(size.operations)} operations"  # (a mean over sessions cut short)
             )
         memory = _memory_text(size.peak_bytes(point.scenario.engine))
         text = f"{draws}; a worker needs about {memory} of memory for it"

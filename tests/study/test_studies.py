@@ -764,6 +764,12 @@ def test_validate_gives_each_synthetic_workloads_means_once(capsys):
         "one run draws ~330 sessions",
         "one run draws ~660 sessions",
     ]
+    # their operations a mean, to three figures (8,775, 17,550 and 35,100 worked out)
+    assert [line.split(", ")[-1].split(";")[0] for line in sizes] == [
+        "~8,780 operations",
+        "~17,600 operations",
+        "~35,100 operations",
+    ]
 
 
 def test_a_trace_is_read_once_for_each_version_of_its_file(tmp_path):
