@@ -299,7 +299,7 @@ def ordered_capacity(
     changes_before(k, len(stream))  # those after the last reference end leases too
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
-    live = live_ms_bytes / stream.duration_ms
+    mean_live_bytes = live_ms_bytes / stream.duration_ms
     counted_bytes = int(stream.size[~along].sum())
     # misses install, fail or go inline
     inline_bytes = host.inlined_bytes + host.backed_off_bytes
@@ -331,7 +331,7 @@ def ordered_capacity(
         along_put_bytes=along_put_bytes,
         along_rejected=along_rejected,
         **host.counts(),
-        mean_live_bytes=live,
+        mean_live_bytes=mean_live_bytes,
         object_hits=references_of - installs_or_not,
         object_live_bytes=np.array(live_of, dtype=np.float64) / stream.duration_ms,
         object_rejected=object_rejected,
