@@ -183,11 +183,19 @@ def _validate(args: argparse.Namespace) -> str:
 def _plot(args: argparse.Namespace) -> str:
     from pathlib import Path
 
+    from .display_units import counted
     from .paths import NO_SUCH_FILE, file_problem
     from .plots import plot_study
+    from .results import finished_runs
 
     folder = Path(args.results)
     if problem := file_problem(folder / "summary.parquet"):
+        if problem == NO_SUCH_FILE and (runs := finished_runs(folder)):
+            raise UsageError(
+                f"results: {folder} holds {counted(runs, 'finished run')} but no "
+                "summary.parquet: its study did not finish; run its scenario again with "
+                f"--out {folder} --resume, which runs the rest and draws the plots"
+            )
         if problem == NO_SUCH_FILE:
             raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")
         raise UsageError(f"results: cannot read {folder / 'summary.parquet'}: {problem}")

@@ -126,7 +126,7 @@ class ResultStore:
         if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
             raise ScenarioError("--out", "must not contain a NUL character")
         try:
-            has_runs = self.runs_dir.is_dir() and bool(_run_files(self.runs_dir))
+            has_runs = finished_runs(self.out) > 0
         except OSError as err:  # (a name the system refuses: too long, say)
             raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None
         if has_runs and not resume:
@@ -299,6 +299,12 @@ def _read_all(folder: Path) -> pd.DataFrame:
 
 def _joined(tables: list[pa.Table]) -> pa.Table:
     return pa.concat_tables(tables, promote_options="permissive")
+
+
+def finished_runs(out: Path) -> int:
+    """How many runs a study's folder holds: an interrupted study's, which has no summary
+    yet, as well as a finished one's."""
+    return len(_run_files(Path(out) / "runs"))
 
 
 def _run_files(folder: Path) -> list[Path]:

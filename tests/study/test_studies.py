@@ -539,6 +539,14 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
         nnrpsim.ScenarioError, match=r"summary\.parquet: no such file \(run a study"
     ):
         nnrpsim.plot_study(tmp_path / "empty")  # the API, which no command checked first
+    # an interrupted study: its finished runs, no summary yet (a second Ctrl-C stops that too)
+    (out / "summary.parquet").unlink()
+    assert main(["plot", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: results: {out} holds 8 finished runs but no summary.parquet: its study did not "
+        f"finish; run its scenario again with --out {out} --resume, which runs the rest and "
+        "draws the plots\n"
+    )
 
 
 def test_the_command_line_draws_its_files_whatever_backend_the_shell_names(tmp_path, small_yaml):
