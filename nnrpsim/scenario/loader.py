@@ -18,7 +18,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .per_scenario import once_per_scenario
-from .schema import KEY_UNITS, Scenario
+from .schema import FULL_PLACES, KEY_UNITS, Scenario
 
 
 class ScenarioError(ValueError):
@@ -84,6 +84,8 @@ def _unknown_key(loc: Sequence) -> str:
     """The reason an unknown key is refused, with the known key it most likely misspells, or
     else the keys its section takes."""
     parts = _where_parts(loc)
+    if place := FULL_PLACES.get(str(parts[-1])):  # a short name, or a key of another section
+        return f"unknown key (did you mean {place}?)"
     known = _known_keys(parts[:-1])
     close = difflib.get_close_matches(str(parts[-1]), known, n=1)
     if close:

@@ -508,3 +508,19 @@ def _short_names(
 SHORT_KEYS = _short_names([key for key, _ in _leaves(Scenario)])
 """Dotted key -> the shortest ending that names it alone (``ttl_fraction``,
 ``invalidations.rate_per_s``): what legends call a swept key."""
+
+
+def _full_places(short_keys: dict[str, str]) -> dict[str, str]:
+    """A short name's first part -> that part's full dotted place (``size`` ->
+    ``workload.objects.size``), where the short name is not the key itself."""
+    places = {}
+    for key, name in short_keys.items():
+        parts = key.split(".")
+        if name != key:
+            places[name.split(".")[0]] = ".".join(parts[: len(parts) - name.count(".")])
+    return places
+
+
+FULL_PLACES = _full_places(SHORT_KEYS)
+"""What a scenario's top level is told for a key the legends and the summary name it by:
+``--set ttl_fraction=0.3`` means ``host_policy.ttl_fraction``."""

@@ -163,6 +163,15 @@ CASES = [
         {"sweep": {"grid": {"host_polcy.ttl_fraction": [0.5]}}},
         "error: sweep.grid.host_polcy.ttl_fraction: unknown key (did you mean host_policy?)",
     ),
+    (  # a swept key by the short name its legends and summary column give it
+        {"sweep": {"grid": {"size.median": ["1KiB"]}}},
+        "error: sweep.grid.size.median: unknown key (did you mean workload.objects.size?) "
+        "(value '1KiB')",
+    ),
+    (  # a key in the wrong section: where it is, not the nearest spelling here (ttl_floor)
+        {"topology": {"ttl_fraction": 0.5}},
+        "error: topology.ttl_fraction: unknown key (did you mean host_policy.ttl_fraction?)",
+    ),
     (
         {"sweep": {"grid": {"topology.gpu_memory": ["1GiB", -5]}}},
         "error: sweep.grid.topology.gpu_memory: must be greater than 0",
@@ -367,6 +376,10 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert capsys.readouterr().err == "error: --set sweep: key 'grid' given twice\n"
     assert main(["validate", str(small_yaml), "--set", "topology.links=3"]) == 2
     assert "error: topology.links: unknown key (did you mean link?)" in capsys.readouterr().err
+    assert main(["validate", str(small_yaml), "--set", "ttl_fraction=0.3"]) == 2  # a short name
+    assert capsys.readouterr().err == (
+        "error: ttl_fraction: unknown key (did you mean host_policy.ttl_fraction?)\n"
+    )
     grid = ["--set", "sweep.grid.topology.hosts=[1, 2, 3]"]
     assert main(["validate", str(small_yaml), *grid]) == 0  # a swept key is one dotted key
     assert "12 sweep points" in capsys.readouterr().out
