@@ -6,7 +6,7 @@ import matplotlib.pyplot
 import numpy as np
 import pytest
 
-from nnrpsim import plots
+from nnrpsim.plots import placement
 
 SIZE = (6.4, 4.2)
 
@@ -39,7 +39,7 @@ def test_a_legend_over_lines_everywhere_goes_beside_the_axes(figure):
     """Eight lines over time filling the axes: the legend inside hid the first ones."""
     (ax,) = figure.axes
     _lines(ax, np.linspace(0, 1, 8))
-    plots._legend(ax, fontsize=7)
+    placement.place_legend(ax, fontsize=7)
     figure.tight_layout()
     box, frame = _box(ax.get_legend(), figure), ax.get_window_extent()
     assert box.x0 > frame.x1  # on the right of the axes
@@ -52,11 +52,11 @@ def test_a_legend_with_room_stays_inside_where_it_hides_nothing(figure):
     (ax,) = figure.axes
     _lines(ax, [0.9, 0.95, 1.0])  # all in the top part
     ax.set_ylim(0, 1.05)
-    plots._legend(ax, fontsize=7)
+    placement.place_legend(ax, fontsize=7)
     box, frame = _box(ax.get_legend(), figure), ax.get_window_extent()
     assert frame.x0 <= box.x0 and box.x1 <= frame.x1 and frame.y0 <= box.y0
     assert tuple(figure.get_size_inches()) == SIZE
-    assert not _covers(box, plots._drawn_places(ax))
+    assert not _covers(box, placement.drawn_places(ax))
 
 
 def test_a_segment_between_two_points_counts_as_drawn(figure):
@@ -67,9 +67,9 @@ def test_a_segment_between_two_points_counts_as_drawn(figure):
     ax.plot([0, 1], [1, 0], "o-", label="the other")
     ax.set_xlim(-0.5, 1.5)
     ax.set_ylim(-0.5, 1.5)
-    plots._legend(ax, fontsize=7)
+    placement.place_legend(ax, fontsize=7)
     box = _box(ax.get_legend(), figure)
-    crossing = plots._drawn_places(ax)
+    crossing = placement.drawn_places(ax)
     assert not _covers(box, crossing)
     assert len(crossing) > 4  # the segments' places, beside the four ends
 
@@ -82,10 +82,10 @@ def test_a_legend_keeps_off_a_marker_at_its_edge(figure):
     ax.plot([0, 0], [0, 0], "o-", label="never")
     ax.set_xlim(left=0)
     ax.set_ylim(0, 1.05)
-    plots._legend(ax, fontsize=6)
+    placement.place_legend(ax, fontsize=6)
     box = _box(ax.get_legend(), figure)
     corner = ax.transData.transform((0, 0))
-    assert not box.padded(plots.MARKER_REACH * figure.dpi / 72).contains(*corner)
+    assert not box.padded(placement.MARKER_REACH * figure.dpi / 72).contains(*corner)
 
 
 def test_a_legend_keeps_off_the_points_labels(figure):
@@ -96,7 +96,7 @@ def test_a_legend_keeps_off_the_points_labels(figure):
     ax.plot([0, 1], [0.15, 0.25], "o-", label="another")
     ax.set_ylim(0, 1)
     label = ax.annotate("256 MiB, 512 MiB", (0.95, 0.97), ha="right", va="top")
-    plots._legend(ax, fontsize=6)
+    placement.place_legend(ax, fontsize=6)
     renderer = figure.canvas.get_renderer()
     assert not _box(ax.get_legend(), figure).overlaps(label.get_window_extent(renderer))
 
@@ -109,7 +109,7 @@ def test_a_legend_keeps_off_the_bars(figure):
     ax.barh(rows, 6.0 + rows % 2, label="prompt_segment")
     ax.barh(rows, 2.0, left=6.0 + rows % 2, label="tool_schema")
     ax.invert_yaxis()
-    plots._legend(ax, fontsize=7)
+    placement.place_legend(ax, fontsize=7)
     box = _box(ax.get_legend(), figure)
     assert not any(box.overlaps(bar.get_window_extent()) for bar in ax.patches)
     assert box.x0 > ax.get_window_extent().x1
@@ -122,7 +122,7 @@ def test_a_legend_takes_the_room_the_bars_leave(figure):
     ax.barh(rows, 1.0 + rows, label="prompt_segment")
     ax.barh(rows, 0.5, left=1.0 + rows, label="tool_schema")
     ax.invert_yaxis()
-    plots._legend(ax, fontsize=7)
+    placement.place_legend(ax, fontsize=7)
     box, frame = _box(ax.get_legend(), figure), ax.get_window_extent()
     assert frame.x0 <= box.x0 and box.x1 <= frame.x1
     assert not any(box.overlaps(bar.get_window_extent()) for bar in ax.patches)
@@ -130,7 +130,7 @@ def test_a_legend_takes_the_room_the_bars_leave(figure):
 
 @pytest.mark.parametrize("backend", ["svg", "pdf"])
 def test_a_legend_is_placed_on_any_backend(backend):
-    """A canvas of the SVG or PDF backend (MPLBACKEND=svg, which plots.py keeps) has no
+    """A canvas of the SVG or PDF backend (MPLBACKEND=svg, which nnrpsim.plots keeps) has no
     get_renderer, which placing the legend called."""
     from importlib import import_module
 
@@ -140,5 +140,5 @@ def test_a_legend_is_placed_on_any_backend(backend):
     import_module(f"matplotlib.backends.backend_{backend}").FigureCanvas(figure)
     ax = figure.subplots()
     _lines(ax, np.linspace(0, 1, 8))
-    plots._legend(ax, fontsize=7)
+    placement.place_legend(ax, fontsize=7)
     assert ax.get_legend().get_window_extent().x0 > ax.get_window_extent().x1

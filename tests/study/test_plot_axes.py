@@ -8,6 +8,7 @@ import pandas as pd
 import pytest
 
 from nnrpsim import plots
+from nnrpsim.plots.axes import log_scale
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import ROOT
 
@@ -105,7 +106,7 @@ def test_log_ticks_read_in_full_over_many_decades(low, high):
     rate of 2 x 10^-5 was 2e-05: each tick reads in full, thousands separated."""
     figure, ax = matplotlib.pyplot.subplots()
     ax.plot([low, high], [1, 2])
-    plots._log_scale(ax, "x")
+    log_scale(ax, "x")
     figure.canvas.draw()
     ticks = ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
     shown = [(tick.get_loc(), tick.label1.get_text()) for tick in ticks if tick.label1.get_text()]

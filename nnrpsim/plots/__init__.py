@@ -1,6 +1,8 @@
 """Plots of a finished study, drawn from its saved results only (never by running anything).
 
-Every figure is written as PNG and SVG under ``plots/``, axes labelled with units.
+Every figure is written as PNG and SVG under ``plots/``, axes labelled with units. What each
+figure draws is here; where its legend and its points' labels go is :mod:`.placement`'s, and
+its axes' ranges and log scales :mod:`.axes`'.
 """
 
 from __future__ import annotations
@@ -9,7 +11,6 @@ import math
 import os
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
-from decimal import Decimal
 from pathlib import Path
 
 import matplotlib
@@ -20,14 +21,14 @@ if not os.environ.get("MPLBACKEND"):  # (a notebook's kernel sets it: its figure
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
-from matplotlib.container import BarContainer
 from matplotlib.figure import Figure
-from matplotlib.ticker import LogFormatter
 
-from .display_units import bytes_scale, key_scale, value_text
-from .metrics import METRICS, UNITS
-from .results import read_table, recorded_warmup_ms, swept_columns
-from .scenario.schema import SHORT_KEYS
+from ..display_units import bytes_scale, key_scale, value_text
+from ..metrics import METRICS, UNITS
+from ..results import read_table, recorded_warmup_ms, swept_columns
+from ..scenario.schema import SHORT_KEYS
+from .axes import geometric_middle, log_scale, spans_decades, within_range
+from .placement import MAX_SHARED_LABELS, first_to_last, label_points, place_legend
 
 TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
 INVALIDATION_KEY = "workload.invalidations.rate_per_s"
@@ -187,7 +188,7 @@ def _name_lines(keys: list[str], combinations: list[tuple]) -> str:
     values = [list(dict.fromkeys(column)) for column in columns]  # each once, in order
     if math.prod(map(len, values)) == len(combinations):
         parts = [
-            f"{SHORT_KEYS.get(key, key)} = {_first_to_last(texts, ', ')}"
+            f"{SHORT_KEYS.get(key, key)} = {first_to_last(texts, ', ')}"
             for key, texts in zip(keys, values, strict=True)
         ]
         named = _wrapped(parts, ", ")
@@ -233,8 +234,8 @@ def metric_figure(
     # geometric sweeps (sizes, budgets, rates) read best on a log axis; it spans the places
     # drawn (with none, a log axis has no range and matplotlib raises)
     drawn = _numeric(summary.loc[summary[metric].notna(), key]).dropna()
-    log = not switch and _spans_decades(drawn)
-    x_factor, x_unit = key_scale(key, _middle(drawn) if log else summary[key])
+    log = not switch and spans_decades(drawn)
+    x_factor, x_unit = key_scale(key, geometric_middle(drawn) if log else summary[key])
     level = _describe([key], [None])  # what a point swept to null is named
     for label, part in lines:
         color = _line_with_band(
@@ -253,119 +254,15 @@ def metric_figure(
         ax.set_xticks([0, 1], ["false", "true"])
         ax.set_xlim(-0.5, 1.5)
     elif log:
-        _log_scale(ax, "x")
+        log_scale(ax, "x")
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     _interval_note(ax, summary, "shaded", (len(lines), len(every_line)))
-    _within_range(ax, unit)
+    within_range(ax, unit)
     ax.grid(alpha=0.3)
     if len(lines) > 1 or summary[key].isna().any():
-        _legend(ax, fontsize=7)
+        place_legend(ax, fontsize=7)
     return fig
-
-
-LEGEND_PLACES = (
-    "upper right",
-    "upper left",
-    "lower left",
-    "lower right",
-    "right",
-    "center left",
-    "center right",
-    "lower center",
-    "upper center",
-    "center",
-)
-"""Where a legend may go inside the axes, in the order it is tried (matplotlib's codes)."""
-
-
-def _legend(ax, **options) -> None:
-    """The legend at the first place inside the axes where it covers no part of a line (its
-    samples and the segments between, a marker, a bar's cap), no bar of a bar chart, nor a
-    point's label, else beside the axes on the right, the figure widened for it: eight lines
-    over time filled the axes with a legend that hid the line it named second, and the bars
-    by kind one that hid the top two bars. A place, not matplotlib's "best": that is worked
-    out again once the layout is tight, and where no place is free it covers what it must."""
-    ax.autoscale_view()
-    places = _drawn_places(ax)
-    # (extents from the figure's own renderer: an SVG or PDF canvas has no get_renderer)
-    boxes = [text.get_window_extent() for text in ax.texts] + [
-        bar.get_window_extent()
-        for bars in ax.containers
-        if isinstance(bars, BarContainer)
-        for bar in bars
-        if bar.get_width() and bar.get_height()  # (a kind a point has none of: no bar)
-    ]
-    reach = MARKER_REACH * ax.figure.dpi / 72  # a marker on the legend's edge: under it
-    legend = ax.legend(**options)
-    for place in LEGEND_PLACES:
-        legend.set_loc(place)  # (one legend moved: making one takes 15 ms)
-        box = legend.get_window_extent().padded(reach)
-        if not box.count_contains(places) and not any(box.overlaps(b) for b in boxes):
-            return
-    legend = ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), borderaxespad=0, **options)
-    width, height = ax.figure.get_size_inches()
-    beside = legend.get_window_extent().width / ax.figure.dpi
-    ax.figure.set_size_inches(width + beside + 0.1, height)
-
-
-def _drawn_places(ax, along_segment: int = 16) -> np.ndarray:
-    """The pixels the axes' lines pass through: each vertex, and ``along_segment`` places
-    evenly along each segment (a line of two points crosses the axes between them)."""
-    places = [np.empty((0, 2))]
-    for line in ax.get_lines():
-        xy = line.get_transform().transform(line.get_xydata())
-        steps = np.linspace(0.0, 1.0, along_segment)[None, :, None]
-        places += [xy, (xy[:-1, None, :] + steps * (xy[1:] - xy[:-1])[:, None, :]).reshape(-1, 2)]
-    return np.concatenate(places)
-
-
-def _within_range(ax, unit: str) -> None:
-    """The y axis within what the metric can be, whatever a band says (a t interval of two
-    short replications reaches past both ends): rates and times never below zero, a fraction
-    of references never above one (its interval in full is in summary.csv). From zero, the
-    top keeps matplotlib's margin over all that is drawn, as a share of the new range (of
-    the old one, from the lowest point, a hit rate of 0.93 touched the top)."""
-    if unit.startswith("fraction") or unit == "ms":
-        highest = ax.dataLim.y1
-        if np.isfinite(highest) and highest > 0:
-            ax.set_ylim(0, highest * (1 + ax.margins()[1]))
-        else:
-            ax.set_ylim(bottom=0)
-    if unit == "fraction of references" and ax.get_ylim()[1] > 1.05:
-        ax.set_ylim(top=1.05)
-
-
-def _log_scale(ax, which: str) -> None:
-    """A log scale on the ``which`` ("x" or "y") axis whose ticks read as plain numbers,
-    "0.2" and "100" (matplotlib writes 2 x 10^-1 and 10^2), labelled where matplotlib
-    labels them."""
-    getattr(ax, f"set_{which}scale")("log")
-    axis = getattr(ax, f"{which}axis")
-    axis.set_major_formatter(PlainLogFormatter())
-    axis.set_minor_formatter(PlainLogFormatter())
-
-
-class PlainLogFormatter(LogFormatter):
-    """matplotlib's choice of the log ticks to label, each written as a plain number (its
-    own writes "6e-01" below one), in full and with thousands separated as the legends write
-    counts: "1,000,000" and "0.00002" (the shortest form, ``g``, wrote 1e+06 and 2e-05)."""
-
-    def __call__(self, x: float, pos: int | None = None) -> str:
-        # (six significant digits: a tick at 3 x 10^-5 is 3.0000000000000004e-05)
-        return format(Decimal(f"{x:.6g}"), ",f") if super().__call__(x, pos) else ""
-
-
-def _middle(values: pd.Series) -> np.ndarray:
-    """The geometric middle of positive ``values``, whose unit a log axis over them takes:
-    that of its middle decade (256 B to 1 MiB in KiB, 0.25 to 1,024; in the largest's unit,
-    MiB, its ticks read 0.001 to 1)."""
-    return np.exp(np.log(values.dropna().to_numpy(dtype=float)).mean(keepdims=True))
-
-
-def _spans_decades(values: pd.Series) -> bool:
-    """Positive values over a factor of 20 or more, which read best on a log axis."""
-    return bool(len(values) and values.min() > 0 and values.max() / values.min() >= 20)
 
 
 def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
@@ -486,11 +383,13 @@ def _capacity_tradeoff(
     if summary["mean_gpu_bytes"].isna().all() or summary[metric].isna().all():
         return []
     memory, values = summary["mean_gpu_bytes"], summary[metric]
-    x_log, y_log = _spans_decades(memory), _spans_decades(values)
-    factor, unit = bytes_scale(_middle(memory) if x_log else memory.to_numpy())
+    x_log, y_log = spans_decades(memory), spans_decades(values)
+    factor, unit = bytes_scale(geometric_middle(memory) if x_log else memory.to_numpy())
     y_factor, y_unit = 1.0, UNITS.get(metric, "")
     if y_unit == "bytes":
-        y_factor, y_unit = bytes_scale(_middle(values) if y_log else values.abs().to_numpy())
+        y_factor, y_unit = bytes_scale(
+            geometric_middle(values) if y_log else values.abs().to_numpy()
+        )
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     drawn = ("mean_gpu_bytes", metric, f"{metric}_ci95")
     along, every_series = tradeoff_series(summary, swept, drawn)
@@ -509,200 +408,19 @@ def _capacity_tradeoff(
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
     _interval_note(ax, summary, "bars", (len(series), len(every_series)), along)
     if x_log:
-        _log_scale(ax, "x")
+        log_scale(ax, "x")
     else:
         ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
     if y_log:
-        _log_scale(ax, "y")
+        log_scale(ax, "y")
     else:
-        _within_range(ax, y_unit)
+        within_range(ax, y_unit)
     ax.grid(alpha=0.3)
     if along is not None:
-        _label_points(ax, along, series, factor, metric, y_factor)
+        label_points(ax, along, series, factor, metric, y_factor)
     if any(label for label, _ in series):
-        _legend(ax, fontsize=6)
+        place_legend(ax, fontsize=6)
     return _save(fig, folder, f"{metric}_vs_gpu_memory")
-
-
-def _overlap(a: tuple[float, ...], b: tuple[float, ...]) -> bool:
-    """Whether two (left, right, bottom, top) boxes overlap. Plain tuples, where the legend
-    takes matplotlib's ``Bbox``: each of a point's label's places is checked against every
-    other point's marker and bar, and ``Bbox.overlaps`` takes 2.7 us a check to 0.11."""
-    return a[0] < b[1] and b[0] < a[1] and a[2] < b[3] and b[2] < a[3]
-
-
-def _inside(box: tuple[float, ...], frame: tuple[float, ...]) -> bool:
-    """Whether a (left, right, bottom, top) box lies wholly within another."""
-    return frame[0] <= box[0] and box[1] <= frame[1] and frame[2] <= box[2] and box[3] <= frame[3]
-
-
-LABEL_GAP, LABEL_LINE, LABEL_RINGS = 3, 8, 3
-"""A point's label goes ``LABEL_GAP`` points right or left of it, just below or above it, or
-up to ``LABEL_RINGS - 1`` lines of ``LABEL_LINE`` points farther: only when no nearer place is
-both clear of the other labels and within the axes (three lines' points in a heap at the
-origin, where the axes begin, sent labels across the y axis)."""
-LABEL_PLACES = tuple(
-    tuple(
-        (dx, dy, "left" if dx > 0 else "right")
-        for dx in (LABEL_GAP, -LABEL_GAP)
-        for dy in (-9 - ring * LABEL_LINE, 3 + ring * LABEL_LINE)
-    )
-    for ring in range(LABEL_RINGS)
-)
-"""Where a point's label may go, in points from it, ring by ring, nearest first."""
-
-
-MAX_SHARED_LABELS = 3
-"""Beyond this many points of a line at one place (or equal lines drawn as one), their label
-gives the first and the last."""
-
-
-def _first_to_last(texts: list[str], separator: str) -> str:
-    """Texts in order, each up to :data:`MAX_SHARED_LABELS`, else the first and the last."""
-    if len(texts) <= MAX_SHARED_LABELS:
-        return separator.join(texts)
-    return f"{texts[0]} ... {texts[-1]}"
-
-
-def _shared_label(texts: list[str]) -> str:
-    """The label of points of a line at one place, in the line's order: each named up to
-    :data:`MAX_SHARED_LABELS`, else the first and the last and how many (a study whose
-    points all hold nothing named them all, wider than the figure)."""
-    text = _first_to_last(texts, ", ")
-    return text if len(texts) <= MAX_SHARED_LABELS else f"{text} ({len(texts)} points)"
-
-
-def _label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:
-    """Name each point's place on its line (its budget, its TTL) beside it (see
-    :func:`_named_places`), keeping off the other points' markers and bars where it can (two
-    lines close together: a label over the other line's point hid it). The memory axis widens
-    on the right for the labels there."""
-    ax.autoscale_view()
-    pixels = ax.figure.dpi / 72  # per point
-    points = [  # (line, x, y, its bar's half height, its label's text), in data coordinates
-        (index, x, y, ci, value_text(along, value))
-        for index, (_, part) in enumerate(series)
-        for value, x, y, ci in zip(
-            part[along],
-            part["mean_gpu_bytes"] / x_factor,
-            part[metric] / y_factor,
-            np.nan_to_num(part[f"{metric}_ci95"] / y_factor),
-            strict=True,
-        )
-        if np.isfinite(x) and np.isfinite(y)
-    ]
-    if not points:
-        return
-    named = _named_places(ax, points)
-    _room_on_the_right(
-        ax, [(points[i][1], _label_width(_shared_label(texts), pixels)) for i, texts in named]
-    )
-    # in pixels, again: the axis may have widened since the points were grouped
-    anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])
-    marks = [  # (the box its marker covers, its bar's), in pixels
-        _marks_of(ax, anchor, (x, y - ci), (x, y + ci), pixels)
-        for anchor, (_, x, y, ci, _) in zip(anchors, points, strict=True)
-    ]
-    extent = ax.get_window_extent()
-    frame = (extent.x0, extent.x1, extent.y0, extent.y1)
-    boxes: list[tuple[float, ...]] = []  # labels placed, (left, right, bottom, top) in pixels
-    for at, texts in named:
-        anchor, text = anchors[at], _shared_label(texts)
-        width, height = _label_width(text, pixels), 7 * pixels
-        others = marks[:at] + marks[at + 1 :]
-        places = []
-        for farther, ring in enumerate(LABEL_PLACES):
-            for dx, dy, align in ring:
-                left = anchor[0] + dx * pixels - (width if align == "right" else 0)
-                bottom = anchor[1] + dy * pixels
-                box = (left, left + width, bottom, bottom + height)
-                places.append(((dx, dy, align), box, farther))
-        # clear of the other labels, then within the axes (a point in a corner), then nearest
-        # its point, then over the fewest other points' markers, then across the fewest bars
-        # (a line's points at one place share the label, and it keeps off the bars of all but
-        # its own); the first place of the best
-        (dx, dy, align), box, _ = min(
-            places,
-            key=lambda place: (
-                any(_overlap(place[1], b) for b in boxes),
-                not _inside(place[1], frame),
-                place[2],
-                sum(_overlap(place[1], marker) for marker, _ in others),
-                sum(_overlap(place[1], bar) for _, bar in others),
-            ),
-        )
-        boxes.append(box)
-        ax.annotate(
-            text,
-            points[at][1:3],
-            xytext=(dx, dy),
-            textcoords="offset points",
-            ha=align,
-            fontsize=6,
-        )
-
-
-LABEL_REACH = 12
-"""Points closer than this many pixels each way share a label."""
-
-
-def _named_places(ax, points: list) -> list[tuple[int, list[str]]]:
-    """Which of the ``points`` (line, x, y, bar, text) a label is beside, and the texts it
-    names, where no label is yet. Points of a line within a label's reach of each other
-    share one ("256 MiB, 512 MiB", where a budget beyond the working set holds no more), and
-    so do points of several lines with the same value there (four lines at "64 MiB" named it
-    four times, in a heap)."""
-    anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])
-    named: list[tuple[int, list[str]]] = []
-    for index, (line, *_, text) in enumerate(points):
-        near = [n for n in named if (abs(anchors[n[0]] - anchors[index]) < LABEL_REACH).all()]
-        if any(text in texts for _, texts in near):
-            continue  # named already, by another line's label at this place too
-        same_line = [texts for at, texts in near if points[at][0] == line]
-        if same_line:
-            same_line[0].append(text)
-        else:
-            named.append((index, [text]))
-    return named
-
-
-def _label_width(text: str, pixels: float) -> float:
-    """About how wide a point's label is, in pixels (6-point type)."""
-    return 3.4 * len(text) * pixels
-
-
-def _room_on_the_right(ax, labels: list[tuple[float, float]]) -> None:
-    """Widen the x axis where a label, (x of its point, width in pixels), would not fit right
-    of its point within the axes: it went left then, over the points before it ("0.75" over
-    the point of 0.5). On a log axis too."""
-    gap, axis_width = LABEL_GAP * ax.figure.dpi / 72, ax.get_window_extent().width
-    scale = ax.xaxis.get_transform()
-    left, right = scale.transform(np.array(ax.get_xlim()))
-    wider = right
-    for x, width in labels:
-        needed = (width + gap) / axis_width  # of the axis
-        if needed < 0.5:
-            at = scale.transform(np.array([x]))[0]
-            wider = max(wider, left + (at - left) / (1 - needed))
-    if wider > right:
-        ax.set_xlim(right=scale.inverted().transform(np.array([wider]))[0])
-
-
-MARKER_REACH = 3.5
-"""Half the width of a point's marker, in points (matplotlib's markers are 6 across), and a
-little more, for its edge."""
-
-
-def _marks_of(
-    ax, anchor: np.ndarray, low, high, pixels: float
-) -> tuple[tuple[float, ...], tuple[float, ...]]:
-    """The (left, right, bottom, top) pixel boxes a drawn point covers: its marker, and its
-    error bar from ``low`` to ``high`` (data coordinates; on a log axis, a bar below zero
-    reaches below the axes, as matplotlib clips it)."""
-    reach = MARKER_REACH * pixels
-    marker = (anchor[0] - reach, anchor[0] + reach, anchor[1] - reach, anchor[1] + reach)
-    bottom, top = ax.transData.transform([low, high])[:, 1]
-    return marker, (anchor[0] - pixels, anchor[0] + pixels, min(bottom, top), max(bottom, top))
 
 
 MAX_KIND_POINTS = 12
@@ -741,7 +459,7 @@ def _bytes_by_kind(
     _say_over(axes[0], [f"each bar: {runs}, stacked by object kind"] if runs else [])
     axes[0].set_yticks(range(len(points)), labels, fontsize=7)
     axes[0].invert_yaxis()  # point 0 on top, as in summary.csv
-    _legend(axes[1], fontsize=7, title="object kind", title_fontsize=7)
+    place_legend(axes[1], fontsize=7, title="object kind", title_fontsize=7)
     return _save(fig, folder, "bytes_by_kind")
 
 
@@ -798,5 +516,5 @@ def _over_time(mean, summary, swept, folder, column, what, name, warmup_s) -> li
     ax.set_ylabel(what)
     ax.grid(alpha=0.3)
     if swept or warmup_s:
-        _legend(ax, fontsize=7)
+        place_legend(ax, fontsize=7)
     return _save(fig, folder, name)

@@ -1,0 +1,58 @@
+"""Axes of the plots: the range a metric can take, and log axes that read in plain numbers in
+the unit of their middle decade."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import numpy as np
+import pandas as pd
+from matplotlib.ticker import LogFormatter
+
+
+def within_range(ax, unit: str) -> None:
+    """The y axis within what the metric can be, whatever a band says (a t interval of two
+    short replications reaches past both ends): rates and times never below zero, a fraction
+    of references never above one (its interval in full is in summary.csv). From zero, the
+    top keeps matplotlib's margin over all that is drawn, as a share of the new range (of
+    the old one, from the lowest point, a hit rate of 0.93 touched the top)."""
+    if unit.startswith("fraction") or unit == "ms":
+        highest = ax.dataLim.y1
+        if np.isfinite(highest) and highest > 0:
+            ax.set_ylim(0, highest * (1 + ax.margins()[1]))
+        else:
+            ax.set_ylim(bottom=0)
+    if unit == "fraction of references" and ax.get_ylim()[1] > 1.05:
+        ax.set_ylim(top=1.05)
+
+
+def log_scale(ax, which: str) -> None:
+    """A log scale on the ``which`` ("x" or "y") axis whose ticks read as plain numbers,
+    "0.2" and "100" (matplotlib writes 2 x 10^-1 and 10^2), labelled where matplotlib
+    labels them."""
+    getattr(ax, f"set_{which}scale")("log")
+    axis = getattr(ax, f"{which}axis")
+    axis.set_major_formatter(PlainLogFormatter())
+    axis.set_minor_formatter(PlainLogFormatter())
+
+
+class PlainLogFormatter(LogFormatter):
+    """matplotlib's choice of the log ticks to label, each written as a plain number (its
+    own writes "6e-01" below one), in full and with thousands separated as the legends write
+    counts: "1,000,000" and "0.00002" (the shortest form, ``g``, wrote 1e+06 and 2e-05)."""
+
+    def __call__(self, x: float, pos: int | None = None) -> str:
+        # (six significant digits: a tick at 3 x 10^-5 is 3.0000000000000004e-05)
+        return format(Decimal(f"{x:.6g}"), ",f") if super().__call__(x, pos) else ""
+
+
+def geometric_middle(values: pd.Series) -> np.ndarray:
+    """The geometric middle of positive ``values``, whose unit a log axis over them takes:
+    that of its middle decade (256 B to 1 MiB in KiB, 0.25 to 1,024; in the largest's unit,
+    MiB, its ticks read 0.001 to 1)."""
+    return np.exp(np.log(values.dropna().to_numpy(dtype=float)).mean(keepdims=True))
+
+
+def spans_decades(values: pd.Series) -> bool:
+    """Positive values over a factor of 20 or more, which read best on a log axis."""
+    return bool(len(values) and values.min() > 0 and values.max() / values.min() >= 20)
