@@ -223,7 +223,14 @@ def _keys(args: argparse.Namespace) -> str:
             return yaml.safe_dump(plain, default_flow_style=True, width=1 << 16).strip()
         return repr(default)
 
-    rows = [(key, shown(key, default), text) for key, default, text in describe()]
+    word = (args.word or "").lower()
+    rows = [
+        (key, shown(key, default), text)
+        for key, default, text in describe()
+        if word in key.lower() or word in text.lower()
+    ]
+    if not rows:
+        raise UsageError(f"keys: no key or help text mentions {args.word!r}")
     width = max(len(key) for key, _, _ in rows)
     return "\n".join(f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows)
 
@@ -265,6 +272,9 @@ def _add_scenario_commands(commands) -> None:
     plot.add_argument("results", help="a results folder written by run (its summary.parquet)")
     plot.set_defaults(handler=_plot)
     keys = commands.add_parser("keys", help="list every scenario key with its default and help")
+    keys.add_argument(
+        "word", nargs="?", help="only the keys whose name or help mentions it (any case)"
+    )
     keys.set_defaults(handler=_keys)
 
 

@@ -564,6 +564,21 @@ def test_keys_lists_every_field_with_help(capsys):
         assert key in out
 
 
+def test_keys_with_a_word_lists_the_keys_that_mention_it(capsys):
+    """Its name or its help, in any case: ``keys ttl`` finds the lease TTL's keys, and a
+    renewal's rule whose help speaks of the TTL; a word nothing mentions is an error."""
+    from nnrpsim.scenario.schema import describe
+
+    assert main(["keys", "TTL"]) == 0
+    listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]
+    expected = [k for k, _, text in describe() if "ttl" in k.lower() or "ttl" in text.lower()]
+    assert listed == expected
+    assert {"host_policy.ttl_fraction", "topology.ttl_floor", "topology.renewal"} <= set(listed)
+    assert "study.seed" not in listed
+    assert main(["keys", "no-such-word"]) == 2
+    assert capsys.readouterr().err == "error: keys: no key or help text mentions 'no-such-word'\n"
+
+
 GOOD_REQUEST = b'{"timestamp": 0, "input_length": 600, "hash_ids": [1, 2]}\n'
 
 
