@@ -48,7 +48,10 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     assert settled.endswith("NaN") == (engine == "vector")  # (a DES run has samples to judge)
     assert "sessions at once" in text  # the workload's closed-form means
     assert "one run draws" in text and "of memory for it" in text  # and one run's size
-    assert any("image/png" in o.get("data", {}) for o in outputs)  # the curve was drawn
+    images = [o for o in outputs if "image/png" in o.get("data", {})]
+    # the finished study's curve; the TTL guidance's hit rate, savings and trade-off
+    assert len(images) == 4
+    assert "host_policy.ttl_fraction" in text and "topology.gpu_memory" in text  # best TTLs
 
 
 @pytest.mark.parametrize(

@@ -377,11 +377,20 @@ def tradeoff_series(
 def _capacity_tradeoff(
     summary: pd.DataFrame, swept: list[str], folder: Path, metric: str
 ) -> list[Path]:
-    """``metric`` against the GPU memory it took: what each byte of the budget buys, whatever
-    was swept (budgets, TTLs, kinds, policies); see :func:`tradeoff_series`. None where no
-    run measured one of the two."""
+    figure = tradeoff_figure(summary, metric, swept)
+    return _save(figure, folder, f"{metric}_vs_gpu_memory") if figure is not None else []
+
+
+def tradeoff_figure(
+    summary: pd.DataFrame, metric: str, swept: list[str] | None = None
+) -> Figure | None:
+    """``metric`` against the GPU memory it took, as ``plots/`` draws it: what each byte of
+    the budget buys, whatever was swept (budgets, TTLs, kinds, policies); see
+    :func:`tradeoff_series`. None where no run measured one of the two. ``swept``: the
+    summary's swept keys, if not given."""
     if summary["mean_gpu_bytes"].isna().all() or summary[metric].isna().all():
-        return []
+        return None
+    swept = swept_columns(summary) if swept is None else swept
     memory, values = summary["mean_gpu_bytes"], summary[metric]
     x_log, y_log = spans_decades(memory), spans_decades(values)
     factor, unit = bytes_scale(geometric_middle(memory) if x_log else memory.to_numpy())
@@ -420,7 +429,7 @@ def _capacity_tradeoff(
         label_points(ax, along, series, factor, metric, y_factor)
     if any(label for label, _ in series):
         place_legend(ax, fontsize=6)
-    return _save(fig, folder, f"{metric}_vs_gpu_memory")
+    return fig
 
 
 MAX_KIND_POINTS = 12

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import matplotlib.pyplot
 import numpy as np
 import pandas as pd
 import pytest
@@ -199,3 +200,20 @@ def test_labels_in_a_heap_at_the_origin_stay_within_the_axes(drawn):
         assert frame.x0 <= box.x0 and box.x1 <= frame.x1, label.get_text()
         assert frame.y0 <= box.y0 and box.y1 <= frame.y1, label.get_text()
     assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+
+
+def test_a_notebook_draws_the_trade_off_with_the_summarys_own_swept_keys():
+    """``tradeoff_figure`` returns what ``plots/`` saves, its swept keys read from the summary
+    when not given; None where no run measured the memory held (nothing to draw)."""
+    columns = ["point", TTL, RATE, "replications", "mean_gpu_bytes", "hit_rate", "hit_rate_ci95"]
+    summary = QUICKSTART.assign(point=range(len(QUICKSTART)))[columns]  # as a study lays it out
+    figure = plots.tradeoff_figure(summary, "hit_rate")
+    (ax,) = figure.axes
+    assert "beside each point: its ttl_fraction" in ax.get_title(loc="left")
+    assert [text.get_text() for text in ax.get_legend().get_texts()] == [
+        "invalidations.rate_per_s = 0",
+        "invalidations.rate_per_s = 0.02",
+    ]
+    matplotlib.pyplot.close(figure)
+    unmeasured = summary.assign(mean_gpu_bytes=np.nan)
+    assert plots.tradeoff_figure(unmeasured, "hit_rate") is None
