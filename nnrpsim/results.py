@@ -89,14 +89,30 @@ def write_json(path: Path, document: dict) -> None:
     atomic_write(path, lambda p: p.write_text(json.dumps(document, indent=2, default=str) + "\n"))
 
 
+def _manifest_of(folder: Path) -> dict[str, Any]:
+    """A results folder's manifest as far as it can be read (empty where it cannot: what the
+    plots read of it, they do without)."""
+    try:
+        document = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return document if isinstance(document, dict) else {}
+
+
 def recorded_warmup_ms(folder: Path) -> float:
     """The study's warm-up as its manifest records it (0 if it cannot tell: the plots that
     shade it are drawn all the same)."""
     try:
-        manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-        return float(manifest["scenario"]["study"]["warmup"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return float(_manifest_of(folder)["scenario"]["study"]["warmup"])
+    except (ValueError, KeyError, TypeError):
         return 0.0
+
+
+def recorded_status(folder: Path) -> str | None:
+    """How the study ended, as its manifest records it (``complete``, or how it was
+    interrupted); None if it cannot tell."""
+    status = _manifest_of(folder).get("status")
+    return status if isinstance(status, str) else None
 
 
 def _recorded(manifest: Path) -> dict[str, Any]:

@@ -528,6 +528,14 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
         plot.unlink()
     assert main(["plot", str(out)]) == 0
     assert (out / "plots/hit_rate_vs_ttl.png").stat().st_size > 1000
+    assert capsys.readouterr().err == ""  # a complete study's plots: nothing to warn of
+    # a study interrupted after its summary: the plots of its finished runs, said to be so
+    manifest = json.loads((out / "manifest.json").read_text())
+    (out / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted (x)"}))
+    assert main(["plot", str(out)]) == 0
+    assert capsys.readouterr().err == (
+        f"warning: {out}: study interrupted (x); the plots show its finished runs only\n"
+    )
     assert main(["plot", str(tmp_path / "empty")]) == 2
     assert "holds no summary.parquet" in capsys.readouterr().err
     (out / "summary.parquet").write_bytes(b"damaged")
