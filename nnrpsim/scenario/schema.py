@@ -522,5 +522,6 @@ def _full_places(short_keys: dict[str, str]) -> dict[str, str]:
 
 
 FULL_PLACES = _full_places(SHORT_KEYS)
-"""What a scenario's top level is told for a key the legends and the summary name it by:
-``--set ttl_fraction=0.3`` means ``host_policy.ttl_fraction``."""
+"""Where the keys the legends and the summary name by short names sit in full: an unknown key
+that is one of those names (``--set ttl_fraction=0.3``, or ``topology.ttl_fraction``) is
+pointed there (``host_policy.ttl_fraction``)."""
