@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .checks import StudyWarning, study_warnings
+from .interrupts import interrupts_deferred
 from .plots import plot_study
 from .results import ResultStore, run_table, summarize
 from .run_progress import shown, study_bar
@@ -80,14 +81,15 @@ def run(
             status = "interrupted: a worker process died (rerun with --resume)"
             pool = None  # (it runs nothing more: the plots are drawn here)
         finally:
-            bar.close()
-            meta = {
-                "status": status,
-                "executor": executor,
-                "jobs": jobs,
-                "wall_s": time.perf_counter() - started,
-            }
-            summary, runs, series, kinds = store.finalize(meta)
+            with interrupts_deferred():  # (a second Ctrl-C waits for the finished runs' summary)
+                bar.close()
+                meta = {
+                    "status": status,
+                    "executor": executor,
+                    "jobs": jobs,
+                    "wall_s": time.perf_counter() - started,
+                }
+                summary, runs, series, kinds = store.finalize(meta)
         plots = plot_study(path, pool) if not summary.empty else []
     told = study_warnings(points, runs, summary, series)
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)

@@ -547,7 +547,7 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
         nnrpsim.ScenarioError, match=r"summary\.parquet: no such file \(run a study"
     ):
         nnrpsim.plot_study(tmp_path / "empty")  # the API, which no command checked first
-    # an interrupted study: its finished runs, no summary yet (a second Ctrl-C stops that too)
+    # an interrupted study: its finished runs, no summary yet (a third Ctrl-C stops that)
     (out / "summary.parquet").unlink()
     assert main(["plot", str(out)]) == 2
     assert capsys.readouterr().err == (
