@@ -173,7 +173,7 @@ def test_labels_in_a_heap_at_the_origin_stay_within_the_axes(drawn):
     """Points of three lines that hold nothing lie at the origin, where the axes begin: the
     places beside it left of the y axis or below the x axis are outside, and the one inside
     went to the first label. The others sent their labels across the y axis; now they go a
-    line farther up, each clear of the others."""
+    line or two farther up, each clear of the others."""
     heap = _summary(
         (BUDGET, SESSIONS),
         """
