@@ -185,8 +185,8 @@ def _plot(args: argparse.Namespace) -> str:
 
     from .display_units import counted
     from .paths import NO_SUCH_FILE, file_problem
-    from .plots import plot_study
-    from .results import finished_runs, recorded_status
+    from .plots import draw_study
+    from .results import finished_runs, unfinished_study_note
 
     folder = Path(args.results)
     if problem := file_problem(folder / "summary.parquet"):
@@ -199,12 +199,9 @@ def _plot(args: argparse.Namespace) -> str:
         if problem == NO_SUCH_FILE:
             raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")
         raise UsageError(f"results: cannot read {folder / 'summary.parquet'}: {problem}")
-    written = plot_study(folder)
-    if (status := recorded_status(folder)) not in (None, "complete"):
-        print(
-            f"warning: {folder}: study {status}; the plots show its finished runs only",
-            file=sys.stderr,
-        )
+    written = draw_study(folder, None)
+    if note := unfinished_study_note(folder):
+        print(f"warning: {note}", file=sys.stderr)
     return "\n".join(str(path) for path in written) or "nothing to plot"
 
 

@@ -115,6 +115,14 @@ def recorded_status(folder: Path) -> str | None:
     return status if isinstance(status, str) else None
 
 
+def unfinished_study_note(folder: Path) -> str | None:
+    """What to say beside the plots of a study its manifest records as not complete (they
+    show its finished runs only); None for a complete study, or one that cannot tell."""
+    if (status := recorded_status(folder)) in (None, "complete"):
+        return None
+    return f"{folder}: study {status}; the plots show its finished runs only"
+
+
 def _recorded(manifest: Path) -> dict[str, Any]:
     """A results folder's manifest, with the scenario hash ``--resume`` checks against."""
     try:

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .checks import StudyWarning, study_warnings
 from .interrupts import interrupts_deferred
-from .plots import plot_study
+from .plots import draw_study
 from .results import ResultStore, run_table, summarize
 from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
@@ -90,7 +90,7 @@ def run(
                     "wall_s": time.perf_counter() - started,
                 }
                 summary, runs, series, kinds = store.finalize(meta)
-        plots = plot_study(path, pool) if not summary.empty else []
+        plots = draw_study(path, pool) if not summary.empty else []
     told = study_warnings(points, runs, summary, series)
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -23,9 +24,10 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
+from ..checks import StudyWarning
 from ..display_units import bytes_scale, key_scale, value_text
 from ..metrics import METRICS, UNITS
-from ..results import read_table, recorded_warmup_ms, swept_columns
+from ..results import read_table, recorded_warmup_ms, swept_columns, unfinished_study_note
 from ..scenario.schema import SHORT_KEYS
 from .axes import geometric_middle, log_scale, spans_decades, within_range
 from .placement import MAX_SHARED_LABELS, first_to_last, label_points, place_legend
@@ -273,10 +275,20 @@ def plot_study(results: str | Path, pool: ProcessPoolExecutor | None = None) -> 
     """Draw every figure the study's saved results support; returns the files written.
     ``pool``: worker processes to draw the figures on, each apart (a study's own workers,
     once its runs are done: drawing takes 0.2 s a file and more); else one after another.
-    Not threads: pyplot draws one figure at a time in a process."""
+    Not threads: pyplot draws one figure at a time in a process. The plots of a study its
+    manifest records as interrupted come with a :class:`~nnrpsim.checks.StudyWarning`: they
+    show its finished runs only."""
     if pool is not None and not isinstance(pool, ProcessPoolExecutor):
         raise TypeError(f"pool: a ProcessPoolExecutor or None, got {type(pool).__name__}")
-    results = Path(results)
+    written = draw_study(Path(results), pool)
+    if note := unfinished_study_note(Path(results)):
+        warnings.warn(note, StudyWarning, stacklevel=2)
+    return written
+
+
+def draw_study(results: Path, pool: ProcessPoolExecutor | None) -> list[Path]:
+    """:func:`plot_study`'s drawing, without its word on how the study ended: a study just run
+    says that in its own result, and the command line as one line of its own."""
     summary = read_table(results / "summary.parquet", required=NEEDED_SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
     series = (

@@ -8,6 +8,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from concurrent.futures import ProcessPoolExecutor
 
 import matplotlib.image
@@ -153,11 +154,11 @@ def test_same_numbers_and_plots_whatever_the_job_count(tmp_path, small_yaml, mon
 
     pools = []
 
-    def plot_recording_its_pool(path, pool=None):
+    def plot_recording_its_pool(path, pool):
         pools.append(pool)
-        return nnrpsim.plot_study(path, pool)
+        return nnrpsim.plots.draw_study(path, pool)
 
-    monkeypatch.setattr(nnrpsim.study, "plot_study", plot_recording_its_pool)
+    monkeypatch.setattr(nnrpsim.study, "draw_study", plot_recording_its_pool)
     one = nnrpsim.run(small_yaml, out=tmp_path / "one", jobs=1, progress=False)
     two = nnrpsim.run(small_yaml, out=tmp_path / "two", jobs=2, progress=False)
     assert pools[0] is None and isinstance(pools[1], ProcessPoolExecutor)
@@ -529,13 +530,18 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     assert main(["plot", str(out)]) == 0
     assert (out / "plots/hit_rate_vs_ttl.png").stat().st_size > 1000
     assert capsys.readouterr().err == ""  # a complete study's plots: nothing to warn of
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", nnrpsim.StudyWarning)
+        nnrpsim.plot_study(out)  # (the API neither)
     # a study interrupted after its summary: the plots of its finished runs, said to be so
     manifest = json.loads((out / "manifest.json").read_text())
     (out / "manifest.json").write_text(json.dumps({**manifest, "status": "interrupted (x)"}))
     assert main(["plot", str(out)]) == 0
-    assert capsys.readouterr().err == (
-        f"warning: {out}: study interrupted (x); the plots show its finished runs only\n"
-    )
+    said = f"{out}: study interrupted (x); the plots show its finished runs only"
+    assert capsys.readouterr().err == f"warning: {said}\n"  # (once, as one line)
+    with pytest.warns(nnrpsim.StudyWarning) as told:  # a notebook's redraw is told too
+        assert nnrpsim.plot_study(out)
+    assert [str(warning.message) for warning in told] == [said]
     assert main(["plot", str(tmp_path / "empty")]) == 2
     assert "holds no summary.parquet" in capsys.readouterr().err
     (out / "summary.parquet").write_bytes(b"damaged")
