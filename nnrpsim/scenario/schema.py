@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Iterator
 from typing import Annotated, Literal, get_args, get_origin
 
@@ -446,15 +447,30 @@ REQUIRED = object()
 
 
 def describe() -> list[tuple[str, object, str]]:
-    """Every scenario key as (dotted key, default or :data:`REQUIRED`, help text)."""
+    """Every scenario key as (dotted key, default or :data:`REQUIRED`, help text); the help
+    of a key with a fixed set of values names them, unless it does already."""
     return [
         (
             key,
             REQUIRED if info.is_required() else info.get_default(call_default_factory=True),
-            info.description or "",
+            _with_choices(info.description or "", _choices(info.annotation)),
         )
         for key, info in _leaves(Scenario)
     ]
+
+
+def _choices(annotation: object) -> tuple[str, ...]:
+    """The values a key, its items or its mapping's keys must be one of, as a Literal says."""
+    if get_origin(annotation) is Literal:
+        return get_args(annotation)
+    return next((found for arg in get_args(annotation) if (found := _choices(arg))), ())
+
+
+def _with_choices(text: str, choices: tuple[str, ...]) -> str:
+    words = set(re.findall(r"\w+", text))
+    if not choices or words.issuperset(choices):
+        return text
+    return f"{text} Choices: {', '.join(choices)}."
 
 
 _PARSED_AS = {

@@ -564,6 +564,23 @@ def test_keys_lists_every_field_with_help(capsys):
         assert key in out
 
 
+def test_keys_names_the_values_a_key_takes(capsys):
+    """A key of a fixed set of values lists them, as the error for any other value does: the
+    routing rules were in no help text, and ``keys hash`` found nothing. A help that names
+    them all (``engine``'s) is left as it is."""
+    helps = {key: text for key, _, text in describe()}
+    for key in ("topology.routing", "topology.eviction", "host_policy.name", "engine"):
+        with pytest.raises(ScenarioError) as refused:
+            load_scenario(ROOT / "scenarios/quickstart.yaml", [f"{key}=bogus"])
+        accepted = re.findall(r"'(\w+)'", str(refused.value))
+        listed = re.findall(r"Choices: (.*)\.$", helps[key])
+        assert listed == ([] if key == "engine" else [", ".join(accepted)]), key
+        assert all(re.search(rf"\b{value}\b", helps[key]) for value in accepted), key
+    assert helps["workload.objects.shared_kinds"].endswith(", structured_event_schema.")
+    assert main(["keys", "least_sessions"]) == 0
+    assert capsys.readouterr().out.split()[0] == "topology.routing"
+
+
 def test_keys_with_a_word_lists_the_keys_that_mention_it(capsys):
     """Its name or its help, in any case: ``keys ttl`` finds the lease TTL's keys, and a
     renewal's rule whose help speaks of the TTL; a word nothing mentions is an error."""
