@@ -10,7 +10,7 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from . import __version__
@@ -280,13 +280,40 @@ def _add_scenario_commands(commands) -> None:
     keys.set_defaults(handler=_keys)
 
 
+DESCRIPTION = (
+    "A discrete-event simulator of the NNRP/1 cache capability and lease protocol:\n"
+    "run scenario studies, check them first, redraw their plots, list the scenario\n"
+    "keys, and encode or decode cache frames."
+)
+EPILOG = (
+    "start with: nnrpsim run scenarios/quickstart.yaml\n"
+    "each command's options: nnrpsim COMMAND --help"
+)
+
+
+def _command_needed(names: list[str], prog: str) -> Callable[[argparse.Namespace], str]:
+    """The handler of a parser given none of its commands ``names``: argparse would name its
+    ``dest`` (``required: frames_command``) where the reader needs the commands."""
+    listed = f"{', '.join(names[:-1])} or {names[-1]}"
+
+    def refuse(args: argparse.Namespace) -> str:
+        raise UsageError(f"{prog}: a command is required: {listed} ({prog} --help)")
+
+    return refuse
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="nnrpsim", description=__doc__.splitlines()[0])
+    parser = _Parser(
+        prog="nnrpsim",
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     parser.add_argument("--version", action=_Version)
-    commands = parser.add_subparsers(dest="command", required=True, parser_class=_Parser)
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     frames = commands.add_parser("frames", help="encode and decode NNRP/1 cache frames")
-    frame_commands = frames.add_subparsers(dest="frames_command", required=True)
+    frame_commands = frames.add_subparsers(dest="frames_command", metavar="COMMAND")
     decode = frame_commands.add_parser("decode", help="decode a packet (or a bare block) as JSON")
     decode.add_argument("--block", choices=sorted(BLOCKS), help="decode a bare block, no header")
     decode.add_argument("hex", help="the bytes as hexadecimal (whitespace allowed)")
@@ -295,7 +322,9 @@ def build_parser() -> argparse.ArgumentParser:
     encode.add_argument("block", choices=sorted(BLOCKS), help="the block to encode")
     encode.add_argument("json", help="field values, e.g. '{\"object_kind\": 7, ...}'")
     encode.set_defaults(handler=_frames_encode)
+    frames.set_defaults(handler=_command_needed(list(frame_commands.choices), "nnrpsim frames"))
     _add_scenario_commands(commands)
+    parser.set_defaults(handler=_command_needed(list(commands.choices), "nnrpsim"))
     return parser
 
 

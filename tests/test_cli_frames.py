@@ -75,7 +75,10 @@ def test_encode_prints_hex_that_decodes_back(capsys):
         (["frames", "encode", "orb", "[1]"], "error: json: must be an object"),
         (["frames", "encode", "cache-ack", '{"status": 9}'], "error: cache_namespace: missing"),
         (["frames", "encode", "bogus", "{}"], "error: argument block: invalid choice"),
-        (["frames"], "error: the following arguments are required"),
+        # no command: the commands by name, not argparse's dest (``required: frames_command``)
+        (["frames"], "error: nnrpsim frames: a command is required: decode or encode ("),
+        ([], "error: nnrpsim: a command is required: frames, run, validate, plot or keys ("),
+        (["bogus"], "error: argument COMMAND: invalid choice: 'bogus'"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):

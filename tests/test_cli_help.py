@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+import pytest
+
 from nnrpsim.cli import build_parser
 
 
@@ -24,3 +26,17 @@ def test_every_argument_of_every_command_says_what_it_is_for():
         if not action.help and not isinstance(action, argparse._SubParsersAction)
     ]
     assert undocumented == []
+
+
+def test_the_help_says_what_nnrpsim_is_and_where_to_start(capsys):
+    """It gave the module's first docstring line (``nnrpsim`` command line: a thin shell over
+    the public Python API), markup included, which told a newcomer nothing."""
+    from nnrpsim.cli import main
+
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "simulator of the NNRP/1 cache capability and lease protocol" in out
+    assert "``" not in out and "nnrpsim run scenarios/quickstart.yaml" in out
+    assert max(len(line) for line in out.splitlines()) <= 80  # (a terminal's width)
