@@ -237,6 +237,13 @@ def _keys(args: argparse.Namespace) -> str:
     return "\n".join(f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows)
 
 
+def _command(
+    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, what: str
+) -> argparse.ArgumentParser:
+    """A command, whose own ``--help`` opens with what the commands' list says of it."""
+    return commands.add_parser(name, help=what, description=f"{what[0].upper()}{what[1:]}.")
+
+
 def _add_set_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--set",
@@ -248,7 +255,7 @@ def _add_set_option(command: argparse.ArgumentParser) -> None:
 
 
 def _add_scenario_commands(commands) -> None:
-    run = commands.add_parser("run", help="run a study: every sweep point, every replication")
+    run = _command(commands, "run", "run a study: every sweep point, every replication")
     run.add_argument("scenario", help="a scenario YAML file")
     run.add_argument("--out", help="results folder (default results/<study name>)")
     _add_set_option(run)
@@ -266,14 +273,14 @@ def _add_scenario_commands(commands) -> None:
     run.add_argument("--resume", action="store_true", help="skip runs already finished")
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
-    validate = commands.add_parser("validate", help="check a scenario without running it")
+    validate = _command(commands, "validate", "check a scenario without running it")
     validate.add_argument("scenario", help="a scenario YAML file")
     _add_set_option(validate)
     validate.set_defaults(handler=_validate)
-    plot = commands.add_parser("plot", help="redraw the plots of a results folder")
+    plot = _command(commands, "plot", "redraw the plots of a results folder")
     plot.add_argument("results", help="a results folder written by run (its summary.parquet)")
     plot.set_defaults(handler=_plot)
-    keys = commands.add_parser("keys", help="list every scenario key with its default and help")
+    keys = _command(commands, "keys", "list every scenario key with its default and help")
     keys.add_argument(
         "word", nargs="?", help="only the keys whose name or help mentions it (any case)"
     )
@@ -312,13 +319,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action=_Version)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
-    frames = commands.add_parser("frames", help="encode and decode NNRP/1 cache frames")
+    frames = _command(commands, "frames", "encode and decode NNRP/1 cache frames")
     frame_commands = frames.add_subparsers(dest="frames_command", metavar="COMMAND")
-    decode = frame_commands.add_parser("decode", help="decode a packet (or a bare block) as JSON")
+    decode = _command(frame_commands, "decode", "decode a packet (or a bare block) as JSON")
     decode.add_argument("--block", choices=sorted(BLOCKS), help="decode a bare block, no header")
     decode.add_argument("hex", help="the bytes as hexadecimal (whitespace allowed)")
     decode.set_defaults(handler=lambda a: json.dumps(_jsonable(_frames_decode(a))))
-    encode = frame_commands.add_parser("encode", help="encode a bare block from JSON, print hex")
+    encode = _command(frame_commands, "encode", "encode a bare block from JSON, print hex")
     encode.add_argument("block", choices=sorted(BLOCKS), help="the block to encode")
     encode.add_argument("json", help="field values, e.g. '{\"object_kind\": 7, ...}'")
     encode.set_defaults(handler=_frames_encode)

@@ -40,3 +40,13 @@ def test_the_help_says_what_nnrpsim_is_and_where_to_start(capsys):
     assert "simulator of the NNRP/1 cache capability and lease protocol" in out
     assert "``" not in out and "nnrpsim run scenarios/quickstart.yaml" in out
     assert max(len(line) for line in out.splitlines()) <= 80  # (a terminal's width)
+
+
+def test_each_commands_help_opens_with_what_it_does():
+    """``nnrpsim run --help`` began with its usage and no word of what ``run`` does."""
+    parser = build_parser()
+    commands = [(prog, child) for prog, child in _commands(parser) if child is not parser]
+    assert len(commands) == 7
+    for prog, child in commands:
+        assert child.description and child.description[0].isupper(), prog
+        assert child.description in child.format_help(), prog
