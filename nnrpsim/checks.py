@@ -11,8 +11,10 @@ from pathlib import Path
 import pandas as pd
 
 from .display_units import key_scale, points_text
+from .metrics import METRICS
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .protocol.packet import inline_object_bytes
+from .results import swept_columns
 from .runner import model_config
 from .scenario import Point
 from .scenario.schema import Arrivals, Study, Trace
@@ -33,6 +35,7 @@ def study_warnings(
     vector = [point for point in points if point.scenario.engine == "vector"]
     return [
         *violation_warnings(summary),
+        *unmoved_key_warnings(summary),
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
         *log_span_advice(points, len(points)),
@@ -230,6 +233,42 @@ def failure_warnings(runs: pd.DataFrame) -> list[str]:
         f"warning: {points}: {len(failed)} of {len(runs)} runs failed, the first with "
         f"{failed['error'].iloc[0]!r}; manifest.json lists each, and --resume runs them again"
     ]
+
+
+def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
+    """A warning for each swept key whose values gave the same numbers wherever the other
+    swept keys stood (their runs draw the same random numbers, so a key that changes the
+    runs at all changes some number): nothing it sets reached the runs, or its range never
+    binds. Its flat curve would read as "it does not matter" where another key fixed it. A
+    key that moves the numbers somewhere (a TTL beside a ``never`` baseline) is not named."""
+    done = summary[summary["failures"] == 0] if "failures" in summary else summary
+    metrics = [metric for metric in METRICS if metric in done]
+    if len(done) < 2 or not metrics:
+        return []
+    swept = swept_columns(summary)
+    labels = done[swept].astype(str)  # (a swept list of kinds is no group key)
+    unmoved = []
+    for key in swept:
+        others = [other for other in swept if other != key]
+        groups = [rows for _, rows in labels.groupby(others, sort=False)] if others else [labels]
+        compared = [rows.index for rows in groups if rows[key].nunique() > 1]
+        if compared and all(_alike(done.loc[rows, metrics]) for rows in compared):
+            unmoved.append(key)
+    if not unmoved:
+        return []
+    whose = "its" if len(unmoved) == 1 else "each one's"
+    return [
+        f"warning: {', '.join(unmoved)}: {whose} values "
+        "gave the same numbers wherever the other swept keys stood: nothing it sets reached "
+        "the runs (another key fixes it, as host_policy.ttl_hint does the TTL a ttl_fraction "
+        "asks for, or the engine ignores it, as the vector engine does a link's timing) or its "
+        "range never binds (a GPU budget that never fills)"
+    ]
+
+
+def _alike(rows: pd.DataFrame) -> bool:
+    """Whether the rows are equal, column by column (NaN as NaN: a vector run's latency)."""
+    return bool(rows.nunique(dropna=False).le(1).all())
 
 
 def violation_warnings(summary: pd.DataFrame) -> list[str]:

@@ -1,0 +1,97 @@
+"""A swept key whose values changed no number is named after the run: a TTL sweep under a
+fixed ``ttl_hint`` gave five equal points, a flat curve that read as "the TTL does not
+matter", with no word that the hint had replaced the fraction."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pandas as pd
+
+import nnrpsim
+from nnrpsim.checks import StudyWarning, unmoved_key_warnings
+from tests.conftest import SMALL_STUDY
+
+TTL, RATE = "host_policy.ttl_fraction", "workload.invalidations.rate_per_s"
+
+
+def _study(**sections) -> dict:
+    """The small study (four points: two TTL fractions by two invalidation rates), one
+    replication, with ``sections`` merged in."""
+    study = {**SMALL_STUDY, "study": {**SMALL_STUDY["study"], "replications": 1}}
+    for name, values in sections.items():
+        study[name] = {**study.get(name, {}), **values}
+    return study
+
+
+def _told(study: dict) -> list[str]:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StudyWarning)
+        nnrpsim.sweep(study, progress=False)
+    return [str(w.message) for w in caught if issubclass(w.category, StudyWarning)]
+
+
+def test_a_ttl_sweep_under_a_fixed_hint_is_named():
+    told = [line for line in _told(_study(host_policy={"ttl_hint": "10s"})) if "same" in line]
+    assert told == [
+        f"{TTL}: its values gave the same numbers wherever the other swept keys stood: nothing "
+        "it sets reached the runs (another key fixes it, as host_policy.ttl_hint does the TTL a "
+        "ttl_fraction asks for, or the engine ignores it, as the vector engine does a link's "
+        "timing) or its range never binds (a GPU budget that never fills)"
+    ]
+
+
+def test_keys_that_move_the_numbers_are_not_named():
+    """The small study's TTLs and invalidation rates each move its hit rate."""
+    assert not [line for line in _told(_study()) if "same numbers" in line]
+
+
+def _summary(rows: list[tuple], metrics: dict[str, list[float]]) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=["point", "host_policy.name", TTL])
+    frame["replications"], frame["failures"] = 1, 0
+    return frame.assign(**metrics)
+
+
+POLICIES_BY_TTLS = [
+    (0, "best_practice", 0.25),
+    (1, "best_practice", 0.75),
+    (2, "never", 0.25),
+    (3, "never", 0.75),
+]
+
+
+def test_a_key_that_moves_the_numbers_somewhere_is_not_named():
+    """Beside a ``never`` baseline (whose points the TTL cannot move) the TTL moves the
+    caching policy's: not named. The policy moves every number: not named either."""
+    moved = _summary(POLICIES_BY_TTLS, {"hit_rate": [0.4, 0.6, 0.0, 0.0]})
+    assert unmoved_key_warnings(moved) == []
+    flat = _summary(POLICIES_BY_TTLS, {"hit_rate": [0.4, 0.4, 0.0, 0.0]})
+    assert unmoved_key_warnings(flat)[0].startswith(f"warning: {TTL}: its values")
+
+
+def test_nan_is_alike_and_failed_points_are_left_out():
+    """A vector run's latency is NaN at every point (equal, not different); a point whose
+    runs all failed has no numbers to compare."""
+    nan = np.nan
+    summary = _summary(
+        POLICIES_BY_TTLS, {"hit_rate": [0.4, 0.4, 0.0, nan], "p99_latency_ms": [nan] * 4}
+    )
+    assert unmoved_key_warnings(summary) == []  # point 3's NaN hit rate differs from 0
+    summary.loc[3, "failures"] = 1
+    (line,) = unmoved_key_warnings(summary)  # (the TTL alone: the policy moved the rest)
+    assert line.startswith(f"warning: {TTL}: its values")
+
+
+def test_keys_that_vary_together_are_not_judged():
+    """A zip sweep's keys move together: neither is ever compared with the other still."""
+    rows = [(0, "best_practice", 0.25), (1, "never", 0.75)]
+    assert unmoved_key_warnings(_summary(rows, {"hit_rate": [0.0, 0.0]})) == []
+
+
+def test_a_link_swept_on_the_vector_engine_is_named():
+    """The vector engine has no network timing: its links' latencies move nothing."""
+    study = {**_study(), "engine": "vector"}
+    study["sweep"] = {"grid": {"topology.link.latency": ["1ms", "5ms"], RATE: [0, 0.02]}}
+    (line,) = [line for line in _told(study) if "same numbers" in line]
+    assert line.startswith("topology.link.latency: its values")
