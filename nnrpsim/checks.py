@@ -101,6 +101,39 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
     return warnings
 
 
+UNTIMED_ON_VECTOR = (
+    "topology.link",
+    "topology.link.latency",
+    "topology.link.bandwidth",
+    "topology.link.retransmit_timeout",
+    "topology.per_operation_cost",
+    "topology.per_inline_byte_cost",
+    "topology.per_put_byte_cost",
+    "topology.server_workers",
+)
+"""Keys of the network's and the servers' timing: the vector engine has neither (a link's loss
+it refuses)."""
+
+
+def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
+    """Before a run: a warning for each swept key that some ``points`` (of ``of_points``) give
+    no say, their own settings having fixed what it sets; after a run,
+    :func:`unmoved_key_warnings` finds any such key by its numbers."""
+    advice: dict[str, list[int]] = {}
+    for point in points:
+        scenario = point.scenario
+        for key in point.params:
+            if key == "host_policy.ttl_fraction" and scenario.host_policy.ttl_hint is not None:
+                reason = "host_policy.ttl_hint is set, and a fixed hint replaces the fraction"
+            elif key in UNTIMED_ON_VECTOR and scenario.engine == "vector":
+                reason = "the vector engine has no network or processing time"
+            else:
+                continue
+            text = f"{key} is swept, but {reason}: its values change nothing there"
+            advice.setdefault(text, []).append(point.index)
+    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
+
+
 def link_advice(points: list[Point], of_points: int) -> list[str]:
     """Before a run: a warning for each set of DES ``points`` (of ``of_points``) whose links
     could not carry every body inline: unless caching keeps enough of those bytes off, the

@@ -11,7 +11,8 @@ import pandas as pd
 
 import nnrpsim
 from nnrpsim.checks import StudyWarning, unmoved_key_warnings
-from tests.conftest import SMALL_STUDY
+from nnrpsim.cli import main
+from tests.conftest import SMALL_STUDY, write_yaml
 
 TTL, RATE = "host_policy.ttl_fraction", "workload.invalidations.rate_per_s"
 
@@ -95,3 +96,27 @@ def test_a_link_swept_on_the_vector_engine_is_named():
     study["sweep"] = {"grid": {"topology.link.latency": ["1ms", "5ms"], RATE: [0, 0.02]}}
     (line,) = [line for line in _told(study) if "same numbers" in line]
     assert line.startswith("topology.link.latency: its values")
+
+
+def _validate(tmp_path, capsys, study: dict, *overrides: str) -> list[str]:
+    path = write_yaml(tmp_path, study)
+    assert main(["validate", str(path), *(f"--set={o}" for o in overrides)]) == 0
+    return [line for line in capsys.readouterr().err.splitlines() if "is swept" in line]
+
+
+def test_validate_names_a_swept_key_the_points_give_no_say(tmp_path, capsys):
+    """Before anything runs: a fixed hint replaces the fraction; the vector engine has no
+    timing. Only the points where it holds are named; a key with a say is not."""
+    assert _validate(tmp_path, capsys, _study()) == []
+    told = _validate(tmp_path, capsys, _study(), "sweep.grid.host_policy.ttl_hint=[null, 5s]")
+    assert told == [
+        "warning: points 1, 3, 5, 7: host_policy.ttl_fraction is swept, but "
+        "host_policy.ttl_hint is set, and a fixed hint replaces the fraction: its values "
+        "change nothing there"
+    ]
+    vector = {**_study(), "engine": "vector"}
+    told = _validate(tmp_path, capsys, vector, "sweep.grid.topology.server_workers=[1, 2]")
+    assert told == [
+        "warning: all points: topology.server_workers is swept, but the vector engine has no "
+        "network or processing time: its values change nothing there"
+    ]
