@@ -206,28 +206,12 @@ def _plot(args: argparse.Namespace) -> str:
 
 
 def _keys(args: argparse.Namespace) -> str:
-    import yaml
-
-    from .display_units import value_text
+    from .display_units import scenario_text
     from .scenario.schema import REQUIRED, describe
-
-    def shown(key: str, default: object) -> str:
-        """A default as a scenario may write it: sizes, durations and rates with units, lists
-        and mappings in YAML's flow style."""
-        if default is REQUIRED:
-            return "required"
-        if default is None:
-            return "null"
-        if isinstance(default, bool | int | float):  # (a boolean as YAML writes it)
-            return value_text(key, default)
-        if isinstance(default, tuple | list | dict):
-            plain = list(default) if isinstance(default, tuple) else default
-            return yaml.safe_dump(plain, default_flow_style=True, width=1 << 16).strip()
-        return repr(default)
 
     word = (args.word or "").lower()
     rows = [
-        (key, shown(key, default), text)
+        (key, "required" if default is REQUIRED else scenario_text(key, default), text)
         for key, default, text in describe()
         if word in key.lower() or word in text.lower()
     ]

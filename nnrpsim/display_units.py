@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import yaml
 
 from .scenario.schema import KEY_UNITS
 
@@ -78,6 +79,19 @@ def about(expected: float) -> str:
     """An expected count as an estimate reads: to three significant figures, thousands
     separated (``~103,000 operations``; ``~103,499`` claimed a precision a mean has not)."""
     return f"~{float(f'{expected:.3g}'):,.0f}"
+
+
+def scenario_text(key: str, value: object) -> str:
+    """A scenario key's value as a scenario may write it: sizes, durations and rates with
+    units, lists and mappings in YAML's flow style, null and booleans as YAML writes them."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool | int | float):
+        return value_text(key, value)
+    if isinstance(value, tuple | list | dict):
+        plain = list(value) if isinstance(value, tuple) else value
+        return yaml.safe_dump(plain, default_flow_style=True, width=1 << 16).strip()
+    return repr(value)
 
 
 def points_text(indices: list[int]) -> str:

@@ -20,6 +20,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from . import __version__
+from .display_units import scenario_text
 from .metrics import KIND_METRICS, METRICS
 from .paths import NO_SUCH_FILE, file_problem
 from .runner import LONG_TABLES
@@ -123,6 +124,41 @@ def unfinished_study_note(folder: Path) -> str | None:
     return f"{folder}: study {status}; the plots show its finished runs only"
 
 
+MAX_CHANGES_SHOWN = 3
+"""Keys a refused ``--resume`` names of those that differ: enough to see which edit it was."""
+
+
+def scenario_changes(then: object, now: dict[str, Any]) -> list[str]:
+    """Each key whose value differs between a recorded scenario and this one, as
+    ``key: <value> there, <value> here`` (none if nothing was recorded)."""
+    if not isinstance(then, dict):
+        return []
+    before, after = _leaf_values(then), _leaf_values(now)
+    return [
+        f"{key}: {_written(key, before)} there, {_written(key, after)} here"
+        for key in dict.fromkeys([*after, *before])
+        if before.get(key, _MISSING) != after.get(key, _MISSING)
+    ]
+
+
+_MISSING = object()
+
+
+def _written(key: str, values: dict[str, Any]) -> str:
+    return scenario_text(key, values[key]) if key in values else "absent"
+
+
+def _leaf_values(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    """A scenario's values by dotted key (a mapping's entries each one of their own)."""
+    leaves: dict[str, Any] = {}
+    for name, value in document.items():
+        if isinstance(value, dict) and value:
+            leaves.update(_leaf_values(value, f"{prefix}{name}."))
+        else:
+            leaves[f"{prefix}{name}"] = value
+    return leaves
+
+
 def _recorded(manifest: Path) -> dict[str, Any]:
     """A results folder's manifest, with the scenario hash ``--resume`` checks against."""
     try:
@@ -166,10 +202,16 @@ class ResultStore:
         start_again = "choose another --out, or remove that folder to start again"
         previous = recorded["scenario_hash"]
         if previous != self.hash:
+            changes = scenario_changes(
+                recorded.get("scenario"), self.scenario.model_dump(mode="json")
+            )
+            what = "; ".join(changes[:MAX_CHANGES_SHOWN]) or f"{previous} != {self.hash}"
+            if len(changes) > MAX_CHANGES_SHOWN:
+                what += f"; and {len(changes) - MAX_CHANGES_SHOWN} more"
             raise ScenarioError(
                 "--resume",
-                f"{self.out} holds a different scenario ({previous} != {self.hash}; the file, "
-                f"--set or a new version's defaults changed it): {start_again}",
+                f"{self.out} holds a different scenario ({what}; the file, --set or a new "
+                f"version's defaults changed it): {start_again}",
             )
         recorded_inputs = recorded.get("inputs")
         for path, digest in self.inputs.items() if isinstance(recorded_inputs, dict) else ():

@@ -430,7 +430,26 @@ def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, caps
     assert (
         main(["run", str(small_yaml), "--out", str(out), "--resume", "--set", "study.seed=9"]) == 2
     )
-    assert "different scenario" in capsys.readouterr().err
+    # which keys changed, as a scenario writes them (it gave two hashes, which said nothing)
+    assert "holds a different scenario (study.seed: 4 there, 9 here; the file" in (
+        capsys.readouterr().err
+    )
+    changed = ["study.duration=1min", "topology.gpu_memory=2GiB", "sweep.grid.engine=[vector]"]
+    changed += ["workload.objects.shared_kinds={tool_schema: 1}"]
+    sets = [f"--set={change}" for change in changed]
+    assert main(["run", str(small_yaml), "--out", str(out), "--resume", *sets]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1
+    assert (
+        "holds a different scenario (study.duration: 40 s there, 60 s here; topology.gpu_memory: "
+        "8 GiB there, 2 GiB here; sweep.grid.engine: absent there, [vector] here; and 1 more; "
+    ) in err
+    # a manifest that recorded no scenario: its digest, all there is to go by
+    manifest = json.loads((out / "manifest.json").read_text())
+    del manifest["scenario"]
+    (out / "manifest.json").write_text(json.dumps(manifest))
+    assert main(["run", str(small_yaml), "--out", str(out), "--resume", sets[0]]) == 2
+    assert f"different scenario ({manifest['scenario_hash']} != " in capsys.readouterr().err
 
 
 def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys):
