@@ -17,7 +17,7 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
 from multiprocessing import get_context
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -43,6 +43,9 @@ from .scenario import Point, Scenario, ScenarioError
 from .scenario.per_scenario import once_per_scenario
 from .scenario.schema import Arrivals, Trace
 from .vector_run import vector_run
+
+if TYPE_CHECKING:  # (the dask extra: imported only where a study runs on it)
+    from distributed import Client
 
 EXECUTORS = ("local", "dask")
 SCHEDULER_TIMEOUT_S = 10
@@ -327,16 +330,22 @@ def execute(
     scheduler: str | None = None,
     pool: ProcessPoolExecutor | None = None,
     shares: RunShares | None = None,
+    client: Client | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Yield each task's result as it finishes (``jobs`` None: one per core; never more
     workers than tasks, and none started for no task). ``pool``: local workers to run them on
-    (:func:`local_workers`, given the same ``shares``), else the runs start their own.
-    ``shares``: where task i's share done goes, slot i (:mod:`nnrpsim.run_progress`)."""
+    (:func:`local_workers`, given the same ``shares``), else the runs start their own; so
+    ``client`` on Dask (:func:`dask_client`). ``shares``: where task i's share done goes, slot
+    i (:mod:`nnrpsim.run_progress`)."""
     check_execution(jobs, executor, scheduler)
     if not tasks:
         return
     if executor == "dask":
-        yield from _dask(tasks, workers_for(jobs, len(tasks)), scheduler, shares)
+        if client is not None:
+            yield from _dask(tasks, client, shares)
+        else:  # (a caller with no client of its own: one for these runs)
+            with dask_client(executor, jobs, scheduler, len(tasks)) as own:
+                yield from _dask(tasks, own, shares)
     elif pool is not None:
         yield from _on(pool, tasks, shares)
     else:
@@ -394,16 +403,22 @@ def _on(
             future.cancel()
 
 
-def _dask(
-    tasks: list[Task], jobs: int, scheduler: str | None, shares: RunShares | None
-) -> Iterator[dict[str, Any]]:
+@contextmanager
+def dask_client(
+    executor: str, jobs: int | None, scheduler: str | None, n_tasks: int
+) -> Iterator[Client | None]:
+    """A study's Dask client, connected before its folder is made (an unreachable scheduler is
+    bad input, refused with nothing written), on ``scheduler`` or a LocalCluster of
+    :func:`workers_for` workers on loopback; None for a local study, or one with no runs."""
+    if executor != "dask" or not n_tasks:
+        yield None
+        return
     from dask.distributed import Client, LocalCluster
-    from dask.distributed import as_completed as dask_completed
 
     cluster = None
     if scheduler is None:
         cluster = LocalCluster(
-            n_workers=jobs,
+            n_workers=workers_for(jobs, n_tasks),
             threads_per_worker=1,
             processes=True,
             dashboard_address=None,
@@ -416,16 +431,22 @@ def _dask(
     except ValueError as err:  # distributed's own parse of the address
         raise ScenarioError("--scheduler", f"not a scheduler address: {err}") from None
     try:
-        futures = client.map(run_task, tasks, pure=False)
-        slots = {future.key: slot for slot, future in enumerate(futures)}
-        completed = dask_completed(futures)
-        del futures  # (a future keeps its result on the cluster: each goes once it is read)
-        for future in completed:
-            slot = slots.pop(future.key)
-            if shares is not None:
-                shares.done(slot)
-            yield future.result()
+        yield client
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _dask(tasks: list[Task], client: Client, shares: RunShares | None) -> Iterator[dict[str, Any]]:
+    from dask.distributed import as_completed as dask_completed
+
+    futures = client.map(run_task, tasks, pure=False)
+    slots = {future.key: slot for slot, future in enumerate(futures)}
+    completed = dask_completed(futures)
+    del futures  # (a future keeps its result on the cluster: each goes once it is read)
+    for future in completed:
+        slot = slots.pop(future.key)
+        if shares is not None:
+            shares.done(slot)
+        yield future.result()

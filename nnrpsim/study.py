@@ -17,7 +17,14 @@ from .plots import draw_study
 from .results import ResultStore, run_table, summarize
 from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
-from .runner import check_execution, execute, local_workers, tasks_for, workers_for
+from .runner import (
+    check_execution,
+    dask_client,
+    execute,
+    local_workers,
+    tasks_for,
+    workers_for,
+)
 from .scenario import ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces, input_digests
 
@@ -66,15 +73,19 @@ def run(
         left = {task.point for task in tasks}  # (on --resume, the points with runs left)
         sizes = point_sizes([point for point in points if point.index in left])
         check_run_sizes(sizes, workers_for(jobs, len(tasks)))
-    store.make_folders()
-    # Whatever stops the loop early (Ctrl-C, a bad scheduler, a dead worker), the runs already
-    # written stay, and the manifest says the study is unfinished: --resume completes it.
+    # Whatever stops the loop early (Ctrl-C, a dead worker), the runs already written stay,
+    # and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
-    with local_workers(jobs, executor, len(tasks), shares) as pool:  # (the plots' workers too)
+    with (
+        bar,  # (closed, its line ended, if no scheduler answers)
+        local_workers(jobs, executor, len(tasks), shares) as pool,  # (the plots' workers too)
+        dask_client(executor, jobs, scheduler, len(tasks)) as client,
+    ):
+        store.make_folders()  # (once a scheduler was reached: nothing refuses the study now)
         try:
             with shown(bar, shares):
-                for result in execute(tasks, jobs, executor, scheduler, pool, shares):
+                for result in execute(tasks, jobs, executor, scheduler, pool, shares, client):
                     store.write(result)
             status = "complete"
         except BrokenProcessPool:

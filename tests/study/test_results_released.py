@@ -53,11 +53,12 @@ def test_dask_lets_each_future_go_once_its_result_is_read(monkeypatch):
         return made
 
     monkeypatch.setattr(distributed.Client, "map", recorded)
-    finished = runner._dask(tasks, 2, None, None)
-    for _ in range(len(tasks) - 1):
-        next(finished)
-    assert _finished_and_kept(futures) <= 2
-    assert len(list(finished)) == 1
+    with runner.dask_client("dask", 2, None, len(tasks)) as client:
+        finished = runner._dask(tasks, client, None)
+        for _ in range(len(tasks) - 1):
+            next(finished)
+        assert _finished_and_kept(futures) <= 2
+        assert len(list(finished)) == 1
 
 
 @pytest.mark.parametrize("batch", [1, 3])

@@ -250,6 +250,15 @@ def test_dask_local_cluster_gives_the_same_summary(tmp_path, small_yaml):
     local = nnrpsim.run(small_yaml, out=tmp_path / "local", jobs=1, progress=False)
     dask = nnrpsim.run(small_yaml, out=tmp_path / "dask", jobs=2, executor="dask", progress=False)
     pd.testing.assert_frame_equal(_metric_frame(local.summary), _metric_frame(dask.summary))
+    # the runner called with no client of its own connects one for its runs
+    from nnrpsim import runner
+
+    tasks = runner.tasks_for(sweep_points(nnrpsim.load_scenario(small_yaml)))[:2]
+    records = [result["record"] for result in runner.execute(tasks, 2, executor="dask")]
+    by_run = local.runs.set_index(["point", "replication"])["hit_rate"]
+    assert len(records) == 2
+    for record in records:
+        assert record["hit_rate"] == by_run[record["point"], record["replication"]]
 
 
 def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics(
@@ -939,33 +948,36 @@ def test_server_keys_reach_the_model():
     assert server.per_put_byte_ms == pytest.approx(4e-6)
 
 
-def test_unreachable_scheduler_is_one_line_and_keeps_the_folder_resumable(
+def test_unreachable_scheduler_is_one_line_and_writes_nothing(
     tmp_path, small_yaml, capsys, monkeypatch
 ):
+    """The scheduler is reached before the folder is made: a new study's folder is not made
+    (it was, with an empty study in it), and a resumed one's files stay as they were."""
     pytest.importorskip("dask.distributed")
     import nnrpsim.runner as runner
 
     monkeypatch.setattr(runner, "SCHEDULER_TIMEOUT_S", 1)
     out = tmp_path / "sched"
-    argv = [
-        "run",
-        str(small_yaml),
-        "--out",
-        str(out),
-        "--executor",
-        "dask",
-        "--scheduler",
-        "tcp://127.0.0.1:9",
-    ]
-    assert main([*argv, "--quiet"]) == 2
+    on_dask = ["--executor", "dask", "--scheduler", "tcp://127.0.0.1:9", "--quiet"]
+    argv = ["run", str(small_yaml), "--out", str(out)]
+    assert main([*argv, *on_dask]) == 2
     err = capsys.readouterr().err
     assert (
         err.startswith("error: --scheduler: cannot reach tcp://127.0.0.1:9")
         and err.count("\n") == 1
     )
-    manifest = json.loads((out / "manifest.json").read_text())
-    assert manifest["status"].startswith("interrupted") and manifest["runs"] == 0
-    assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    assert not out.exists()
+    # a study with a run left to do: resumed on the unreachable scheduler, it stays as it was
+    assert main([*argv, "--jobs", "1", "--quiet"]) == 0
+    capsys.readouterr()  # (the small study's warm-up warning)
+    for table in ("runs", "timeseries", "kinds"):
+        (out / table / "p0003-r001.arrow").unlink(missing_ok=True)
+    before = {path: path.read_bytes() for path in out.rglob("*") if path.is_file()}
+    assert main([*argv, "--resume", *on_dask]) == 2
+    assert capsys.readouterr().err.startswith("error: --scheduler: cannot reach")
+    assert {path: path.read_bytes() for path in out.rglob("*") if path.is_file()} == before
+    assert main([*argv, "--resume", "--jobs", "1", "--quiet"]) == 0
+    assert (out / "runs" / "p0003-r001.arrow").is_file()
 
 
 @pytest.mark.parametrize(
