@@ -513,23 +513,35 @@ MAX_OVER_TIME = 8
 eight do not read."""
 
 
+def _equal_series(mean: pd.DataFrame, column: str) -> list[tuple[list[int], pd.DataFrame]]:
+    """The sweep points of equal ``column`` series over time together (a ``never`` baseline
+    holds no memory at every budget: drawn apart, the last hid the others), in the order of
+    their first point, each with its series."""
+    equal: dict[bytes, tuple[list[int], pd.DataFrame]] = {}
+    for point, part in mean.groupby("point", sort=True):
+        signature = pd.util.hash_pandas_object(part[["time_ms", column]], index=False)
+        equal.setdefault(signature.to_numpy().tobytes(), ([], part))[0].append(int(point))
+    return list(equal.values())
+
+
 def _over_time(mean, summary, swept, folder, column, what, name, warmup_s) -> list[Path]:
     """``column`` (its :func:`_mean_over_runs`) against simulated time, a line per sweep point
-    (at most :data:`MAX_OVER_TIME`, spread over them); the warm-up, which no metric counts,
-    shaded."""
+    (points of equal series as one, named for them all; at most :data:`MAX_OVER_TIME` lines,
+    spread over them); the warm-up, which no metric counts, shaded."""
     factor, unit = 1.0, ""
     if column.endswith("bytes"):
         factor, unit = bytes_scale(mean[column].to_numpy())
         what = f"{what} ({unit})"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    points = sorted(mean["point"].unique())
-    drawn = _spread(points, MAX_OVER_TIME)
-    if len(drawn) < len(points):
-        _say_over(ax, [f"{len(drawn)} of the {len(points)} sweep points, spread over them"])
-    for point in drawn:
-        part = mean[mean["point"] == point]
-        row = summary[summary["point"] == point].iloc[0]
-        label = _describe(swept, [row[k] for k in swept]) or None
+    series = _equal_series(mean, column)
+    drawn = _spread(series, MAX_OVER_TIME)
+    shown, total = sum(len(points) for points, _ in drawn), mean["point"].nunique()
+    if shown < total:
+        _say_over(ax, [f"{shown} of the {total} sweep points, spread over them"])
+    values = summary.set_index("point")[swept]
+    for points, part in drawn:
+        combinations = [tuple(values.loc[point]) for point in points]
+        label = _name_lines(swept, combinations) if swept else None
         ax.plot(part["time_ms"] / 1000.0, part[column] / factor, label=label)
     if warmup_s:
         ax.axvspan(0, warmup_s, color="0.9", zorder=0, label="warm-up (not measured)")

@@ -1377,15 +1377,54 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(drawn):
     matplotlib.pyplot.close(fig)
     # over time, eight sweep points of the 150, spread over them, and the plot says so
     samples = pd.DataFrame(
-        [(point, t, 1.0) for point in grid["point"] for t in (0, 1000)],
+        [(point, t, float(point)) for point in grid["point"] for t in (0, 1000)],
         columns=["point", "time_ms", "held_bytes"],
-    )
+    )  # (no two series equal: equal ones are drawn as one)
     drawn.clear()
     plots._over_time(samples, grid, swept, None, "held_bytes", "held", "x", 0.0)
     (ax,) = drawn[0].axes
     rates_drawn = {line.get_label().split(", ")[1] for line in ax.lines}
     assert len(ax.lines) == plots.MAX_OVER_TIME and len(rates_drawn) > 1
     assert ax.get_title(loc="left") == "8 of the 150 sweep points, spread over them"
+
+
+def test_equal_series_over_time_are_drawn_once_named_for_all_of_them(drawn):
+    """A ``never`` baseline holds no memory at every budget: its lines, drawn one over
+    another, hid all but the last, and took three of the eight places, leaving a point of
+    nine out. Equal series are one line, named for them all, and count their points."""
+    from nnrpsim import plots
+
+    policies, budgets = ["never", "always"], [2.0**20, 2.0**24, 2.0**28]
+    summary = pd.DataFrame(
+        [(b, p) for p in policies for b in budgets],
+        columns=["topology.gpu_memory", "host_policy.name"],
+    )
+    summary.insert(0, "point", range(len(summary)))
+    swept = ["topology.gpu_memory", "host_policy.name"]
+    held = {p: 0.0 if name == "never" else 2.0**p for p, name in enumerate(summary[swept[1]])}
+    samples = pd.DataFrame(
+        [(p, t, held[p]) for p in summary["point"] for t in (0, 1000, 2000)],
+        columns=["point", "time_ms", "held_bytes"],
+    )
+    plots._over_time(samples, summary, swept, None, "held_bytes", "held", "x", 0.0)
+    (ax,) = drawn[0].axes
+    assert [line.get_label() for line in ax.lines] == [
+        "gpu_memory = 1 MiB, 16 MiB, 256 MiB,\nhost_policy.name = never: 3 equal lines",
+        "gpu_memory = 1 MiB, host_policy.name = always",
+        "gpu_memory = 16 MiB, host_policy.name = always",
+        "gpu_memory = 256 MiB, host_policy.name = always",
+    ]
+    assert ax.get_title(loc="left") == ""  # every point drawn
+    # more lines than places: the points of the lines drawn counted (the first drawn is of 3)
+    copies = [samples.assign(point=samples["point"] + 6 * k) for k in range(3)]
+    many = pd.concat(copies, ignore_index=True)
+    many.loc[many["point"] >= 6, "held_bytes"] += many["point"]  # (the copies' own series)
+    wide = pd.concat([summary.assign(point=summary["point"] + 6 * k) for k in range(3)])
+    drawn.clear()
+    plots._over_time(many, wide, swept, None, "held_bytes", "held", "x", 0.0)
+    (ax,) = drawn[0].axes
+    assert len(ax.lines) == plots.MAX_OVER_TIME
+    assert ax.get_title(loc="left") == "10 of the 18 sweep points, spread over them"
 
 
 def test_equal_lines_are_drawn_once_named_for_all_of_them(drawn):
