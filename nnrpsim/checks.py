@@ -280,12 +280,14 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
         return []
     swept = swept_columns(summary)
     labels = done[swept].astype(str)  # (a swept list of kinds is no group key)
+    # each point's numbers as one hash (a NaN as a NaN: a vector run's latency)
+    labels["numbers"] = pd.util.hash_pandas_object(done[metrics], index=False).to_numpy()
     unmoved = []
     for key in swept:
         others = [other for other in swept if other != key]
-        groups = [rows for _, rows in labels.groupby(others, sort=False)] if others else [labels]
-        compared = [rows.index for rows in groups if rows[key].nunique() > 1]
-        if compared and all(_alike(done.loc[rows, metrics]) for rows in compared):
+        groups = labels.groupby(others or (lambda _: 0), sort=False)  # (alone: one group)
+        varied = groups[key].nunique() > 1
+        if varied.any() and (groups["numbers"].nunique()[varied] == 1).all():
             unmoved.append(key)
     if not unmoved:
         return []
@@ -297,11 +299,6 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
         "asks for, or the engine ignores it, as the vector engine does a link's timing) or its "
         "range never binds (a GPU budget that never fills)"
     ]
-
-
-def _alike(rows: pd.DataFrame) -> bool:
-    """Whether the rows are equal, column by column (NaN as NaN: a vector run's latency)."""
-    return bool(rows.nunique(dropna=False).le(1).all())
 
 
 def violation_warnings(summary: pd.DataFrame) -> list[str]:

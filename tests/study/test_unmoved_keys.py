@@ -84,6 +84,15 @@ def test_nan_is_alike_and_failed_points_are_left_out():
     assert line.startswith(f"warning: {TTL}: its values")
 
 
+def test_a_key_swept_alone_is_judged_over_all_its_points():
+    summary = _summary(POLICIES_BY_TTLS[:2], {"hit_rate": [0.4, 0.4]}).drop(
+        columns="host_policy.name"
+    )
+    assert unmoved_key_warnings(summary)[0].startswith(f"warning: {TTL}: its values")
+    summary.loc[1, "hit_rate"] = 0.5
+    assert unmoved_key_warnings(summary) == []
+
+
 def test_keys_that_vary_together_are_not_judged():
     """A zip sweep's keys move together: neither is ever compared with the other still."""
     rows = [(0, "best_practice", 0.25), (1, "never", 0.75)]
