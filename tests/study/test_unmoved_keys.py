@@ -93,6 +93,24 @@ def test_a_key_swept_alone_is_judged_over_all_its_points():
     assert unmoved_key_warnings(summary) == []
 
 
+def test_a_key_that_moves_the_numbers_beside_a_null_is_not_named():
+    """A TTL hint swept as [null, 5 s]: at null the fraction moves the numbers, at 5 s it
+    cannot. The null points' group was dropped (pandas leaves missing keys out of a group
+    by), and the fraction named as moving nothing."""
+    nan = np.nan
+    summary = pd.DataFrame(
+        {
+            "point": range(4),
+            TTL: [0.25, 0.25, 0.75, 0.75],
+            "host_policy.ttl_hint": [nan, 5000.0, nan, 5000.0],
+            "replications": 1,
+            "failures": 0,
+            "hit_rate": [0.50, 0.49, 0.58, 0.49],
+        }
+    )
+    assert unmoved_key_warnings(summary) == []
+
+
 def test_keys_that_vary_together_are_not_judged():
     """A zip sweep's keys move together: neither is ever compared with the other still."""
     rows = [(0, "best_practice", 0.25), (1, "never", 0.75)]
