@@ -321,9 +321,16 @@ def _figures(
     """Every figure of a study's tables, in the order ``plot_study`` returns their files."""
     swept = swept_columns(summary)
     figures: list[Drawing] = []
-    for key in [k for k in swept if _is_numeric(summary, k)]:
+    numeric = [k for k in swept if _is_numeric(summary, k)]
+    # the TTL's plots are named for it, unless both TTL keys are swept (one file each)
+    ttl_stem = "ttl" if len(set(numeric) & set(TTL_KEYS)) == 1 else None
+    for key in numeric:
         if key in TTL_KEYS:
-            named = [("hit_rate", "hit_rate_vs_ttl")]
+            stem = ttl_stem or key.replace(".", "_")
+            named = [
+                ("hit_rate", f"hit_rate_vs_{stem}"),
+                ("wire_bytes_saved", f"wire_bytes_saved_vs_{stem}"),
+            ]
         elif key == INVALIDATION_KEY:
             named = [
                 ("fallback_rate", "fallback_vs_invalidation"),

@@ -10,6 +10,7 @@ import sys
 import time
 import warnings
 from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
 
 import matplotlib.image
 import matplotlib.pyplot
@@ -71,6 +72,7 @@ def test_quickstart_runs_end_to_end_shortened(tmp_path):
     assert {
         "hit_rate_vs_ttl.png",
         "hit_rate_vs_ttl.svg",
+        "wire_bytes_saved_vs_ttl.png",  # (where the TTL's savings stop growing)
         "fallback_vs_invalidation.png",
         "gpu_memory_over_time.png",
         "hit_rate_vs_gpu_memory.svg",
@@ -662,7 +664,12 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
     tradeoffs = ["hit_rate_vs_gpu_memory", "wire_bytes_saved_vs_gpu_memory"]
     assert notes() == {
         **dict.fromkeys(
-            ["hit_rate_vs_ttl", "hit_rate_vs_invalidation", "fallback_vs_invalidation"],
+            [
+                "hit_rate_vs_ttl",
+                "wire_bytes_saved_vs_ttl",
+                "hit_rate_vs_invalidation",
+                "fallback_vs_invalidation",
+            ],
             mean.format("shaded"),
         ),
         **dict.fromkeys(tradeoffs, mean.format("bars") + labelled),
@@ -1685,3 +1692,29 @@ def test_over_instant_links_the_engines_agree_exactly_on_library_studies(
     assert len(des) >= 2 and des["installs"].min() > 0
     for metric in ("hit_rate", "installs", "renewals", "refused_puts"):
         assert des[metric].tolist() == vector[metric].tolist(), metric
+
+
+def test_the_ttls_plots_are_named_for_it_unless_both_ttl_keys_are_swept():
+    """Swept together (a fraction beside a fixed hint), both TTL keys drew to
+    ``hit_rate_vs_ttl.png``, the second over the first (two workers, a race). The wire
+    savings against the TTL, where the TTL question is answered, were not drawn at all."""
+    from nnrpsim import plots
+
+    def names(swept: dict[str, list]) -> list[str]:
+        summary = pd.DataFrame(swept)
+        summary.insert(0, "point", range(len(summary)))
+        summary["replications"] = 1
+        for metric in METRICS:
+            summary[metric], summary[f"{metric}_ci95"] = 0.5, np.nan
+        figures = plots._figures(summary, pd.DataFrame(), pd.DataFrame(), Path("."), 0.0)
+        return [arguments[-1] for draw, arguments in figures if draw is plots._metric_vs]
+
+    one = names({"host_policy.ttl_fraction": [0.25, 0.75]})
+    assert one == ["hit_rate_vs_ttl", "wire_bytes_saved_vs_ttl"]
+    both = names({"host_policy.ttl_fraction": [0.25, 0.75], "host_policy.ttl_hint": [np.nan, 5e3]})
+    assert both == [
+        "hit_rate_vs_host_policy_ttl_fraction",
+        "wire_bytes_saved_vs_host_policy_ttl_fraction",
+        "hit_rate_vs_host_policy_ttl_hint",
+        "wire_bytes_saved_vs_host_policy_ttl_hint",
+    ]
