@@ -335,6 +335,7 @@ def _figures(
             named = [
                 ("fallback_rate", "fallback_vs_invalidation"),
                 ("hit_rate", "hit_rate_vs_invalidation"),
+                ("wire_bytes_saved", "wire_bytes_saved_vs_invalidation"),
             ]
         else:
             safe = key.replace(".", "_")

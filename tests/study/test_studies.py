@@ -74,6 +74,7 @@ def test_quickstart_runs_end_to_end_shortened(tmp_path):
         "hit_rate_vs_ttl.svg",
         "wire_bytes_saved_vs_ttl.png",  # (where the TTL's savings stop growing)
         "fallback_vs_invalidation.png",
+        "wire_bytes_saved_vs_invalidation.png",
         "gpu_memory_over_time.png",
         "hit_rate_vs_gpu_memory.svg",
     } <= names
@@ -668,6 +669,7 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
                 "hit_rate_vs_ttl",
                 "wire_bytes_saved_vs_ttl",
                 "hit_rate_vs_invalidation",
+                "wire_bytes_saved_vs_invalidation",
                 "fallback_vs_invalidation",
             ],
             mean.format("shaded"),
