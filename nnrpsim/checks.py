@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pandas as pd
 
-from .display_units import key_scale, points_text
+from .display_units import counted, key_scale, points_text
 from .metrics import METRICS
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .protocol.packet import inline_object_bytes
 from .results import swept_columns
 from .runner import model_config
-from .scenario import Point
+from .scenario import Point, Scenario
 from .scenario.schema import Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace, sessions_per_s
 from .warmup import climb_warning, first_fault_ms
@@ -41,6 +41,14 @@ def study_warnings(
         *log_span_advice(points, len(points)),
         *failure_warnings(runs),
     ]
+
+
+def _by_text(found: list[tuple[str, int]], of_points: int) -> list[str]:
+    """One warning for each text found, naming the points (of ``of_points``) it holds for."""
+    points: dict[str, list[int]] = {}
+    for text, index in found:
+        points.setdefault(text, []).append(index)
+    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in points.items()]
 
 
 def _whose(indices: list[int], of_points: int) -> str:
@@ -119,7 +127,7 @@ def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
     """Before a run: a warning for each swept key that some ``points`` (of ``of_points``) give
     no say, their own settings having fixed what it sets; after a run,
     :func:`unmoved_key_warnings` finds any such key by its numbers."""
-    advice: dict[str, list[int]] = {}
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         scenario = point.scenario
         for key in point.params:
@@ -130,8 +138,8 @@ def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
             else:
                 continue
             text = f"{key} is swept, but {reason}: its values change nothing there"
-            advice.setdefault(text, []).append(point.index)
-    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
+            found.append((text, point.index))
+    return _by_text(found, of_points)
 
 
 def link_advice(points: list[Point], of_points: int) -> list[str]:
@@ -142,7 +150,7 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
     sessions); a trace's are those of its references within the run, over their span, on the
     one link its one session uses. (A frame's own bytes come on top: the load is at least
     this.)"""
-    advice: dict[str, list[int]] = {}
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         scenario = point.scenario
         if scenario.engine != "des":
@@ -170,8 +178,55 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
             f"caching keeps more than {(1 - 1 / times) * 100:.0f} % of those bytes off the "
             "links, they fall behind (peak_link_utilisation, operations_behind)"
         )
-        advice.setdefault(text, []).append(point.index)
-    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
+        found.append((text, point.index))
+    return _by_text(found, of_points)
+
+
+def inline_server_load(scenario: Scenario) -> tuple[float, float]:
+    """The workers a server keeps busy on average if every body goes inline, a synthetic
+    workload's sessions spread evenly over the servers: its frames' part (the per-operation
+    cost) and its inline bytes' (in closed form, :mod:`nnrpsim.model.workload_means`)."""
+    topology = scenario.topology
+    means = workload_means(model_config(scenario).workload, sessions_per_s(scenario))
+    frames = means.operations_per_s * topology.per_operation_cost / 1e3
+    bodies = means.inline_bytes_per_s * topology.per_inline_byte_cost / 1e3
+    return frames / topology.servers, bodies / topology.servers
+
+
+def server_advice(points: list[Point], of_points: int) -> list[str]:
+    """Before a run: a warning for each set of DES ``points`` (of ``of_points``) whose servers'
+    workers could not process every body inline: each frame's per-operation cost and each
+    inline byte's, at the workload's closed-form rates spread evenly over the servers, keep
+    more workers busy than ``server_workers`` gives; frames then wait without end, and
+    sessions fall behind. Caching takes the bytes' part off (its PUTs cost their bytes once),
+    never the frames'. (A trace's one session is not judged: its frames are its requests.)"""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        scenario, topology = point.scenario, point.scenario.topology
+        workers = topology.server_workers
+        if scenario.engine != "des" or workers is None or scenario.workload.trace is not None:
+            continue
+        frames, bodies = inline_server_load(scenario)
+        if frames + bodies < workers:
+            continue
+        busy = f"{frames + bodies:.3g} of a server's workers busy at once on average"
+        spread = f"sessions spread evenly over {counted(topology.servers, 'server')}"
+        if frames >= workers:
+            remedy = (
+                f"its frames alone keep {frames:.3g} busy, which no caching takes off: more "
+                "server_workers or servers"
+            )
+        else:
+            share = (frames + bodies - workers) / bodies * 100
+            remedy = f"unless caching keeps more than {share:.0f} % of the bodies off the servers"
+        text = (
+            f"inlining every body would keep {busy} ({spread}), against its "
+            f"{counted(workers, 'worker')}: "
+            f"{remedy}, frames wait without end and sessions fall behind (peak_server_load, "
+            "operations_behind)"
+        )
+        found.append((text, point.index))
+    return _by_text(found, of_points)
 
 
 IDLE_SHARE = 0.01
@@ -185,7 +240,7 @@ def log_span_advice(points: list[Point], of_points: int) -> list[str]:
     over time (``mean_gpu_bytes``, the loads) take in an idle end, whose warm-up outlasts it
     (nothing measured), or that replay only part of their trace. (An arrival log cut short is
     the ordinary use of a long one: not said.)"""
-    advice: dict[str, list[int]] = {}
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         study, workload = point.scenario.study, point.scenario.workload
         if workload.trace is not None:
@@ -195,8 +250,8 @@ def log_span_advice(points: list[Point], of_points: int) -> list[str]:
         else:
             text = None
         if text:
-            advice.setdefault(text, []).append(point.index)
-    return [f"warning: {_whose(indices, of_points)}: {text}" for text, indices in advice.items()]
+            found.append((text, point.index))
+    return _by_text(found, of_points)
 
 
 def _duration(ms: float) -> str:

@@ -159,7 +159,13 @@ def _summary_table(summary) -> str:
 
 
 def _validate(args: argparse.Namespace) -> str:
-    from .checks import ignored_key_advice, link_advice, log_span_advice, warmup_advice
+    from .checks import (
+        ignored_key_advice,
+        link_advice,
+        log_span_advice,
+        server_advice,
+        warmup_advice,
+    )
     from .display_units import counted
     from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
     from .scenario import load_scenario, sweep_points
@@ -169,7 +175,7 @@ def _validate(args: argparse.Namespace) -> str:
     traces = check_traces(points)
     sizes = point_sizes(points)
     check_run_sizes(sizes)
-    advice = [warmup_advice, log_span_advice, link_advice, ignored_key_advice]
+    advice = [warmup_advice, log_span_advice, link_advice, server_advice, ignored_key_advice]
     for warning in (line for advise in advice for line in advise(points, len(points))):
         print(warning, file=sys.stderr)
     runs = sum(point.scenario.study.replications for point in points)  # (swept too)
