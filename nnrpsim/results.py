@@ -128,6 +128,10 @@ MAX_CHANGES_SHOWN = 3
 """Keys a refused ``--resume`` names of those that differ: enough to see which edit it was."""
 
 
+_MISSING = object()
+"""A key one scenario has and the other lacks (a newer version's): unlike any value."""
+
+
 def scenario_changes(then: object, now: dict[str, Any]) -> list[str]:
     """Each key whose value differs between a recorded scenario and this one, as
     ``key: <value> there, <value> here`` (none if nothing was recorded)."""
@@ -139,9 +143,6 @@ def scenario_changes(then: object, now: dict[str, Any]) -> list[str]:
         for key in dict.fromkeys([*after, *before])
         if before.get(key, _MISSING) != after.get(key, _MISSING)
     ]
-
-
-_MISSING = object()
 
 
 def _written(key: str, values: dict[str, Any]) -> str:

@@ -77,30 +77,29 @@ def run(
     # and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), "interrupted (rerun with --resume)"
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
-    with (
-        bar,  # (closed, its line ended, if no scheduler answers)
-        local_workers(jobs, executor, len(tasks), shares) as pool,  # (the plots' workers too)
-        dask_client(executor, jobs, scheduler, len(tasks)) as client,
-    ):
-        store.make_folders()  # (once a scheduler was reached: nothing refuses the study now)
-        try:
-            with shown(bar, shares):
-                for result in execute(tasks, jobs, executor, scheduler, pool, shares, client):
-                    store.write(result)
-            status = "complete"
-        except BrokenProcessPool:
-            status = "interrupted: a worker process died (rerun with --resume)"
-            pool = None  # (it runs nothing more: the plots are drawn here)
-        finally:
-            with interrupts_deferred():  # (a second Ctrl-C waits for the finished runs' summary)
-                bar.close()
-                meta = {
-                    "status": status,
-                    "executor": executor,
-                    "jobs": jobs,
-                    "wall_s": time.perf_counter() - started,
-                }
-                summary, runs, series, kinds = store.finalize(meta)
+    # (the bar in the block: closed, its line ended, if no scheduler answers)
+    with bar, local_workers(jobs, executor, len(tasks), shares) as pool:  # (the plots' too)
+        with dask_client(executor, jobs, scheduler, len(tasks)) as client:  # (gone by the plots)
+            store.make_folders()  # (once a scheduler was reached: nothing refuses the study now)
+            try:
+                with shown(bar, shares):
+                    for result in execute(tasks, jobs, executor, scheduler, pool, shares, client):
+                        store.write(result)
+                status = "complete"
+            except BrokenProcessPool:
+                status = "interrupted: a worker process died (rerun with --resume)"
+                pool = None  # (it runs nothing more: the plots are drawn here)
+            finally:
+                # (a second Ctrl-C waits for the finished runs' summary)
+                with interrupts_deferred():
+                    bar.close()
+                    meta = {
+                        "status": status,
+                        "executor": executor,
+                        "jobs": jobs,
+                        "wall_s": time.perf_counter() - started,
+                    }
+                    summary, runs, series, kinds = store.finalize(meta)
         plots = draw_study(path, pool) if not summary.empty else []
     told = study_warnings(points, runs, summary, series)
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)

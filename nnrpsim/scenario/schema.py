@@ -467,6 +467,7 @@ def _choices(annotation: object) -> tuple[str, ...]:
 
 
 def _with_choices(text: str, choices: tuple[str, ...]) -> str:
+    """``text`` ending with the ``choices``, where it does not name each already."""
     words = set(re.findall(r"\w+", text))
     if not choices or words.issuperset(choices):
         return text
