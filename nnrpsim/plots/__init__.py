@@ -280,8 +280,9 @@ def plot_study(results: str | Path, pool: ProcessPoolExecutor | None = None) -> 
     show its finished runs only."""
     if pool is not None and not isinstance(pool, ProcessPoolExecutor):
         raise TypeError(f"pool: a ProcessPoolExecutor or None, got {type(pool).__name__}")
-    written = draw_study(Path(results), pool)
-    if note := unfinished_study_note(Path(results)):
+    results = Path(results)
+    written = draw_study(results, pool)
+    if note := unfinished_study_note(results):
         warnings.warn(note, StudyWarning, stacklevel=2)
     return written
 
