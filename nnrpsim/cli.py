@@ -107,6 +107,7 @@ class _Outcome(NamedTuple):
 
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
+    from .display_units import counted
     from .study import run
 
     result = run(
@@ -121,7 +122,9 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     )
     for warning in result.warnings:
         print(warning, file=sys.stderr)
-    text = _summary_table(result.summary) + f"\nresults: {result.path} ({result.status})"
+    drawn = sum(path.suffix == ".png" for path in result.plots)
+    where = f": summary.csv, {counted(drawn, 'plot')} in plots/ (PNG and SVG)" if drawn else ""
+    text = f"{_summary_table(result.summary)}\nresults: {result.path} ({result.status}){where}"
     failed = "error" in result.runs and result.runs["error"].notna().any()
     return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
 

@@ -270,9 +270,15 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
     """``rate_per_s`` alone would not say whose: sessions', operations' or invalidations'. A
     metric no run measured is left out."""
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 0
-    header = capsys.readouterr().out.splitlines()[0].split()
+    printed = capsys.readouterr().out.splitlines()
+    header = printed[0].split()
     assert header[:3] == ["point", "ttl_fraction", "invalidations.rate_per_s"]
     assert "p99_latency_ms" in header
+    # where to look next: the table's file and how many plots (each a PNG and an SVG)
+    pngs = len(list((tmp_path / "out/plots").glob("*.png")))
+    assert pngs > 5 and printed[-1] == (
+        f"results: {tmp_path / 'out'} (complete): summary.csv, {pngs} plots in plots/ (PNG and SVG)"
+    )
     vector = ["--set", "engine=vector"]  # it measures no latency: no column of NaN
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "v"), "--quiet", *vector]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
