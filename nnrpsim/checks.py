@@ -326,9 +326,10 @@ def failure_warnings(runs: pd.DataFrame) -> list[str]:
 def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
     """A warning for each swept key whose values gave the same numbers wherever the other
     swept keys stood (their runs draw the same random numbers, so a key that changes the
-    runs at all changes some number): nothing it sets reached the runs, or its range never
-    binds. Its flat curve would read as "it does not matter" where another key fixed it. A
-    key that moves the numbers somewhere (a TTL beside a ``never`` baseline) is not named."""
+    runs at all almost always changes some number): nothing it sets reached the runs, or its
+    range never binds. Its flat curve would read as "it does not matter" where another key
+    fixed it. A key that moves the numbers somewhere (a TTL beside a ``never`` baseline) is
+    not named."""
     done = summary[summary["failures"] == 0] if "failures" in summary else summary
     metrics = [metric for metric in METRICS if metric in done]
     if len(done) < 2 or not metrics:
