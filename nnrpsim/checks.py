@@ -118,9 +118,12 @@ UNTIMED_ON_VECTOR = (
     "topology.per_inline_byte_cost",
     "topology.per_put_byte_cost",
     "topology.server_workers",
+    "topology.sweep_interval",
+    "workload.operations.max_in_flight",
 )
-"""Keys of the network's and the servers' timing: the vector engine has neither (a link's loss
-it refuses)."""
+"""Keys of the network's, the servers' and the sessions' timing (a server's expiry sweep, a
+session's operations outstanding at once): the vector engine has none (a link's loss it
+refuses)."""
 
 
 def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
@@ -134,7 +137,7 @@ def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
             if key == "host_policy.ttl_fraction" and scenario.host_policy.ttl_hint is not None:
                 reason = "host_policy.ttl_hint is set, and a fixed hint replaces the fraction"
             elif key in UNTIMED_ON_VECTOR and scenario.engine == "vector":
-                reason = "the vector engine has no network or processing time"
+                reason = "the vector engine has no network, processing or session timing"
             else:
                 continue
             text = f"{key} is swept, but {reason}: its values change nothing there"

@@ -145,5 +145,34 @@ def test_validate_names_a_swept_key_the_points_give_no_say(tmp_path, capsys):
     told = _validate(tmp_path, capsys, vector, "sweep.grid.topology.server_workers=[1, 2]")
     assert told == [
         "warning: all points: topology.server_workers is swept, but the vector engine has no "
-        "network or processing time: its values change nothing there"
+        "network, processing or session timing: its values change nothing there"
     ]
+
+
+TIMING_VALUES = {
+    "topology.link.latency": ["1ms", "5ms"],
+    "topology.link.bandwidth": ["1Gbit/s", "10Gbit/s"],
+    "topology.link.retransmit_timeout": ["10ms", "50ms"],
+    "topology.per_operation_cost": ["10us", "1ms"],
+    "topology.per_inline_byte_cost": ["0ns", "5ns"],
+    "topology.per_put_byte_cost": ["0ns", "5ns"],
+    "topology.server_workers": [1, 4],
+    "topology.sweep_interval": ["100ms", "10s"],
+    "workload.operations.max_in_flight": [1, 4],
+}
+
+
+def test_every_key_validate_calls_untimed_moves_nothing_on_the_vector_engine():
+    """The list ``validate`` warns by is the vector engine's: each key in it, swept there,
+    gives the same numbers at every value (by the check after the run), on two servers."""
+    from nnrpsim.checks import UNTIMED_ON_VECTOR
+
+    assert set(TIMING_VALUES) == set(UNTIMED_ON_VECTOR) - {"topology.link"}
+    base = {**_study(), "engine": "vector"}
+    for key, values in TIMING_VALUES.items():
+        sweep = [f"sweep.grid.{key}=[{', '.join(map(str, values))}]", "topology.servers=2"]
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StudyWarning)
+            summary = nnrpsim.sweep(base, sweep, progress=False)
+        told = unmoved_key_warnings(summary)
+        assert told and told[0].startswith(f"warning: {key}"), key
