@@ -346,7 +346,7 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
         others = [other for other in swept if other != key]
         # (a null, swept as no budget or no hint, is a value: its group counts; alone, one group)
         groups = labels.groupby(others or (lambda _: 0), sort=False, dropna=False)
-        varied = groups[key].nunique() > 1
+        varied = groups[key].nunique(dropna=False) > 1
         if varied.any() and (groups["numbers"].nunique()[varied] == 1).all():
             unmoved.append(key)
     if not unmoved:

@@ -91,6 +91,10 @@ def test_a_key_swept_alone_is_judged_over_all_its_points():
     assert unmoved_key_warnings(summary)[0].startswith(f"warning: {TTL}: its values")
     summary.loc[1, "hit_rate"] = 0.5
     assert unmoved_key_warnings(summary) == []
+    # a null among the values is one of them (no hint against a 5 s one)
+    hints = summary.rename(columns={TTL: "host_policy.ttl_hint"})
+    hints["host_policy.ttl_hint"], hints["hit_rate"] = [np.nan, 5000.0], 0.4
+    assert unmoved_key_warnings(hints)[0].startswith("warning: host_policy.ttl_hint: its")
 
 
 def test_a_key_that_moves_the_numbers_beside_a_null_is_not_named():
