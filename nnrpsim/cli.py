@@ -21,6 +21,7 @@ SUMMARY_COLUMNS = (
     "fallback_rate",
     "mean_gpu_bytes",
     "wire_bytes_saved",
+    "wire_saving",
     "p99_latency_ms",
 )
 

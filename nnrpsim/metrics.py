@@ -23,6 +23,7 @@ METRICS = (
     "memory_settled_s",
     "wire_bytes",
     "wire_bytes_saved",
+    "wire_saving",
     "installs",
     "renewals",
     "refused_puts",
@@ -47,6 +48,9 @@ OUTCOME_RATES = (
 """What became of each reference; these shares add up to 1 (``fallback_rate`` is the part of
 the misses that drew a server error)."""
 
+ALL_INLINE_FRACTION = "fraction of the all-inline bytes"
+"""``wire_saving``'s unit: at most 1, and below 0 where caching cost more than it kept off."""
+
 UNITS = {
     "hit_rate": "fraction of references",
     "fallback_rate": "fraction of references",
@@ -56,6 +60,7 @@ UNITS = {
     "memory_settled_s": "s",
     "wire_bytes": "bytes",
     "wire_bytes_saved": "bytes",
+    "wire_saving": ALL_INLINE_FRACTION,
     "p50_latency_ms": "ms",
     "p99_latency_ms": "ms",
     "peak_link_utilisation": "fraction of link capacity",
@@ -135,6 +140,7 @@ def des_metrics(
     # of, whose bytes count, and a run that fell behind saved less than nothing, inlining all)
     inline_all = result.all_inline_bytes - base.get("all_inline_bytes", 0)
     metrics["wire_bytes_saved"] = float(inline_all - cache_cost)
+    metrics["wire_saving"] = _saving(metrics["wire_bytes"], metrics["wire_bytes_saved"])
     for name in ("installs", "renewals", "refused_puts"):
         metrics[name] = float(result.counters[name] - base.get(name, 0))
     metrics["invalidations"] = float(
@@ -250,6 +256,14 @@ FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(Messa
 PUT_ACK = packet_bytes(MessageType.CACHE_PUT) + packet_bytes(MessageType.CACHE_ACK)
 
 
+def _saving(wire_bytes: float, saved: float) -> float:
+    """``saved`` as a fraction of what the links would carry if every body went inline, the
+    bytes sent plus those saved: one scale for every workload (the bytes saved grow with
+    the objects' sizes, the load and the run's length). NaN where nothing was sent."""
+    all_inline = wire_bytes + saved
+    return saved / all_inline if all_inline > 0 else float("nan")
+
+
 def _inline_cost(sizes: np.ndarray) -> float:
     return float(inline_object_bytes(sizes).sum())
 
@@ -294,6 +308,8 @@ def vector_metrics(
     )
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
+    wire_bytes = len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost
+    saved = _inline_cost(sizes) - inline_by_policy - cache_cost
     return {
         "hit_rate": _share(hits, n),
         "fallback_rate": _share(0.0, n),
@@ -305,8 +321,9 @@ def vector_metrics(
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
         "memory_settled_s": float("nan"),
-        "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
-        "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
+        "wire_bytes": wire_bytes,
+        "wire_bytes_saved": saved,
+        "wire_saving": _saving(wire_bytes, saved),
         "installs": float(
             sweep.installs[index] + sweep.along_puts[index] - sweep.along_rejected[index]
         ),

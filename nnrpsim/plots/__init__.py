@@ -330,26 +330,27 @@ def _figures(
             stem = ttl_stem or key.replace(".", "_")
             named = [
                 ("hit_rate", f"hit_rate_vs_{stem}"),
-                ("wire_bytes_saved", f"wire_bytes_saved_vs_{stem}"),
+                ("wire_saving", f"wire_saving_vs_{stem}"),
             ]
         elif key == INVALIDATION_KEY:
             named = [
                 ("fallback_rate", "fallback_vs_invalidation"),
                 ("hit_rate", "hit_rate_vs_invalidation"),
-                ("wire_bytes_saved", "wire_bytes_saved_vs_invalidation"),
+                ("wire_saving", "wire_saving_vs_invalidation"),
             ]
         else:
             safe = key.replace(".", "_")
             named = [
                 ("hit_rate", f"hit_rate_vs_{safe}"),
-                ("wire_bytes_saved", f"wire_bytes_saved_vs_{safe}"),
+                ("wire_saving", f"wire_saving_vs_{safe}"),
             ]
             if key in LOAD_KEYS:
                 named.append(("p99_latency_ms", f"p99_latency_vs_{safe}"))
         figures += [
             (_metric_vs, (summary, key, metric, swept, folder, name))
             for metric, name in named
-            if summary[metric].notna().any()  # (none where no run measured it: no figure)
+            # (none where no run measured it, or an earlier version did not: no figure)
+            if metric in summary and summary[metric].notna().any()
         ]
     for metric in ("hit_rate", "wire_bytes_saved"):
         figures.append((_capacity_tradeoff, (summary, swept, folder, metric)))
@@ -503,7 +504,16 @@ OVER_TIME = (  # time-series column, how servers combine, what the axis says, th
         "server_load_over_time",
     ),
 )
-NEEDED_SUMMARY_COLUMNS = ("point", "replications", *METRICS, *(f"{m}_ci95" for m in METRICS))
+LATER_METRICS = ("wire_saving",)
+"""Metrics that results written before them lack (``wire_saving``: 2026-12-04): the plots of
+such a summary leave them out."""
+_NEEDED_METRICS = [metric for metric in METRICS if metric not in LATER_METRICS]
+NEEDED_SUMMARY_COLUMNS = (
+    "point",
+    "replications",
+    *_NEEDED_METRICS,
+    *(f"{metric}_ci95" for metric in _NEEDED_METRICS),
+)
 NEEDED_SERIES_COLUMNS = ("point", "replication", "time_ms", *(column for column, *_ in OVER_TIME))
 NEEDED_KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")
 """The columns of a study's tables the plots read: a table without them is not one a study

@@ -9,20 +9,30 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogFormatter
 
+from ..metrics import ALL_INLINE_FRACTION
+
+AT_MOST_ONE = ("fraction of references", ALL_INLINE_FRACTION)
+"""Units of metrics that cannot exceed one."""
+
 
 def within_range(ax, unit: str) -> None:
     """The y axis within what the metric can be, whatever a band says (a t interval of two
     short replications reaches past both ends): rates and times never below zero, a fraction
-    of references never above one (its interval in full is in summary.csv). From zero, the
-    top keeps matplotlib's margin over all that is drawn, as a share of the new range (of
-    the old one, from the lowest point, a hit rate of 0.93 touched the top)."""
+    of references never above one (its interval in full is in summary.csv). The wire saving
+    is below zero where caching cost more than it kept off the wire, so its axis goes as low
+    as what is drawn, but never above one either. From zero, or the lowest drawn, the top
+    keeps matplotlib's margin over all that is drawn, as a share of the new range (of the old
+    one, from the lowest point, a hit rate of 0.93 touched the top)."""
     if unit.startswith("fraction") or unit == "ms":
-        highest = ax.dataLim.y1
-        if np.isfinite(highest) and highest > 0:
-            ax.set_ylim(0, highest * (1 + ax.margins()[1]))
+        lowest, highest = 0.0, ax.dataLim.y1
+        if unit == ALL_INLINE_FRACTION and np.isfinite(ax.dataLim.y0):
+            lowest = min(ax.dataLim.y0, 0.0)
+        if np.isfinite(highest) and highest > lowest:
+            margin = ax.margins()[1] * (highest - lowest)
+            ax.set_ylim(lowest - margin if lowest < 0 else 0.0, highest + margin)
         else:
-            ax.set_ylim(bottom=0)
-    if unit == "fraction of references" and ax.get_ylim()[1] > 1.05:
+            ax.set_ylim(bottom=lowest)
+    if unit in AT_MOST_ONE and ax.get_ylim()[1] > 1.05:
         ax.set_ylim(top=1.05)
 
 

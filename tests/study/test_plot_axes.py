@@ -51,6 +51,41 @@ def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(drawn):
     assert bottom == 0 and top >= 0.934 * 1.04  # the band's top, and 4 % of the axis over it
 
 
+@pytest.mark.parametrize(
+    ("saving", "band", "expected_bottom"),
+    [
+        ([-0.2, 0.3, 0.98], 0.1, "below"),  # caching cost more than it saved: drawn below 0
+        ([0.2, 0.5, 0.98], 0.3, "below"),  # a band below 0 is a value the saving can take
+        ([0.2, 0.5, 0.98], 0.1, "zero"),
+    ],
+)
+def test_the_wire_saving_is_drawn_below_zero_and_never_above_one(
+    drawn, saving, band, expected_bottom
+):
+    """The wire saving is negative where caching's PUTs, ACKs and references cost more than
+    the bodies it kept off (small objects used once): an axis from zero, as a rate's, hid
+    that. It cannot exceed one (the all-inline bytes are the bytes sent plus those saved)."""
+    key = "workload.objects.size.median"
+    summary = pd.DataFrame(
+        {
+            key: [256, 4096, 65536],
+            "wire_saving": saving,
+            "wire_saving_ci95": [band] * 3,
+            "replications": 2,
+        }
+    )
+    plots._metric_vs(summary, key, "wire_saving", [], None, "x")
+    (ax,) = drawn[0].axes
+    bottom, top = ax.get_ylim()
+    lowest = min(saving) - band
+    if expected_bottom == "below":
+        assert bottom < min(lowest, 0)  # all of it, and a margin under it
+    else:
+        assert bottom == 0
+    assert top == 1.05  # (the band reaches 1.08, a value the saving cannot take)
+    assert ax.get_ylabel() == "wire saving (fraction of the all-inline bytes)"
+
+
 def test_log_axes_are_labelled_in_plain_numbers(drawn):
     """A trade-off over decades of memory and of hit rate (the Mooncake trace's budgets):
     matplotlib wrote its ticks as 10^2 and 2 x 10^-1; they read 100 and 0.2 now, on both

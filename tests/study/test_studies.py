@@ -72,9 +72,9 @@ def test_quickstart_runs_end_to_end_shortened(tmp_path):
     assert {
         "hit_rate_vs_ttl.png",
         "hit_rate_vs_ttl.svg",
-        "wire_bytes_saved_vs_ttl.png",  # (where the TTL's savings stop growing)
+        "wire_saving_vs_ttl.png",  # (where the TTL's savings stop growing)
         "fallback_vs_invalidation.png",
-        "wire_bytes_saved_vs_invalidation.png",
+        "wire_saving_vs_invalidation.png",
         "gpu_memory_over_time.png",
         "hit_rate_vs_gpu_memory.svg",
     } <= names
@@ -324,6 +324,7 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
             "hit_rate": [0.5, 0.75],
             "mean_gpu_bytes": [3 * 2**20, 512 * 2**10],
             "wire_bytes_saved": [-1.5 * 2**30, 2**29],
+            "wire_saving": [-0.25, 0.5],
         }
     )
     header, *rows = _summary_table(summary).splitlines()
@@ -336,9 +337,10 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
         "hit_rate",
         "mean_gpu_bytes[MiB]",
         "wire_bytes_saved[GiB]",
+        "wire_saving",  # (a fraction: as it is)
     ]
-    assert rows[0].split() == ["0", "32", "MiB", "30", "s", "2", "0", "0.5", "3", "-1.5"]
-    assert rows[1].split() == ["1", "unlimited", "90", "s", "2", "0", "0.75", "0.5", "0.5"]
+    assert rows[0].split() == ["0", "32", "MiB", "30", "s", "2", "0", "0.5", "3", "-1.5", "-0.25"]
+    assert rows[1].split() == ["1", "unlimited", "90", "s", "2", "0", "0.75", "0.5", "0.5", "0.5"]
 
 
 def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_more():
@@ -673,9 +675,9 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
         **dict.fromkeys(
             [
                 "hit_rate_vs_ttl",
-                "wire_bytes_saved_vs_ttl",
+                "wire_saving_vs_ttl",
                 "hit_rate_vs_invalidation",
-                "wire_bytes_saved_vs_invalidation",
+                "wire_saving_vs_invalidation",
                 "fallback_vs_invalidation",
             ],
             mean.format("shaded"),
@@ -1718,11 +1720,11 @@ def test_the_ttls_plots_are_named_for_it_unless_both_ttl_keys_are_swept():
         return [arguments[-1] for draw, arguments in figures if draw is plots._metric_vs]
 
     one = names({"host_policy.ttl_fraction": [0.25, 0.75]})
-    assert one == ["hit_rate_vs_ttl", "wire_bytes_saved_vs_ttl"]
+    assert one == ["hit_rate_vs_ttl", "wire_saving_vs_ttl"]
     both = names({"host_policy.ttl_fraction": [0.25, 0.75], "host_policy.ttl_hint": [np.nan, 5e3]})
     assert both == [
         "hit_rate_vs_host_policy_ttl_fraction",
-        "wire_bytes_saved_vs_host_policy_ttl_fraction",
+        "wire_saving_vs_host_policy_ttl_fraction",
         "hit_rate_vs_host_policy_ttl_hint",
-        "wire_bytes_saved_vs_host_policy_ttl_hint",
+        "wire_saving_vs_host_policy_ttl_hint",
     ]
