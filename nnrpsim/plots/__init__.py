@@ -226,10 +226,11 @@ def metric_figure(
     as for the files. ``swept``: the summary's swept keys, if not given."""
     swept = swept_columns(summary) if swept is None else swept
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    unit = UNITS.get(metric, "")
-    factor = 1.0
-    if unit == "bytes":
-        factor, unit = bytes_scale(summary[metric].abs().to_numpy())
+    values = summary[metric].dropna()
+    # latencies and bytes over decades (a saturating server's p99: 1.7 ms to 124 ms) on a log
+    # axis; a fraction keeps its linear one, where differences in points read
+    log_y = spans_decades(values) and not UNITS.get(metric, "").startswith("fraction")
+    factor, unit = _y_unit(values, metric, log_y)
     every_line = lines_of(summary, key, swept, (metric, f"{metric}_ci95"))
     lines = _spread(every_line)
     switch = pd.api.types.is_bool_dtype(summary[key])
@@ -260,11 +261,28 @@ def metric_figure(
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     _interval_note(ax, summary, "shaded", (len(lines), len(every_line)))
-    within_range(ax, unit)
+    _y_axis(ax, log_y, unit)
     ax.grid(alpha=0.3)
     if len(lines) > 1 or summary[key].isna().any():
         place_legend(ax, fontsize=7)
     return fig
+
+
+def _y_unit(values: pd.Series, metric: str, log: bool) -> tuple[float, str]:
+    """The factor to divide a metric's values by and the unit they then read in: bytes in
+    the binary unit of their middle decade on a log axis, else of the largest."""
+    unit = UNITS.get(metric, "")
+    if unit != "bytes":
+        return 1.0, unit
+    return bytes_scale(geometric_middle(values) if log else values.abs().to_numpy())
+
+
+def _y_axis(ax, log: bool, unit: str) -> None:
+    """A log axis in plain numbers, or a linear one within what the metric can be."""
+    if log:
+        log_scale(ax, "y")
+    else:
+        within_range(ax, unit)
 
 
 def _is_numeric(summary: pd.DataFrame, key: str) -> bool:
@@ -413,14 +431,11 @@ def tradeoff_figure(
     if summary["mean_gpu_bytes"].isna().all() or summary[metric].isna().all():
         return None
     swept = swept_columns(summary) if swept is None else swept
-    memory, values = summary["mean_gpu_bytes"], summary[metric]
-    x_log, y_log = spans_decades(memory), spans_decades(values)
+    memory = summary["mean_gpu_bytes"]
+    x_log = spans_decades(memory)
     factor, unit = bytes_scale(geometric_middle(memory) if x_log else memory.to_numpy())
-    y_factor, y_unit = 1.0, UNITS.get(metric, "")
-    if y_unit == "bytes":
-        y_factor, y_unit = bytes_scale(
-            geometric_middle(values) if y_log else values.abs().to_numpy()
-        )
+    y_log = spans_decades(summary[metric])
+    y_factor, y_unit = _y_unit(summary[metric], metric, y_log)
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
     drawn = ("mean_gpu_bytes", metric, f"{metric}_ci95")
     along, every_series = tradeoff_series(summary, swept, drawn)
@@ -442,10 +457,7 @@ def tradeoff_figure(
         log_scale(ax, "x")
     else:
         ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
-    if y_log:
-        log_scale(ax, "y")
-    else:
-        within_range(ax, y_unit)
+    _y_axis(ax, y_log, y_unit)
     ax.grid(alpha=0.3)
     if along is not None:
         label_points(ax, along, series, factor, metric, y_factor)

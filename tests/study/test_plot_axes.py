@@ -86,6 +86,34 @@ def test_the_wire_saving_is_drawn_below_zero_and_never_above_one(
     assert ax.get_ylabel() == "wire saving (fraction of the all-inline bytes)"
 
 
+def test_a_latency_over_decades_is_drawn_on_a_log_axis_and_a_fraction_never(drawn):
+    """server_load's p99 latency: 2-5 ms, then 123 ms at the load no server keeps up with
+    inlining everything. On a linear axis every point below the last read as zero, the
+    cached policies' 2 ms among them. A hit rate over decades keeps its linear axis from
+    zero, where differences in points read."""
+    key = "workload.sessions.rate_per_s"
+    summary = pd.DataFrame(
+        {
+            key: [1.0, 2.0, 4.0, 8.0],
+            "p99_latency_ms": [2.7, 2.9, 4.9, 123.5],
+            "p99_latency_ms_ci95": [0.2, 0.3, 2.5, 500.0],
+            "hit_rate": [0.02, 0.07, 0.2, 0.6],
+            "hit_rate_ci95": [0.01] * 4,
+            "replications": 3,
+        }
+    )
+    plots._metric_vs(summary, key, "p99_latency_ms", [], None, "x")
+    plots._metric_vs(summary, key, "hit_rate", [], None, "x")
+    latency, rate = (figure.axes[0] for figure in drawn)
+    latency.figure.canvas.draw()
+    assert latency.get_yscale() == "log"
+    bottom, top = latency.get_ylim()
+    assert 0 < bottom < 2.5 and top > 123.5  # every mean, its band's top too
+    ticks = [tick.get_text() for tick in latency.yaxis.get_ticklabels() if tick.get_text()]
+    assert "10" in ticks and "100" in ticks  # plain numbers
+    assert rate.get_yscale() == "linear" and rate.get_ylim()[0] == 0
+
+
 def test_log_axes_are_labelled_in_plain_numbers(drawn):
     """A trade-off over decades of memory and of hit rate (the Mooncake trace's budgets):
     matplotlib wrote its ticks as 10^2 and 2 x 10^-1; they read 100 and 0.2 now, on both
