@@ -370,7 +370,7 @@ def _figures(
             # (none where no run measured it, or an earlier version did not: no figure)
             if metric in summary and summary[metric].notna().any()
         ]
-    for metric in ("hit_rate", "wire_bytes_saved"):
+    for metric in ("hit_rate", "wire_saving"):
         figures.append((_capacity_tradeoff, (summary, swept, folder, metric)))
     figures.append((_bytes_by_kind, (kinds, summary, swept, folder)))
     if not series.empty:
@@ -426,8 +426,10 @@ def tradeoff_figure(
 ) -> Figure | None:
     """``metric`` against the GPU memory it took, as ``plots/`` draws it: what each byte of
     the budget buys, whatever was swept (budgets, TTLs, kinds, policies); see
-    :func:`tradeoff_series`. None where no run measured one of the two. ``swept``: the
-    summary's swept keys, if not given."""
+    :func:`tradeoff_series`. None where no run measured one of the two (or the version that
+    wrote the summary did not). ``swept``: the summary's swept keys, if not given."""
+    if metric not in summary:
+        return None
     if summary["mean_gpu_bytes"].isna().all() or summary[metric].isna().all():
         return None
     swept = swept_columns(summary) if swept is None else swept

@@ -146,7 +146,7 @@ def test_object_kinds_study_shortened_ranks_kinds_by_bytes_not_hit_rate(tmp_path
     assert everything["hit_rate"] > small["hit_rate"] > tables["hit_rate"]
     # A kind the server does not negotiate is inlined: caching fewer kinds inlines more.
     assert everything["inline_rate_policy"] < small["inline_rate_policy"]
-    assert (tmp_path / "ok/plots/wire_bytes_saved_vs_gpu_memory.png").stat().st_size > 1000
+    assert (tmp_path / "ok/plots/wire_saving_vs_gpu_memory.png").stat().st_size > 1000
     assert matplotlib.image.imread(tmp_path / "ok/plots/bytes_by_kind.png").shape[0] > 100
 
 
@@ -670,7 +670,7 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
 
     mean = "each point: the mean of 2 replications; {}: its 95 % confidence interval"
     labelled = "\nbeside each point: its ttl_fraction"  # (the trade-off's lines follow the TTL)
-    tradeoffs = ["hit_rate_vs_gpu_memory", "wire_bytes_saved_vs_gpu_memory"]
+    tradeoffs = ["hit_rate_vs_gpu_memory", "wire_saving_vs_gpu_memory"]
     assert notes() == {
         **dict.fromkeys(
             [
