@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -125,15 +126,21 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
         print(warning, file=sys.stderr)
     drawn = sum(path.suffix == ".png" for path in result.plots)
     where = f": summary.csv, {counted(drawn, 'plot')} in plots/ (PNG and SVG)" if drawn else ""
-    text = f"{_summary_table(result.summary)}\nresults: {result.path} ({result.status}){where}"
+    # on a terminal, as wide as it is: the columns that do not fit go on below
+    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
+    table = _summary_table(result.summary, width)
+    text = f"{table}\nresults: {result.path} ({result.status}){where}"
     failed = "error" in result.runs and result.runs["error"].notna().any()
     return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
 
 
-def _summary_table(summary) -> str:
+def _summary_table(summary, width: int | None = None) -> str:
     """One row per point: swept values as the legends write them (``32 MiB``, ``30 s``), byte
     metrics in the binary unit that suits their column, named in the header (``[MiB]``); at
-    most :data:`MAX_SUMMARY_ROWS` of them, and then how many more there are."""
+    most :data:`MAX_SUMMARY_ROWS` of them, and then how many more there are. With a
+    ``width``, the columns beyond it go on in blocks below, each led by the point (a
+    summary of three swept keys takes 175 characters, and a terminal's own wrapping breaks
+    every row in two)."""
     from .display_units import bytes_scale, value_text
     from .metrics import UNITS
     from .results import swept_columns
@@ -153,13 +160,32 @@ def _summary_table(summary) -> str:
             per_unit, unit = bytes_scale(shown[metric].abs().to_numpy())
             shown[metric] /= per_unit
             names[metric] = f"{metric}[{unit}]"
-    table = shown.rename(columns=names).to_string(
-        index=False, float_format=lambda v: f"{v:.4g}", max_rows=MAX_SUMMARY_ROWS
-    )
+    table = _in_blocks(shown.rename(columns=names), width)
     if len(shown) <= MAX_SUMMARY_ROWS:
         return table
     left = len(shown) - MAX_SUMMARY_ROWS
     return f"{table}\n({left:,} of {len(shown):,} points not shown: summary.csv has them all)"
+
+
+def _in_blocks(frame, width: int | None) -> str:
+    """``frame`` as text; with a ``width``, in blocks of the columns that fit it, one under
+    another, each led by the first column (a block holds one column at least)."""
+
+    def text(columns: list[str]) -> str:
+        return frame[columns].to_string(
+            index=False, float_format=lambda v: f"{v:.4g}", max_rows=MAX_SUMMARY_ROWS
+        )
+
+    lead, *rest = frame.columns
+    if width is None:
+        return text(list(frame.columns))
+    blocks: list[list[str]] = [[]]
+    for column in rest:
+        wider = text([lead, *blocks[-1], column])
+        if blocks[-1] and max(map(len, wider.splitlines())) > width:
+            blocks.append([])
+        blocks[-1].append(column)
+    return "\n\n".join(text([lead, *block]) for block in blocks)
 
 
 def _validate(args: argparse.Namespace) -> str:

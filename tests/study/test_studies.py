@@ -285,6 +285,17 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
     assert "hit_rate" in header and "p99_latency_ms" not in header
 
 
+def test_run_prints_its_summary_as_wide_as_the_terminal(tmp_path, small_yaml, capsys, monkeypatch):
+    """On a terminal the table's columns go on in blocks as wide as it is; piped (the test
+    above), a row a line."""
+    monkeypatch.setattr(sys.stdout, "isatty", lambda: True)
+    monkeypatch.setenv("COLUMNS", "60")
+    assert main(["run", str(small_yaml), "--out", str(tmp_path / "t"), "--quiet"]) == 0
+    *table, results = capsys.readouterr().out.splitlines()
+    assert results.startswith("results: ") and "" in table
+    assert max(map(len, table)) <= 60
+
+
 def test_a_swept_key_without_a_dot_is_shown_and_drawn_as_swept(drawn):
     """``engine`` is a swept key like any other: the table showed only dotted keys, so the
     points of an engine sweep could not be told apart; the plots' lines part by it too."""
@@ -369,6 +380,43 @@ def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_mor
             f"({points - MAX_SUMMARY_ROWS:,} of {points:,} points not shown: "
             "summary.csv has them all)"
         )
+
+
+def test_the_printed_summary_fits_a_terminal_in_blocks_each_led_by_the_point():
+    """A summary of three swept keys printed 175 characters a row, and an 80-column terminal
+    broke every row in two. On a terminal the columns that do not fit go on in blocks
+    below, each led by the point; piped, the table stays one block, a row a line."""
+    points = 45  # (beyond MAX_SUMMARY_ROWS: each block leaves out the same rows)
+    summary = pd.DataFrame(
+        {
+            "point": range(points),
+            "workload.objects.size.median": np.arange(points) * 1024.0 + 256.0,
+            "workload.operations.rate_per_s": 0.02,
+            "host_policy.name": "connection_scope",
+            "replications": 2,
+            "failures": 0,
+            **{m: np.linspace(0.1, 0.9, points) for m in ("hit_rate", "fallback_rate")},
+            "mean_gpu_bytes": np.arange(points) * 2.0**20,
+            "wire_bytes_saved": np.arange(points) * 2.0**30,
+            "wire_saving": np.linspace(-0.2, 0.9, points),
+            "p99_latency_ms": 2.5,
+        }
+    )
+    whole = _summary_table(summary)
+    assert max(map(len, whole.splitlines())) > 150
+    for width in (80, 100):
+        text = _summary_table(summary, width)
+        assert all(len(line) <= width for line in text.splitlines())
+        tables, note = text.rsplit("\n", 1)
+        assert note == whole.splitlines()[-1]  # (how many points are not shown)
+        blocks = [block.splitlines() for block in tables.split("\n\n")]
+        assert len(blocks) > 1 and all(block[0].split()[0] == "point" for block in blocks)
+        names = [name for block in blocks for name in block[0].split()[1:]]
+        assert names == whole.splitlines()[0].split()[1:]
+        for block in blocks:  # every block's rows are the same points, in order
+            assert [row.split()[0] for row in block[1:]] == [
+                row.split()[0] for row in whole.splitlines()[1:-1]
+            ]
 
 
 def test_each_sweep_point_holds_its_own_values_and_the_scenario_keeps_its_own():
