@@ -23,6 +23,7 @@ _API = {
     "StudyResult": "nnrpsim.study",
     "StudyWarning": "nnrpsim.checks",
     "plot_study": "nnrpsim.plots",
+    "compare": "nnrpsim.differences",
 }
 
 

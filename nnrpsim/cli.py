@@ -9,26 +9,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from . import __version__
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
-
-SUMMARY_COLUMNS = (
-    "hit_rate",
-    "fallback_rate",
-    "mean_gpu_bytes",
-    "wire_bytes_saved",
-    "wire_saving",
-    "p99_latency_ms",
-)
-
-MAX_SUMMARY_ROWS = 40
-"""Beyond this many points the printed summary shows the first and last half of it: a big
-sweep's ten thousand rows would scroll everything else away (``summary.csv`` has them all)."""
 
 EXIT_USAGE = 2
 EXIT_RUNS_FAILED = 1
@@ -110,6 +96,7 @@ class _Outcome(NamedTuple):
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
+    from .printed_tables import summary_table, terminal_width
     from .study import run
 
     result = run(
@@ -126,66 +113,23 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
         print(warning, file=sys.stderr)
     drawn = sum(path.suffix == ".png" for path in result.plots)
     where = f": summary.csv, {counted(drawn, 'plot')} in plots/ (PNG and SVG)" if drawn else ""
-    # on a terminal, as wide as it is: the columns that do not fit go on below
-    width = shutil.get_terminal_size().columns if sys.stdout.isatty() else None
-    table = _summary_table(result.summary, width)
+    table = summary_table(result.summary, terminal_width())
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
     failed = "error" in result.runs and result.runs["error"].notna().any()
     return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
 
 
-def _summary_table(summary, width: int | None = None) -> str:
-    """One row per point: swept values as the legends write them (``32 MiB``, ``30 s``), byte
-    metrics in the binary unit that suits their column, named in the header (``[MiB]``); at
-    most :data:`MAX_SUMMARY_ROWS` of them, and then how many more there are. With a
-    ``width``, the columns beyond it go on in blocks below, each led by the point (a
-    summary of three swept keys takes 175 characters, and a terminal's own wrapping breaks
-    every row in two)."""
-    from .display_units import bytes_scale, value_text
-    from .metrics import UNITS
-    from .results import swept_columns
-    from .scenario.schema import SHORT_KEYS
+def _compare(args: argparse.Namespace) -> str:
+    from .differences import compare
+    from .printed_tables import differences_table, terminal_width
 
-    if summary.empty:
-        return "no runs finished"
-    # (a metric no run measured, the vector engine's latency say, is left out of the table)
-    metrics = [c for c in SUMMARY_COLUMNS if c in summary and summary[c].notna().any()]
-    params = swept_columns(summary)
-    shown = summary[["point", *params, "replications", "failures", *metrics]].copy()
-    for key in params:
-        shown[key] = [value_text(key, value) for value in shown[key]]
-    names = {key: SHORT_KEYS.get(key, key) for key in params}
-    for metric in metrics:
-        if UNITS.get(metric) == "bytes":
-            per_unit, unit = bytes_scale(shown[metric].abs().to_numpy())
-            shown[metric] /= per_unit
-            names[metric] = f"{metric}[{unit}]"
-    table = _in_blocks(shown.rename(columns=names), width)
-    if len(shown) <= MAX_SUMMARY_ROWS:
-        return table
-    left = len(shown) - MAX_SUMMARY_ROWS
-    return f"{table}\n({left:,} of {len(shown):,} points not shown: summary.csv has them all)"
-
-
-def _in_blocks(frame, width: int | None) -> str:
-    """``frame`` as text; with a ``width``, in blocks of the columns that fit it, one under
-    another, each led by the first column (a block holds one column at least)."""
-
-    def text(columns: list[str]) -> str:
-        return frame[columns].to_string(
-            index=False, float_format=lambda v: f"{v:.4g}", max_rows=MAX_SUMMARY_ROWS
-        )
-
-    lead, *rest = frame.columns
-    if width is None:
-        return text(list(frame.columns))
-    blocks: list[list[str]] = [[]]
-    for column in rest:
-        wider = text([lead, *blocks[-1], column])
-        if blocks[-1] and max(map(len, wider.splitlines())) > width:
-            blocks.append([])
-        blocks[-1].append(column)
-    return "\n\n".join(text([lead, *block]) for block in blocks)
+    differences = compare(args.results, args.baseline)
+    return (
+        f"{differences_table(differences, terminal_width())}\n"
+        f"each point's metrics less its baseline point's, the point with "
+        f"{', '.join(args.baseline)} and its other swept values, replication by "
+        "replication: the mean difference and its 95 % interval"
+    )
 
 
 def _validate(args: argparse.Namespace) -> str:
@@ -300,6 +244,19 @@ def _add_scenario_commands(commands) -> None:
     plot = _command(commands, "plot", "redraw the plots of a results folder")
     plot.add_argument("results", help="a results folder written by run (its summary.parquet)")
     plot.set_defaults(handler=_plot)
+    compare = _command(
+        commands, "compare", "compare each sweep point with a baseline point, run by run"
+    )
+    compare.add_argument("results", help="a results folder written by run (its runs.parquet)")
+    compare.add_argument(
+        "--baseline",
+        action="append",
+        required=True,
+        metavar="KEY=VALUE",
+        help="a swept key and its value at the baseline, e.g. --baseline host_policy.name=never "
+        "(once for each key to hold)",
+    )
+    compare.set_defaults(handler=_compare)
     keys = _command(commands, "keys", "list every scenario key with its default and help")
     keys.add_argument(
         "word", nargs="?", help="only the keys whose name or help mentions it (any case)"
@@ -309,8 +266,8 @@ def _add_scenario_commands(commands) -> None:
 
 DESCRIPTION = (
     "A discrete-event simulator of the NNRP/1 cache capability and lease protocol:\n"
-    "run scenario studies, check them first, redraw their plots, list the scenario\n"
-    "keys, and encode or decode cache frames."
+    "run scenario studies, check them first, redraw their plots, compare their points\n"
+    "with a baseline, list the scenario keys, and encode or decode cache frames."
 )
 EPILOG = (
     "start with: nnrpsim run scenarios/quickstart.yaml\n"

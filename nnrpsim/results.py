@@ -109,6 +109,12 @@ def recorded_warmup_ms(folder: Path) -> float:
         return 0.0
 
 
+def recorded_scenario(folder: Path) -> dict[str, Any] | None:
+    """The resolved scenario a results folder's manifest records (None if it cannot tell)."""
+    scenario = _manifest_of(folder).get("scenario")
+    return scenario if isinstance(scenario, dict) else None
+
+
 def recorded_status(folder: Path) -> str | None:
     """How the study ended, as its manifest records it (``complete``, or how it was
     interrupted); None if it cannot tell."""
@@ -260,7 +266,7 @@ class ResultStore:
             columns = run_table(result, table)
             if columns:
                 _write_run_file(folder / name, pa.table(columns))
-        row = pa.Table.from_pylist([{k: _cell(v) for k, v in record.items()}])
+        row = pa.Table.from_pylist([{k: cell(v) for k, v in record.items()}])
         _write_run_file(self.runs_dir / name, row)
 
     def finalize(
@@ -312,7 +318,7 @@ def run_table(result: dict[str, Any], table: str) -> dict[str, list] | None:
     return {**at, **columns}
 
 
-def _cell(value: Any) -> Any:
+def cell(value: Any) -> Any:
     """Parquet cells must be scalars: anything else is stored as its JSON text."""
     if value is None or isinstance(value, (bool, int, float, str, np.generic)):
         return value
@@ -413,8 +419,7 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     that finished."""
     if runs.empty:
         return pd.DataFrame()
-    reserved = {"point", "replication", "seed", "error", "wall_s", *METRICS}
-    params = [c for c in runs.columns if c not in reserved]
+    params = run_params(runs)
     firsts = runs.drop_duplicates("point").set_index("point").sort_index()
     ok = runs[runs["error"].isna()]
     good = ok.groupby("point").size().reindex(firsts.index, fill_value=0)
@@ -422,6 +427,12 @@ def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     stats = means_and_intervals(ok, ["point"], METRICS).reindex(firsts.index)
     summary = pd.concat([firsts[params], counts, stats], axis=1).rename_axis("point")
     return summary.reset_index().astype({"point": np.int64})
+
+
+def run_params(runs: pd.DataFrame) -> list[str]:
+    """The swept keys of a runs table: its columns but a run's own and its metrics."""
+    reserved = {"point", "replication", "seed", "error", "wall_s", *METRICS}
+    return [column for column in runs.columns if column not in reserved]
 
 
 def swept_columns(summary: pd.DataFrame) -> list[str]:

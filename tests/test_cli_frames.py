@@ -77,7 +77,10 @@ def test_encode_prints_hex_that_decodes_back(capsys):
         (["frames", "encode", "bogus", "{}"], "error: argument block: invalid choice"),
         # no command: the commands by name, not argparse's dest (``required: frames_command``)
         (["frames"], "error: nnrpsim frames: a command is required: decode or encode ("),
-        ([], "error: nnrpsim: a command is required: frames, run, validate, plot or keys ("),
+        (
+            [],
+            "error: nnrpsim: a command is required: frames, run, validate, plot, compare or keys (",
+        ),
         (["bogus"], "error: argument COMMAND: invalid choice: 'bogus'"),
     ],
 )

@@ -219,12 +219,13 @@ def set_dotted(raw: dict, key: str, value: Any, where: str | None = None) -> Non
     node[parts[-1]] = value
 
 
-def parse_set(item: str) -> tuple[str, Any]:
-    """``KEY=VALUE`` from the command line; VALUE is read as a YAML scalar or list."""
+def parse_set(item: str, option: str = "--set") -> tuple[str, Any]:
+    """``KEY=VALUE`` from the command line's ``option``; VALUE is read as a YAML scalar or
+    list."""
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
-        raise ScenarioError("--set", f"expected KEY=VALUE, got {item!r}")
-    return key.strip(), _safe_load(text, f"--set {key.strip()}", file=False)
+        raise ScenarioError(option, f"expected KEY=VALUE, got {item!r}")
+    return key.strip(), _safe_load(text, f"{option} {key.strip()}", file=False)
 
 
 def parse_scenario(raw: dict, overrides: Sequence[str] | str | None = ()) -> Scenario:
@@ -367,12 +368,13 @@ def _expanded(scenario: Scenario) -> list[Point]:
                 f"sweep.{kind}.{swept}", f"{_reason(first)} (value {params[swept]!r})"
             ) from None
         resolved_values = resolved.model_dump()
-        params = {key: _dotted(resolved_values, key) for key in params}  # in base units
+        params = {key: dotted(resolved_values, key) for key in params}  # in base units
         points.append(Point(len(points), params, resolved))
     return points
 
 
-def _dotted(values: dict, key: str) -> Any:
+def dotted(values: dict, key: str) -> Any:
+    """The value at dotted ``key`` of a scenario's nested values."""
     for part in key.split("."):
         values = values[part]
     return values

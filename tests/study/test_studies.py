@@ -20,8 +20,9 @@ import pytest
 import yaml
 
 import nnrpsim
-from nnrpsim.cli import _summary_table, main
+from nnrpsim.cli import main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
+from nnrpsim.printed_tables import summary_table
 from nnrpsim.results import swept_columns
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
@@ -312,7 +313,7 @@ def test_a_swept_key_without_a_dot_is_shown_and_drawn_as_swept(drawn):
             "hit_rate_ci95": [np.nan, np.nan],
         }
     )
-    header, *rows = _summary_table(summary).splitlines()
+    header, *rows = summary_table(summary).splitlines()
     assert header.split()[:3] == ["point", "ttl_fraction", "engine"]
     assert [row.split()[2] for row in rows] == ["des", "vector"]
     plots._metric_vs(
@@ -338,7 +339,7 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
             "wire_saving": [-0.25, 0.5],
         }
     )
-    header, *rows = _summary_table(summary).splitlines()
+    header, *rows = summary_table(summary).splitlines()
     assert header.split() == [
         "point",
         "gpu_memory",
@@ -357,7 +358,7 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
 def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_more():
     """A sweep of 10,000 points printed 10,000 rows; beyond MAX_SUMMARY_ROWS the table gives
     the first and last half of them, then how many it left out."""
-    from nnrpsim.cli import MAX_SUMMARY_ROWS
+    from nnrpsim.printed_tables import MAX_SUMMARY_ROWS
 
     for points in (MAX_SUMMARY_ROWS, MAX_SUMMARY_ROWS + 1, 1000):
         summary = pd.DataFrame(
@@ -369,7 +370,7 @@ def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_mor
                 "hit_rate": 0.5,
             }
         )
-        _, *rows = _summary_table(summary).splitlines()
+        _, *rows = summary_table(summary).splitlines()
         if points == MAX_SUMMARY_ROWS:
             assert [int(row.split()[0]) for row in rows] == list(range(points))
             continue
@@ -402,10 +403,10 @@ def test_the_printed_summary_fits_a_terminal_in_blocks_each_led_by_the_point():
             "p99_latency_ms": 2.5,
         }
     )
-    whole = _summary_table(summary)
+    whole = summary_table(summary)
     assert max(map(len, whole.splitlines())) > 150
     for width in (80, 100):
-        text = _summary_table(summary, width)
+        text = summary_table(summary, width)
         assert all(len(line) <= width for line in text.splitlines())
         tables, note = text.rsplit("\n", 1)
         assert note == whole.splitlines()[-1]  # (how many points are not shown)
@@ -1086,7 +1087,7 @@ def test_a_swept_replication_count_is_each_points_own(tmp_path, capsys):
     assert "(2 sweep points, 4 runs, engine des)" in capsys.readouterr().out
     summary = nnrpsim.sweep(raw)
     assert summary["replications"].tolist() == [1, 3]
-    assert _summary_table(summary).split("\n")[0].split()[:3] == [
+    assert summary_table(summary).split("\n")[0].split()[:3] == [
         "point",
         "study.replications",
         "replications",

@@ -1,0 +1,110 @@
+"""Paired differences from a baseline sweep point: what changing swept keys did, with the
+interval that common random numbers allow.
+
+Replication r of every sweep point draws the same random numbers (its seed derives from the
+study seed and r alone), so two points' runs of one replication differ only by what the
+points set. Their metrics' difference, run by run, varies far less than either metric: its
+t interval over the replications both finished says whether a point beats the baseline where
+the two points' own intervals overlap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pydantic import ValidationError
+
+from .display_units import value_text
+from .metrics import METRICS
+from .results import cell, means_and_intervals, read_table, recorded_scenario, run_params
+from .scenario import Scenario, ScenarioError
+from .scenario.loader import dotted, parse_set, set_dotted, validation_error
+
+BASELINE = "--baseline"
+"""Where a bad baseline is reported: the command line's option, which the API's argument is."""
+
+
+def paired_differences(runs: pd.DataFrame, baseline: Mapping[str, Any]) -> pd.DataFrame:
+    """For each sweep point that has a baseline point and is not one: its swept values, the
+    baseline point (the one with ``baseline``'s values of its keys and the point's own of the
+    others), the replications paired (finished at both), and for each metric the mean of
+    its difference from the baseline's, replication by replication, and that mean's 95 %
+    half-width ``<metric>_ci95`` (NaN for one pair). ``baseline``: swept keys and a value
+    of each, as the runs table holds them (base units: ms, bytes)."""
+    params = run_params(runs)
+    for key in baseline:
+        if key not in params:
+            swept = ", ".join(params) or "none"
+            raise ScenarioError(BASELINE, f"{key} is not a swept key of the study (swept: {swept})")
+    points = runs.drop_duplicates("point").set_index("point")[params].sort_index()
+    keys = {point: _values(row, params) for point, row in points.iterrows()}
+    for key, value in baseline.items():
+        if not any(_comparable(swept) == _comparable(value) for swept in points[key]):
+            shown = ", ".join(dict.fromkeys(value_text(key, v) for v in points[key]))
+            raise ScenarioError(
+                f"{BASELINE} {key}",
+                f"{value_text(key, value)} is not one of its swept values ({shown})",
+            )
+    at = {values: point for point, values in keys.items()}
+    wanted = {key: _comparable(value) for key, value in baseline.items()}
+    base_of = {}
+    for point, values in keys.items():
+        target = tuple(wanted.get(key, value) for key, value in zip(params, values, strict=True))
+        if target != values and target in at:
+            base_of[point] = at[target]
+    metrics = [metric for metric in METRICS if metric in runs]
+    finished = runs[runs["error"].isna()].set_index(["point", "replication"])[metrics]
+    differences = []
+    for point, base in base_of.items():
+        if point in finished.index and base in finished.index:
+            diff = finished.loc[point] - finished.loc[base]  # aligned by replication
+            differences.append(diff.dropna(how="all").assign(point=point))
+    if not differences:
+        raise ScenarioError(BASELINE, "no sweep point has a baseline point with finished runs")
+    paired = pd.concat(differences)
+    stats = means_and_intervals(paired, ["point"], metrics)
+    table = points.loc[stats.index].assign(
+        baseline_point=[base_of[point] for point in stats.index],
+        pairs=paired.groupby("point").size(),
+    )
+    return pd.concat([table, stats], axis=1).reset_index()
+
+
+def _comparable(value: Any) -> Any:
+    """A swept value as a key: a null one (NaN in a table) None, the rest as a table holds them."""
+    value = cell(value)
+    return None if pd.isna(value) else value
+
+
+def _values(row: pd.Series, params: list[str]) -> tuple:
+    return tuple(_comparable(row[key]) for key in params)
+
+
+def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
+    """:func:`paired_differences` of a results folder's runs, ``baseline`` given as
+    ``KEY=VALUE`` text (or a list of it) as ``--set`` takes it: ``host_policy.name=never``,
+    ``topology.gpu_memory=512MiB``; values are read as the study's scenario reads them."""
+    folder = Path(results)
+    items = [baseline] if isinstance(baseline, str) else list(baseline)
+    if not items:
+        raise ScenarioError(BASELINE, "name a swept key and its baseline value, KEY=VALUE")
+    runs = read_table(folder / "runs.parquet")
+    return paired_differences(runs, _resolved(recorded_scenario(folder), items))
+
+
+def _resolved(scenario: dict[str, Any] | None, items: list[str]) -> dict[str, Any]:
+    """Each ``KEY=VALUE`` as the study's scenario would hold it (``90s``: 90000.0 ms)."""
+    given = dict(parse_set(item, BASELINE) for item in items)
+    if scenario is None:  # (a folder without a readable manifest: values as given)
+        return given
+    raw = {section: value for section, value in scenario.items() if section != "sweep"}
+    for key, value in given.items():
+        set_dotted(raw, key, value, where=f"{BASELINE} {key}")
+    try:
+        resolved = Scenario.model_validate(raw).model_dump()
+    except ValidationError as err:
+        raise validation_error(err, prefix=f"{BASELINE} ") from None
+    return {key: dotted(resolved, key) for key in given}

@@ -1,0 +1,130 @@
+"""Paired differences from a baseline point (``nnrpsim compare``): each point's runs less its
+baseline point's, replication by replication, where the common random numbers make the
+difference sharper than either point's own interval."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+
+import nnrpsim
+from nnrpsim.cli import main
+from nnrpsim.differences import paired_differences
+from nnrpsim.results import t95
+from tests.conftest import SMALL_STUDY
+
+TTL, BUDGET = "host_policy.ttl_hint", "topology.gpu_memory"
+
+
+def _runs() -> pd.DataFrame:
+    """Two swept keys (a TTL, and a budget with a null: unlimited), three replications each;
+    point 1's second replication failed."""
+    rows = []
+    for point, (ttl, budget) in enumerate(
+        [(5_000.0, 2**20), (5_000.0, np.nan), (30_000.0, 2**20), (30_000.0, np.nan)]
+    ):
+        for replication in range(3):
+            failed = point == 1 and replication == 1
+            rows.append(
+                {
+                    "point": point,
+                    "replication": replication,
+                    "seed": replication,
+                    TTL: ttl,
+                    BUDGET: budget,
+                    "hit_rate": np.nan if failed else 0.1 * point + 0.01 * replication**2,
+                    "wire_bytes": np.nan if failed else 1000.0 * point + replication,
+                    "error": "boom" if failed else None,
+                    "wall_s": 0.1,
+                }
+            )
+    return pd.DataFrame(rows)
+
+
+def test_each_point_less_its_baseline_point_replication_by_replication():
+    runs = _runs()
+    table = paired_differences(runs, {BUDGET: np.nan}).set_index("point")
+    # the unlimited points are the baselines; each point with a budget has its TTL's
+    assert table.index.tolist() == [0, 2] and table["baseline_point"].tolist() == [1, 3]
+    assert table[TTL].tolist() == [5_000.0, 30_000.0]
+    assert table["pairs"].tolist() == [2, 3]  # (point 1's failed replication pairs with none)
+    # point 0 less point 1, replications 0 and 2: -0.1 each; point 2 less 3: -0.1 each
+    np.testing.assert_allclose(table["hit_rate"], [-0.1, -0.1])
+    assert table["hit_rate_ci95"].tolist() == pytest.approx([0, 0], abs=1e-12)
+    by_ttl = paired_differences(runs, {TTL: 30_000.0}).set_index("point")
+    assert by_ttl.index.tolist() == [0, 1] and by_ttl["baseline_point"].tolist() == [2, 3]
+    differences = [-2000.0, -2000.0, -2000.0]  # wire_bytes: point less point + 2
+    assert by_ttl.loc[0, "wire_bytes"] == pytest.approx(np.mean(differences))
+    hit = [(0.0 - 0.2) + 0.0, (0.0 - 0.2), (0.04 - 0.2 - 0.04)]
+    assert by_ttl.loc[0, "hit_rate"] == pytest.approx(np.mean(hit))
+    point_1 = np.array([0.1 - 0.3, 0.14 - 0.34])  # replications 0 and 2
+    half = t95(1) * point_1.std(ddof=1) / math.sqrt(2)
+    assert by_ttl.loc[1, ["hit_rate", "hit_rate_ci95"]].tolist() == pytest.approx(
+        [point_1.mean(), half]
+    )
+
+
+def test_a_baseline_that_is_not_swept_or_not_among_the_values_is_named():
+    runs = _runs()
+    with pytest.raises(nnrpsim.ScenarioError, match=r"host_policy.name is not a swept key"):
+        paired_differences(runs, {"host_policy.name": "never"})
+    with pytest.raises(nnrpsim.ScenarioError, match=r"20 s is not one of its swept values"):
+        paired_differences(runs, {TTL: 20_000.0})
+
+
+def test_compare_reads_values_as_the_scenario_does_and_pairs_sharper_than_either_point(
+    tmp_path, capsys
+):
+    """The small study: a lease TTL hint of a tenth of the session against half of it. Runs
+    of one replication share their sessions and references, so the difference of two
+    points' hit rates varies less than either: its interval is narrower than theirs."""
+    study = {**SMALL_STUDY, "study": {**SMALL_STUDY["study"], "replications": 4}}
+    path = tmp_path / "s.yaml"
+    path.write_text(yaml.safe_dump(study))
+    result = nnrpsim.run(path, out=tmp_path / "out", jobs=2, progress=False)
+    table = nnrpsim.compare(tmp_path / "out", "host_policy.ttl_fraction=0.5").set_index("point")
+    summary = result.summary.set_index("point")
+    assert table.index.tolist() == [0, 1] and table["baseline_point"].tolist() == [2, 3]
+    for point, base in ((0, 2), (1, 3)):
+        row = table.loc[point]
+        expected = summary.loc[point, "hit_rate"] - summary.loc[base, "hit_rate"]
+        assert row["hit_rate"] == pytest.approx(expected) and row["pairs"] == 4
+        own = min(summary.loc[[point, base], "hit_rate_ci95"])
+        assert row["hit_rate_ci95"] < 0.8 * own  # (unpaired: about 1.4 times as wide)
+    assert (
+        main(["compare", str(tmp_path / "out"), "--baseline", "host_policy.ttl_fraction=0.5"]) == 0
+    )
+    *rows, footer = capsys.readouterr().out.splitlines()
+    assert rows[0].split()[:5] == [
+        "point",
+        "ttl_fraction",
+        "invalidations.rate_per_s",
+        "baseline_point",
+        "pairs",
+    ]
+    first = rows[1].split()
+    assert first[:5] == ["0", "0.1", "0", "2", "4"]
+    assert first[5] == f"{table.loc[0, 'hit_rate']:+.4g}" and first[6] == "±"
+    assert "host_policy.ttl_fraction=0.5" in footer
+
+
+@pytest.mark.parametrize(
+    ("baseline", "error"),
+    [
+        ("host_policy.ttl_fraction", "error: --baseline: expected KEY=VALUE"),
+        ("host_policy.name=never", "error: --baseline: host_policy.name is not a swept key"),
+        ("host_policy.ttl_fraction=0.3", "error: --baseline host_policy.ttl_fraction: 0.3 is not"),
+        ("host_policy.ttl_fraction=-1", "error: --baseline host_policy.ttl_fraction: "),
+        ("host_policy.ttl_fractio=0.5", "error: --baseline host_policy.ttl_fractio: unknown key"),
+    ],
+)
+def test_a_bad_baseline_is_one_line_and_status_2(tmp_path, small_yaml, capsys, baseline, error):
+    nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
+    capsys.readouterr()
+    assert main(["compare", str(tmp_path / "out"), "--baseline", baseline]) == 2
+    out, err = capsys.readouterr()
+    assert not out and err.startswith(error) and err.count("\n") == 1
