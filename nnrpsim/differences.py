@@ -92,14 +92,18 @@ def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
     if not items:
         raise ScenarioError(BASELINE, "name a swept key and its baseline value, KEY=VALUE")
     runs = read_table(folder / "runs.parquet")
-    return paired_differences(runs, _resolved(recorded_scenario(folder), items))
+    scenario = recorded_scenario(folder)
+    if scenario is None:
+        raise ScenarioError(
+            str(folder / "manifest.json"),
+            "records no scenario to read the baseline's values by (not a results folder?)",
+        )
+    return paired_differences(runs, _resolved(scenario, items))
 
 
-def _resolved(scenario: dict[str, Any] | None, items: list[str]) -> dict[str, Any]:
+def _resolved(scenario: dict[str, Any], items: list[str]) -> dict[str, Any]:
     """Each ``KEY=VALUE`` as the study's scenario would hold it (``90s``: 90000.0 ms)."""
     given = dict(parse_set(item, BASELINE) for item in items)
-    if scenario is None:  # (a folder without a readable manifest: values as given)
-        return given
     raw = {section: value for section, value in scenario.items() if section != "sweep"}
     for key, value in given.items():
         set_dotted(raw, key, value, where=f"{BASELINE} {key}")

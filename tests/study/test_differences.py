@@ -128,3 +128,18 @@ def test_a_bad_baseline_is_one_line_and_status_2(tmp_path, small_yaml, capsys, b
     assert main(["compare", str(tmp_path / "out"), "--baseline", baseline]) == 2
     out, err = capsys.readouterr()
     assert not out and err.startswith(error) and err.count("\n") == 1
+
+
+def test_a_folder_without_its_manifest_is_named(tmp_path, small_yaml, capsys):
+    """The baseline's values are read as the study's scenario reads them (``45s``: 45000.0
+    ms), which the manifest records: without it, ``45s`` was text, and matched no value."""
+    nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
+    (tmp_path / "out/manifest.json").unlink()
+    capsys.readouterr()
+    assert (
+        main(["compare", str(tmp_path / "out"), "--baseline", "host_policy.ttl_fraction=0.5"]) == 2
+    )
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path / 'out/manifest.json'}: records no scenario to read the baseline's "
+        "values by (not a results folder?)\n"
+    )
