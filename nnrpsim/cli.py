@@ -120,15 +120,28 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
 
 
 def _compare(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
     from .differences import compare
     from .printed_tables import differences_table, terminal_width
+    from .results import atomic_write
 
     differences = compare(args.results, args.baseline)
+    written = ""
+    if args.csv:
+        path = Path(args.csv)
+        if path.is_dir():
+            raise UsageError(f"--csv: {path} is a folder, not a file")
+        try:
+            atomic_write(path, lambda p: differences.to_csv(p, index=False))
+        except OSError as err:
+            raise UsageError(f"--csv: cannot write {path}: {err.strerror or err}") from None
+        written = f"\nevery metric's differences: {path}"
     return (
         f"{differences_table(differences, terminal_width())}\n"
         f"each point's metrics less its baseline point's, the point with "
         f"{', '.join(args.baseline)} and its other swept values, replication by "
-        "replication: the mean difference and its 95 % interval"
+        f"replication: the mean difference and its 95 % interval{written}"
     )
 
 
@@ -255,6 +268,9 @@ def _add_scenario_commands(commands) -> None:
         metavar="KEY=VALUE",
         help="a swept key and its value at the baseline, e.g. --baseline host_policy.name=never "
         "(once for each key to hold)",
+    )
+    compare.add_argument(
+        "--csv", metavar="FILE", help="also write every metric's differences to FILE (CSV)"
     )
     compare.set_defaults(handler=_compare)
     keys = _command(commands, "keys", "list every scenario key with its default and help")

@@ -64,10 +64,15 @@ def t95(df: int) -> float:
 
 
 def atomic_write(path: Path, write) -> None:
-    """Write through ``write(temporary_path)``, then rename over ``path``."""
+    """Write through ``write(temporary_path)``, then rename over ``path``; a write or rename
+    that fails (or is interrupted) leaves no temporary file behind."""
     temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    write(temporary)
-    os.replace(temporary, path)
+    try:
+        write(temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        temporary.unlink(missing_ok=True)
+        raise
 
 
 RUN_FILE = ".arrow"

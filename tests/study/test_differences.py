@@ -143,3 +143,24 @@ def test_a_folder_without_its_manifest_is_named(tmp_path, small_yaml, capsys):
         f"error: {tmp_path / 'out/manifest.json'}: records no scenario to read the baseline's "
         "values by (not a results folder?)\n"
     )
+
+
+def test_compare_writes_every_metric_to_csv_and_refuses_a_path_it_cannot_write(
+    tmp_path, small_yaml, capsys
+):
+    nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
+    args = ["compare", str(tmp_path / "out"), "--baseline", "host_policy.ttl_fraction=0.5"]
+    capsys.readouterr()
+    assert main([*args, "--csv", str(tmp_path / "d.csv")]) == 0
+    assert capsys.readouterr().out.endswith(f"every metric's differences: {tmp_path / 'd.csv'}\n")
+    written = pd.read_csv(tmp_path / "d.csv")
+    expected = nnrpsim.compare(tmp_path / "out", "host_policy.ttl_fraction=0.5")
+    pd.testing.assert_frame_equal(written, expected, check_dtype=False)
+    for path, reason in (
+        (tmp_path, f"{tmp_path} is a folder, not a file"),
+        (tmp_path / "none/d.csv", f"cannot write {tmp_path / 'none/d.csv'}: "),
+    ):
+        assert main([*args, "--csv", str(path)]) == 2
+        out, err = capsys.readouterr()
+        assert not out and err.startswith(f"error: --csv: {reason}") and err.count("\n") == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "small.yaml"]
