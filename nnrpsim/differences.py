@@ -19,7 +19,14 @@ from pydantic import ValidationError
 
 from .display_units import value_text
 from .metrics import METRICS
-from .results import cell, means_and_intervals, read_table, recorded_scenario, run_params
+from .results import (
+    cell,
+    means_and_intervals,
+    read_table,
+    recorded_scenario,
+    run_params,
+    with_derived_metrics,
+)
 from .scenario import Scenario, ScenarioError
 from .scenario.loader import dotted, parse_set, set_dotted, validation_error
 
@@ -34,6 +41,7 @@ def paired_differences(runs: pd.DataFrame, baseline: Mapping[str, Any]) -> pd.Da
     its difference from the baseline's, replication by replication, and that mean's 95 %
     half-width ``<metric>_ci95`` (NaN for one pair). ``baseline``: swept keys and a value
     of each, as the runs table holds them (base units: ms, bytes)."""
+    runs = with_derived_metrics(runs)  # (runs an earlier version wrote have no wire_saving)
     params = run_params(runs)
     for key in baseline:
         if key not in params:

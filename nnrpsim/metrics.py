@@ -37,6 +37,11 @@ METRICS = (
 )
 """Every run reports these; the summary adds ``<metric>_ci95`` for each."""
 
+DERIVED_METRICS = ("wire_saving",)
+"""Of :data:`METRICS`, those derived from others as a study gathers its runs
+(:func:`~nnrpsim.results.with_derived_metrics`), not by each run: so runs an earlier version
+wrote, resumed or compared, have them too."""
+
 OUTCOME_RATES = (
     "hit_rate",
     "miss_rate_cache_miss",
@@ -140,7 +145,6 @@ def des_metrics(
     # of, whose bytes count, and a run that fell behind saved less than nothing, inlining all)
     inline_all = result.all_inline_bytes - base.get("all_inline_bytes", 0)
     metrics["wire_bytes_saved"] = float(inline_all - cache_cost)
-    metrics["wire_saving"] = _saving(metrics["wire_bytes"], metrics["wire_bytes_saved"])
     for name in ("installs", "renewals", "refused_puts"):
         metrics[name] = float(result.counters[name] - base.get(name, 0))
     metrics["invalidations"] = float(
@@ -159,7 +163,7 @@ def des_metrics(
     ) / (result.config.duration_ms - warmup_ms)
     metrics["operations_behind"] = float(result.operations_behind)
     metrics["invariant_violations"] = float(result.violations)
-    return {name: metrics[name] for name in METRICS}
+    return {name: metrics[name] for name in METRICS if name not in DERIVED_METRICS}
 
 
 KIND_METRICS = (
@@ -256,12 +260,14 @@ FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(Messa
 PUT_ACK = packet_bytes(MessageType.CACHE_PUT) + packet_bytes(MessageType.CACHE_ACK)
 
 
-def _saving(wire_bytes: float, saved: float) -> float:
-    """``saved`` as a fraction of what the links would carry if every body went inline, the
-    bytes sent plus those saved: one scale for every workload (the bytes saved grow with
-    the objects' sizes, the load and the run's length). NaN where nothing was sent."""
-    all_inline = wire_bytes + saved
-    return saved / all_inline if all_inline > 0 else float("nan")
+def wire_saving(wire_bytes: np.ndarray, saved: np.ndarray) -> np.ndarray:
+    """Each run's ``wire_bytes_saved`` as a fraction of what the links would carry if every
+    body went inline, the bytes sent plus those saved: one scale for every workload (the
+    bytes saved grow with the objects' sizes, the load and the run's length). NaN where
+    nothing was sent (one of :data:`DERIVED_METRICS`)."""
+    all_inline = np.asarray(wire_bytes, dtype=np.float64) + np.asarray(saved, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(all_inline > 0, saved / all_inline, np.nan)
 
 
 def _inline_cost(sizes: np.ndarray) -> float:
@@ -308,8 +314,6 @@ def vector_metrics(
     )
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
-    wire_bytes = len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost
-    saved = _inline_cost(sizes) - inline_by_policy - cache_cost
     return {
         "hit_rate": _share(hits, n),
         "fallback_rate": _share(0.0, n),
@@ -321,9 +325,8 @@ def vector_metrics(
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
         "memory_settled_s": float("nan"),
-        "wire_bytes": wire_bytes,
-        "wire_bytes_saved": saved,
-        "wire_saving": _saving(wire_bytes, saved),
+        "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
+        "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(
             sweep.installs[index] + sweep.along_puts[index] - sweep.along_rejected[index]
         ),

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 
 from . import __version__
 from .display_units import scenario_text
-from .metrics import KIND_METRICS, METRICS
+from .metrics import KIND_METRICS, METRICS, wire_saving
 from .paths import NO_SUCH_FILE, file_problem
 from .runner import LONG_TABLES
 from .scenario import Scenario, ScenarioError, scenario_hash
@@ -280,7 +280,7 @@ class ResultStore:
         """Aggregate every run on disk; write summary, runs, the long tables (time series,
         kinds and their summary) and the manifest. Returns the summary, the runs, the time
         series and the summary by kind."""
-        runs = _read_all(self.runs_dir)
+        runs = with_derived_metrics(_read_all(self.runs_dir))
         if runs.empty:  # nothing finished yet: empty tables with the run columns
             runs = pd.DataFrame(columns=["point", "replication", "seed", "error", "wall_s"])
         runs = runs.sort_values(["point", "replication"], ignore_index=True)
@@ -416,6 +416,18 @@ def _run_file(path: Path) -> pa.Table:
 def _unreadable(path: Path, err: Exception) -> ScenarioError:
     reason = str(err).splitlines()[0] if str(err) else type(err).__name__
     return ScenarioError(str(path), f"not a readable results table ({reason})")
+
+
+def with_derived_metrics(runs: pd.DataFrame) -> pd.DataFrame:
+    """The runs with ``wire_saving``, derived from their ``wire_bytes`` and
+    ``wire_bytes_saved``, beside them: for every run, those an earlier version wrote too
+    (resumed, or compared), and none for a failed run."""
+    if runs.empty or "wire_bytes_saved" not in runs:
+        return runs
+    saving = wire_saving(runs["wire_bytes"], runs["wire_bytes_saved"])
+    runs = runs.drop(columns="wire_saving", errors="ignore")
+    runs.insert(runs.columns.get_loc("wire_bytes_saved") + 1, "wire_saving", saving)
+    return runs
 
 
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:

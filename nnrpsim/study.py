@@ -14,7 +14,7 @@ import pandas as pd
 from .checks import StudyWarning, study_warnings
 from .interrupts import interrupts_deferred
 from .plots import draw_study
-from .results import ResultStore, run_table, summarize
+from .results import ResultStore, run_table, summarize, with_derived_metrics
 from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import (
@@ -123,7 +123,7 @@ def sweep(
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     with bar, shown(bar, shares):
         results = list(execute(tasks, jobs, shares=shares))
-    runs = pd.DataFrame([result["record"] for result in results])
+    runs = with_derived_metrics(pd.DataFrame([result["record"] for result in results]))
     summary = summarize(runs.sort_values(["point", "replication"]))
     tables = [run_table(result, "timeseries") for result in results]
     series = pd.concat([pd.DataFrame(table) for table in tables if table] or [pd.DataFrame()])

@@ -69,6 +69,7 @@ def test_run_files_read_in_batches_join_as_one_table(
     null there, whatever the batches."""
     done = nnrpsim.run(small_yaml, out=tmp_path / "s", jobs=1, progress=False)
     monkeypatch.setattr(results, "READ_BATCH", batch)
-    runs = results._read_all(tmp_path / "s" / "runs").sort_values(["point", "replication"])
+    read = results._read_all(tmp_path / "s" / "runs")
+    runs = results.with_derived_metrics(read).sort_values(["point", "replication"])
     assert runs.reset_index(drop=True).equals(done.runs.reset_index(drop=True))
     assert runs["hit_rate"].isna().sum() == 2 and runs["error"].notna().sum() == 2

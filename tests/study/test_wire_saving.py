@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 
 import nnrpsim
@@ -62,3 +63,37 @@ def test_results_written_before_the_saving_are_drawn_without_it(tmp_path, small_
         path.unlink()
     drawn = {path.stem for path in nnrpsim.plot_study(tmp_path / "old")}
     assert drawn == {stem for stem in before if not stem.startswith("wire_saving")}
+
+
+def test_every_run_gathered_gets_its_saving_those_written_before_it_too(tmp_path, small_yaml):
+    """The saving is derived from two metrics every version recorded, as a study gathers its
+    runs: a run's own file does not hold it, so a folder an earlier version began resumes with
+    the saving of all its runs, not of the new ones alone."""
+    from nnrpsim.results import with_derived_metrics
+
+    runs = pd.DataFrame(
+        {
+            "point": [0, 0, 1],
+            "wire_bytes": [300.0, 0.0, np.nan],
+            "wire_bytes_saved": [100.0, 0.0, np.nan],
+            "error": [None, None, "boom"],
+        }
+    )
+    gathered = with_derived_metrics(runs)
+    assert list(gathered.columns) == [
+        "point",
+        "wire_bytes",
+        "wire_bytes_saved",
+        "wire_saving",
+        "error",
+    ]
+    np.testing.assert_array_equal(gathered["wire_saving"], [0.25, np.nan, np.nan])
+    result = nnrpsim.run(small_yaml, out=tmp_path / "s", jobs=1, progress=False)
+    with pa.OSFile(str(next((tmp_path / "s/runs").iterdir()))) as source:
+        one_file = pa.ipc.open_file(source).read_all()
+    assert "wire_bytes_saved" in one_file.column_names
+    assert "wire_saving" not in one_file.column_names
+    saved, sent = result.runs["wire_bytes_saved"], result.runs["wire_bytes"]
+    np.testing.assert_allclose(result.runs["wire_saving"], saved / (sent + saved))
+    written = pd.read_parquet(tmp_path / "s/runs.parquet")
+    np.testing.assert_allclose(written["wire_saving"], result.runs["wire_saving"])
