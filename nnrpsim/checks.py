@@ -179,7 +179,8 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
             f"inlining every body would send about {offered * factor:.3g} {unit} over {over}, "
             f"{times:.3g} times its {topology.link.bandwidth * factor:.3g} {unit}: unless "
             f"caching keeps more than {(1 - 1 / times) * 100:.0f} % of those bytes off the "
-            "links, they fall behind (peak_link_utilisation, operations_behind)"
+            f"links (a wire_saving above {1 - 1 / times:.2f}), they fall behind "
+            "(peak_link_utilisation, operations_behind)"
         )
         found.append((text, point.index))
     return _by_text(found, of_points)

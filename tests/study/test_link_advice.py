@@ -15,7 +15,8 @@ ADVICE = re.compile(
     r"warning: all points: inlining every body would send about ([0-9.]+) Mbit/s over each "
     r"link from a host to a server \((\d+) x (\d+), sessions spread evenly\), ([0-9.]+) times "
     r"its ([0-9.]+) Mbit/s: unless caching keeps more than (\d+) % of those bytes off the "
-    r"links, they fall behind \(peak_link_utilisation, operations_behind\)"
+    r"links \(a wire_saving above (0\.\d\d)\), they fall behind "
+    r"\(peak_link_utilisation, operations_behind\)"
 )
 SENDS = re.compile(r"inlining everything sends ([0-9.]+) MB/s")
 
@@ -35,12 +36,14 @@ def _validate(tmp_path, capsys, bandwidth: str, **topology) -> tuple[str, str]:
 def test_a_link_too_slow_for_every_body_inline_is_named_with_how_much(tmp_path, capsys):
     out, err = _validate(tmp_path, capsys, "4Mbit/s")
     (advice,) = ADVICE.findall(err)
-    offered, hosts, servers, times, bandwidth, keep = advice
+    offered, hosts, servers, times, bandwidth, keep, saving = advice
     (sends,) = SENDS.findall(out)  # the workload's line: MB/s over all hosts
     assert (hosts, servers, bandwidth) == ("1", "1", "4")
     assert float(offered) == pytest.approx(float(sends) * 8, rel=0.01)
     assert float(times) == pytest.approx(float(offered) / 4, rel=0.01)
     assert int(keep) == round((1 - 1 / float(times)) * 100)
+    # in the run's own measure: its saving of all the bytes, frames' too, must be at least it
+    assert float(saving) == pytest.approx(1 - 1 / float(times), abs=0.005)
 
 
 def test_the_bodies_are_spread_over_every_link_from_a_host_to_a_server(tmp_path, capsys):
