@@ -49,15 +49,16 @@ def paired_differences(runs: pd.DataFrame, baseline: Mapping[str, Any]) -> pd.Da
             raise ScenarioError(BASELINE, f"{key} is not a swept key of the study (swept: {swept})")
     points = runs.drop_duplicates("point").set_index("point")[params].sort_index()
     keys = {point: _values(row, params) for point, row in points.iterrows()}
+    wanted = {key: _comparable(value) for key, value in baseline.items()}
     for key, value in baseline.items():
-        if not any(_comparable(swept) == _comparable(value) for swept in points[key]):
+        at_key = params.index(key)
+        if not any(values[at_key] == wanted[key] for values in keys.values()):
             shown = ", ".join(dict.fromkeys(value_text(key, v) for v in points[key]))
             raise ScenarioError(
                 f"{BASELINE} {key}",
                 f"{value_text(key, value)} is not one of its swept values ({shown})",
             )
     at = {values: point for point, values in keys.items()}
-    wanted = {key: _comparable(value) for key, value in baseline.items()}
     base_of = {}
     for point, values in keys.items():
         target = tuple(wanted.get(key, value) for key, value in zip(params, values, strict=True))
