@@ -24,6 +24,8 @@ _API = {
     "StudyWarning": "nnrpsim.checks",
     "plot_study": "nnrpsim.plots",
     "compare": "nnrpsim.differences",
+    "run_records": "nnrpsim.one_run",
+    "RunRecords": "nnrpsim.one_run",
 }
 
 

@@ -145,6 +145,43 @@ def _compare(args: argparse.Namespace) -> str:
     )
 
 
+def _records(args: argparse.Namespace) -> str:
+    from pathlib import Path
+
+    from .display_units import counted, described
+    from .one_run import run_records
+
+    folder = Path(args.out) if args.out else None
+    if folder is not None and folder.exists() and not folder.is_dir():
+        raise UsageError(f"--out: {folder} is a file, not a folder")
+    records = run_records(
+        args.scenario,
+        args.point,
+        args.replication,
+        overrides=args.set,
+        progress=not args.quiet and sys.stderr.isatty(),
+    )
+    swept = f" ({described(list(records.params), records.params.values())})"
+    metrics = records.metrics
+    lines = [
+        f"point {records.point}{swept if records.params else ''}, replication "
+        f"{records.replication}: {counted(len(records.operations), 'operation')} and "
+        f"{counted(len(records.references), 'reference')}; after the warm-up, by outcome "
+        "and cause:",
+        records.outcomes().to_string(index=False, formatters={"share": "{:.4f}".format}),
+        f"hit_rate {metrics['hit_rate']:.4f}, wire_saving {metrics['wire_saving']:.4f}, "
+        f"p50/p99 latency {metrics['p50_latency_ms']:.3g}/{metrics['p99_latency_ms']:.3g} ms, "
+        f"invariant violations {metrics['invariant_violations']:.0f}",
+    ]
+    if folder is not None:
+        try:
+            written = records.write(folder)
+        except OSError as err:
+            raise UsageError(f"--out: cannot write {folder}: {err.strerror or err}") from None
+        lines.append(f"records: {folder}: {', '.join(path.name for path in written)}")
+    return "\n".join(lines)
+
+
 def _validate(args: argparse.Namespace) -> str:
     from .checks import (
         ignored_key_advice,
@@ -273,6 +310,23 @@ def _add_scenario_commands(commands) -> None:
         "--csv", metavar="FILE", help="also write every metric's differences to FILE (CSV)"
     )
     compare.set_defaults(handler=_compare)
+    records = _command(
+        commands, "records", "run one run of a study again and show or keep its records"
+    )
+    records.add_argument("scenario", help="a scenario YAML file")
+    records.add_argument(
+        "--point", type=int, default=0, help="the sweep point, as runs.parquet numbers it"
+    )
+    records.add_argument("--replication", type=int, default=0, help="the replication (from 0)")
+    _add_set_option(records)
+    records.add_argument(
+        "--out",
+        metavar="FOLDER",
+        help="write its references, operations, memory and accepted TTLs (Parquet) and "
+        "run.json there",
+    )
+    records.add_argument("--quiet", action="store_true", help="no progress bar")
+    records.set_defaults(handler=_records)
     keys = _command(commands, "keys", "list every scenario key with its default and help")
     keys.add_argument(
         "word", nargs="?", help="only the keys whose name or help mentions it (any case)"
@@ -283,7 +337,8 @@ def _add_scenario_commands(commands) -> None:
 DESCRIPTION = (
     "A discrete-event simulator of the NNRP/1 cache capability and lease protocol:\n"
     "run scenario studies, check them first, redraw their plots, compare their points\n"
-    "with a baseline, list the scenario keys, and encode or decode cache frames."
+    "with a baseline, look into one run's records, list the scenario keys, and encode\n"
+    "or decode cache frames."
 )
 EPILOG = (
     "start with: nnrpsim run scenarios/quickstart.yaml\n"
@@ -334,8 +389,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The command line writes its plots to files: a backend the shell's environment names for
     # interactive work (or misspells, which fails matplotlib's import) has no say in them.
     os.environ["MPLBACKEND"] = "Agg"
+    command = None
     try:
         args = build_parser().parse_args(argv)
+        command = args.command
         outcome = args.handler(args)
         if not isinstance(outcome, _Outcome):
             outcome = _Outcome(outcome, 0)
@@ -349,5 +406,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        print("interrupted: finished runs are saved; rerun with --resume", file=sys.stderr)
+        # (only a study keeps what finished; another command has nothing to resume)
+        kept = ": finished runs are saved; rerun with --resume" if command == "run" else ""
+        print(f"interrupted{kept}", file=sys.stderr)
         return EXIT_INTERRUPTED

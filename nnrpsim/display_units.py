@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
-from .scenario.schema import KEY_UNITS
+from .scenario.schema import KEY_UNITS, SHORT_KEYS
 
 RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
 DURATION_UNITS = ((1e3, "s"), (1.0, "ms"), (1e-3, "us"), (1e-6, "ns"))
@@ -62,6 +62,14 @@ def value_text(key: str, value) -> str:
     if unit and value:
         return f"{value * factor:g} {unit}"
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def described(keys: list[str], values) -> str:
+    """Swept keys and their values, as legends, annotations and headings name a point."""
+    return ", ".join(
+        f"{SHORT_KEYS.get(key, key)} = {value_text(key, value)}"
+        for key, value in zip(keys, values, strict=True)
+    )
 
 
 def _magnitude(value) -> np.ndarray:

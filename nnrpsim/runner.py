@@ -231,6 +231,14 @@ LONG_TABLES = ("timeseries", "kinds")
 DES's samples over time, and the run's metrics per object kind."""
 
 
+def run_inputs(task: Task) -> tuple[ModelConfig, WorkloadPlan, np.random.SeedSequence]:
+    """A run's configuration, its workload plan and the seed of its simulation, drawn from the
+    task's seed as every study draws them: the same run, wherever it is run again."""
+    config = model_config(task.scenario)
+    plan_seed, run_seed = task.seed.spawn(2)
+    return config, _plan(task.scenario, config, plan_seed), run_seed
+
+
 def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
     """Run one task; never raises: a failure comes back as a record with its error, and a
     ``tables`` entry per :data:`LONG_TABLES` name. ``progress``: told the share of a DES run
@@ -243,9 +251,7 @@ def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
         **task.params,
     }
     try:
-        config = model_config(task.scenario)
-        plan_seed, run_seed = task.seed.spawn(2)
-        plan = _plan(task.scenario, config, plan_seed)
+        config, plan, run_seed = run_inputs(task)
         tables: dict[str, dict] = {}
         if task.scenario.engine == "vector":
             metrics, kinds = vector_run(config, plan)

@@ -79,7 +79,8 @@ def test_encode_prints_hex_that_decodes_back(capsys):
         (["frames"], "error: nnrpsim frames: a command is required: decode or encode ("),
         (
             [],
-            "error: nnrpsim: a command is required: frames, run, validate, plot, compare or keys (",
+            "error: nnrpsim: a command is required: frames, run, validate, plot, compare, records "
+            "or keys (",
         ),
         (["bogus"], "error: argument COMMAND: invalid choice: 'bogus'"),
     ],

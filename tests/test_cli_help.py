@@ -46,7 +46,7 @@ def test_each_commands_help_opens_with_what_it_does():
     """``nnrpsim run --help`` began with its usage and no word of what ``run`` does."""
     parser = build_parser()
     commands = [(prog, child) for prog, child in _commands(parser) if child is not parser]
-    assert len(commands) == 8
+    assert len(commands) == 9
     for prog, child in commands:
         assert child.description and child.description[0].isupper(), prog
         assert child.description in child.format_help(), prog

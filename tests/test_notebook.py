@@ -51,8 +51,16 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     assert "sessions at once" in text  # the workload's closed-form means
     assert "one run draws" in text and "of memory for it" in text  # and one run's size
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    # the finished study's curve; the TTL guidance's hit rate, savings and trade-off
-    assert len(images) == 4
+    # the finished study's curve; on the DES one run's latencies; the TTL guidance's hit
+    # rate, savings and trade-off
+    assert len(images) == (5 if engine == "des" else 4)
+    # one run's references by outcome and cause (its hits and first installs among them)
+    records = "one run's records: set ENGINE to des"
+    assert (records in text) == (engine == "vector")
+    if engine == "des":
+        (outcomes,) = [o for o in outputs if "outcome" in o.get("data", {}).get("text/plain", "")]
+        table = outcomes["data"]["text/plain"]
+        assert "references" in table and "hit" in table and "installed" in table
     assert "host_policy.ttl_fraction" in text and "topology.gpu_memory" in text  # best TTLs
 
 

@@ -25,7 +25,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..checks import StudyWarning
-from ..display_units import bytes_scale, key_scale, value_text
+from ..display_units import bytes_scale, described, key_scale, value_text
 from ..metrics import METRICS, UNITS
 from ..results import read_table, recorded_warmup_ms, swept_columns, unfinished_study_note
 from ..scenario.schema import SHORT_KEYS
@@ -68,14 +68,6 @@ def _label(key: str, unit: str) -> str:
 
 def _numeric(values: pd.Series, factor: float = 1.0) -> pd.Series:
     return pd.to_numeric(values, errors="coerce") * factor
-
-
-def _describe(keys: list[str], values) -> str:
-    """Swept parameters and their values, as legends and annotations show them."""
-    return ", ".join(
-        f"{SHORT_KEYS.get(key, key)} = {value_text(key, value)}"
-        for key, value in zip(keys, values, strict=True)
-    )
 
 
 def _line_with_band(ax, x, y, ci, label=None) -> str:
@@ -185,7 +177,7 @@ def _name_lines(keys: list[str], combinations: list[tuple]) -> str:
     for one; for several, each key's values where the lines are every combination of them
     (one value where they share it), else each line's, and how many lines."""
     if len(combinations) == 1:
-        return _describe(keys, combinations[0])
+        return described(keys, combinations[0])
     columns = [[value_text(key, c[i]) for c in combinations] for i, key in enumerate(keys)]
     values = [list(dict.fromkeys(column)) for column in columns]  # each once, in order
     if math.prod(map(len, values)) == len(combinations):
@@ -195,10 +187,10 @@ def _name_lines(keys: list[str], combinations: list[tuple]) -> str:
         ]
         named = _wrapped(parts, ", ")
     elif len(combinations) <= MAX_SHARED_LABELS:
-        named = _wrapped([_describe(keys, c) for c in combinations], "; ")
+        named = _wrapped([described(keys, c) for c in combinations], "; ")
     else:
         ends = (combinations[0], combinations[-1])
-        named = _wrapped([f"{_describe(keys, ends[0])} ...", _describe(keys, ends[1])], " ")
+        named = _wrapped([f"{described(keys, ends[0])} ...", described(keys, ends[1])], " ")
     return f"{named}: {len(combinations)} equal lines"
 
 
@@ -239,7 +231,7 @@ def metric_figure(
     drawn = _numeric(summary.loc[summary[metric].notna(), key]).dropna()
     log = not switch and spans_decades(drawn)
     x_factor, x_unit = key_scale(key, geometric_middle(drawn) if log else summary[key])
-    level = _describe([key], [None])  # what a point swept to null is named
+    level = described([key], [None])  # what a point swept to null is named
     for label, part in lines:
         color = _line_with_band(
             ax,
@@ -409,7 +401,7 @@ def tradeoff_series(
     if len(summary) > MAX_TRADEOFF_LABELS or not swept:
         return None, [("", summary)]
     return None, [
-        (_describe(swept, [row[k] for k in swept]), summary.loc[[index]])
+        (described(swept, [row[k] for k in swept]), summary.loc[[index]])
         for index, row in summary.iterrows()
     ]
 
@@ -483,7 +475,7 @@ def _bytes_by_kind(
     means = kinds.groupby(["point", "kind"])[["mean_gpu_bytes", "bytes_from_cache"]].mean()
     points = summary["point"].tolist()
     labels = [  # (by column: a row of numbers only is all floats, "point 0.0")
-        _describe(swept, values) or f"point {point}"
+        described(swept, values) or f"point {point}"
         for point, *values in summary[["point", *swept]].itertuples(index=False)
     ]
     fig, axes = plt.subplots(1, 2, figsize=(11, 1.5 + 0.45 * len(points)), sharey=True)

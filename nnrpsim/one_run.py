@@ -1,0 +1,189 @@
+"""One run of a study with its records kept: what became of every reference, each operation's
+latency, the memory over time, every CACHE_ACK's accepted TTL.
+
+A study reduces each run to a row of metrics. To see why a point's numbers are what they are
+(which objects miss, when, and for what cause; how latency is spread; how the memory climbs),
+:func:`run_records` runs one of its runs again, the same run (its seeds are the study's), and
+hands its records over as pandas frames.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from tqdm.auto import tqdm
+
+from .metrics import METRICS, des_metrics, wire_saving
+from .model import simulate
+from .model.records import InstallCause, RefOutcome
+from .protocol import CacheObjectKind
+from .results import atomic_write
+from .runner import Task, run_inputs
+from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
+
+OUTCOMES = pd.CategoricalDtype([outcome.name.lower() for outcome in RefOutcome])
+"""What became of a reference: ``hit``, a server's cache error (each followed by an inline
+resubmission), or the host sent the body (``inlined_by_policy``, ``installed``, ...)."""
+CAUSES = pd.CategoricalDtype([cause.name.lower() for cause in InstallCause])
+"""Why a host sent an object's body again: ``none`` for a reference that did not."""
+BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
+"""A run's bar: the share of its simulated time done (tqdm's default counts it as 0.37/1)."""
+KINDS = pd.CategoricalDtype([kind.name.lower() for kind in CacheObjectKind])
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """One DES run's records; ``after_warmup`` marks the rows its metrics count."""
+
+    point: int
+    replication: int
+    params: dict[str, Any]
+    """The point's swept values, in base units (ms, bytes), as ``runs.parquet`` has them."""
+    metrics: dict[str, float]
+    """The run's metrics: the numbers of its row in the study's ``runs.parquet``."""
+    references: pd.DataFrame
+    """A row per object reference of a completed operation: ``time_ms`` (its operation's
+    start), ``session``, ``server``, ``object``, ``kind``, ``size`` (bytes), ``outcome``
+    (:data:`OUTCOMES`), ``cause`` (:data:`CAUSES`), ``after_warmup``."""
+    operations: pd.DataFrame
+    """A row per completed operation: ``start_ms``, ``latency_ms`` (submit to its last reply),
+    ``fallback`` (a reference drew a cache error and went again inline), ``session``,
+    ``after_warmup``."""
+    memory: pd.DataFrame
+    """Per sample and server: the run's rows of ``timeseries.parquet`` (``time_ms``,
+    ``server``, ``live_bytes``, ``held_bytes``, ``objects``, ``link_load``, ``server_load``)."""
+    accepted_ttl_ms: pd.Series
+    """Each CACHE_ACK's accepted_ttl_ms, refusals included, in the order sent (the whole run)."""
+    invalidations: pd.Series
+    """CACHE_INVALIDATE notices by reason (the whole run)."""
+    audit: dict[str, int]
+    """The invariant auditor's counts (the whole run): its violations must be 0 (hits on an
+    expired lease, a wrong version or stale content, a reference after an invalidation, an
+    operation never completed); ``fallbacks`` counts the inline resubmissions after a cache
+    error, ``fallbacks_completed`` those that completed."""
+
+    def outcomes(self) -> pd.DataFrame:
+        """The references after the warm-up by outcome and cause, the most first: how many
+        (``references``) and their share (``share``, of all of them: the hits' is the hit
+        rate)."""
+        counted = self.references[self.references["after_warmup"]]
+        table = (
+            counted.groupby(["outcome", "cause"], observed=True)
+            .size()
+            .rename("references")
+            .reset_index()
+            .sort_values("references", ascending=False, kind="stable", ignore_index=True)
+        )
+        table["share"] = table["references"] / max(len(counted), 1)
+        return table
+
+    def write(self, folder: Path) -> list[Path]:
+        """The frames as Parquet files in ``folder`` (made if missing; other files there are
+        left alone), and ``run.json`` of the rest; returns the files written."""
+        folder.mkdir(parents=True, exist_ok=True)
+        tables = {
+            "references": self.references,
+            "operations": self.operations,
+            "memory": self.memory,
+            "accepted_ttl_ms": self.accepted_ttl_ms.to_frame(),
+        }
+        written = []
+        for name, table in tables.items():
+            path = folder / f"{name}.parquet"
+            atomic_write(path, lambda temporary, t=table: t.to_parquet(temporary, index=False))
+            written.append(path)
+        about = {
+            "point": self.point,
+            "replication": self.replication,
+            "params": self.params,
+            "metrics": {name: None if math.isnan(v) else v for name, v in self.metrics.items()},
+            "invalidations": self.invalidations.to_dict(),
+            "audit": self.audit,
+        }
+        path = folder / "run.json"
+        text = json.dumps(about, indent=2, allow_nan=False)  # (a NaN metric as null)
+        atomic_write(path, lambda temporary: temporary.write_text(text + "\n"))
+        return [*written, path]
+
+
+def run_records(
+    scenario: ScenarioLike,
+    point: int = 0,
+    replication: int = 0,
+    *,
+    overrides: Sequence[str] | str | None = (),
+    progress: bool = True,
+) -> RunRecords:
+    """Run replication ``replication`` of sweep point ``point`` (their numbers in
+    ``runs.parquet``) as its study does, and keep its records; ``progress``: with a progress
+    bar (tqdm's: a widget in a notebook) of its simulated time. DES only: the vector engine
+    replays counts, not references one by one. Bad input raises :class:`ScenarioError`."""
+    scenario = load_scenario(scenario, overrides)
+    points = sweep_points(scenario)
+    chosen = _chosen("point", point, len(points), "sweep point")
+    run = points[chosen].scenario
+    if run.engine != "des":
+        raise ScenarioError(
+            "engine",
+            f"point {chosen} runs on the {run.engine} engine, which keeps no records of "
+            "single references: set engine to des",
+        )
+    kept = _chosen("replication", replication, run.study.replications, "replication")
+    config, plan, run_seed = run_inputs(Task(chosen, kept, points[chosen].params, run))
+    name = f"point {chosen} replication {kept}"
+    with tqdm(total=1.0, desc=name, disable=not progress, bar_format=BAR) as bar:
+        result = simulate(config, run_seed, plan, lambda share: bar.update(share - bar.n))
+    measured = des_metrics(result, config.warmup_ms, not run.workload.follows_a_log)
+    measured["wire_saving"] = float(
+        wire_saving(measured["wire_bytes"], measured["wire_bytes_saved"])
+    )
+    metrics = {name: measured[name] for name in METRICS}  # (in the runs table's order)
+    refs, ops = result.references, result.operations
+    return RunRecords(
+        point=chosen,
+        replication=kept,
+        params=points[chosen].params,
+        metrics=metrics,
+        references=pd.DataFrame(
+            {
+                "time_ms": refs["time_ms"],
+                "session": refs["session"],
+                "server": refs["server"],
+                "object": refs["object"],
+                "kind": _named(refs["kind"], CacheObjectKind, KINDS),
+                "size": refs["size"],
+                "outcome": _named(refs["outcome"], RefOutcome, OUTCOMES),
+                "cause": _named(refs["cause"], InstallCause, CAUSES),
+                "after_warmup": refs["time_ms"] >= config.warmup_ms,
+            }
+        ),
+        operations=pd.DataFrame({**ops, "after_warmup": ops["start_ms"] >= config.warmup_ms}),
+        memory=pd.DataFrame(result.memory),
+        accepted_ttl_ms=pd.Series(result.accepted_ttl_ms, name="accepted_ttl_ms"),
+        invalidations=pd.Series(result.invalidations, name="invalidations", dtype=np.int64),
+        audit=dict(result.audit),
+    )
+
+
+def _chosen(name: str, value: object, count: int, what: str) -> int:
+    """``value`` as an index below ``count``, or a :class:`ScenarioError` naming ``name``."""
+    if isinstance(value, bool) or not isinstance(value, int | np.integer):
+        raise ScenarioError(name, f"must be a whole number, got {value!r}")
+    if not 0 <= value < count:
+        which = f"0 to {count - 1}" if count > 1 else "only 0"
+        raise ScenarioError(name, f"{value} is not one of the study's {what}s ({which})")
+    return int(value)
+
+
+def _named(codes: np.ndarray, names: type, dtype: pd.CategoricalDtype) -> pd.Categorical:
+    """Enum codes as their names in lower case, all of the enum's names the categories."""
+    return pd.Categorical.from_codes(
+        np.searchsorted([int(member) for member in names], codes), dtype=dtype
+    )

@@ -1,0 +1,184 @@
+"""One run of a study with its records kept (``nnrpsim.run_records``): the very run the study
+made, its references, operations and memory as frames whose counts give back its metrics."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import nnrpsim
+from nnrpsim.cli import main
+from nnrpsim.metrics import METRICS, OUTCOME_RATES
+from tests.conftest import SMALL_STUDY
+
+SWEPT = list(SMALL_STUDY["sweep"]["grid"])
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> nnrpsim.StudyResult:
+    out = tmp_path_factory.mktemp("records") / "small"
+    return nnrpsim.run(SMALL_STUDY, out=out, jobs=1, progress=False)
+
+
+def test_each_run_is_the_study_run_its_point_and_replication_name(study):
+    """Its seeds are the study's: the same metrics to the last bit, the same memory samples."""
+    series = pd.read_parquet(study.path / "timeseries.parquet")
+    assert len(study.runs) == 8
+    for run in study.runs.itertuples(index=False):
+        records = nnrpsim.run_records(SMALL_STUDY, run.point, run.replication, progress=False)
+        assert (records.point, records.replication) == (run.point, run.replication)
+        assert records.params == {key: study.runs.loc[run.point * 2, key] for key in SWEPT}
+        expected = {name: getattr(run, name) for name in METRICS}
+        np.testing.assert_equal(records.metrics, expected)
+        mine = (series["point"] == run.point) & (series["replication"] == run.replication)
+        samples = series.loc[mine, records.memory.columns].reset_index(drop=True)
+        pd.testing.assert_frame_equal(records.memory, samples, check_dtype=False)
+
+
+def test_the_frames_give_back_the_runs_metrics():
+    """The references after the warm-up, by outcome and cause, are the run's rates; its
+    operations' latencies its percentiles; its kinds the study's shares by kind."""
+    records = nnrpsim.run_records(SMALL_STUDY, point=3, replication=1)
+    metrics, refs = records.metrics, records.references
+    counted = refs[refs["after_warmup"]]
+    assert 0 < len(counted) < len(refs)  # (the warm-up of 5 s leaves some out)
+    shares = counted["outcome"].value_counts(normalize=True)
+    assert shares["hit"] == pytest.approx(metrics["hit_rate"], abs=1e-12)
+    assert shares["inlined_by_policy"] == pytest.approx(metrics["inline_rate_policy"], abs=1e-12)
+    body_sent = counted["outcome"].isin(
+        ["installed", "install_rejected", "inlined_after_invalidate"]
+    )
+    expired = body_sent & (counted["cause"] == "expired")
+    assert expired.mean() == pytest.approx(metrics["miss_rate_lease_expired"], abs=1e-12)
+    assert expired.sum() > 0 and (counted["cause"] == "invalidated").sum() > 0
+    assert (body_sent & ~expired).mean() == pytest.approx(
+        metrics["miss_rate_cache_miss"], abs=1e-12
+    )
+    assert sum(metrics[name] for name in OUTCOME_RATES) == pytest.approx(1.0)
+    # every reference that was not a plain hit or inlined by policy names why its body went
+    hits = refs["outcome"] == "hit"
+    assert (refs.loc[hits, "cause"] == "none").all()
+    assert (refs.loc[refs["outcome"] == "installed", "cause"] != "none").all()
+    assert set(refs["kind"]) == {"prompt_segment", "tool_schema"}
+    ops = records.operations
+    latency = ops.loc[ops["after_warmup"], "latency_ms"]
+    assert np.percentile(latency, 99) == metrics["p99_latency_ms"]
+    assert not ops["fallback"].any() and records.audit["fallbacks"] == 0
+    assert records.invalidations["content_changed"] > 0  # (point 3 changes content)
+    assert records.invalidations.sum() >= metrics["invalidations"]  # (the whole run's)
+    assert (records.accepted_ttl_ms > 0).all() and len(records.accepted_ttl_ms) > 0
+
+
+def test_kind_shares_match_the_study(study):
+    kinds = pd.read_parquet(study.path / "kinds.parquet")
+    records = nnrpsim.run_records(SMALL_STUDY, point=0, replication=0)
+    counted = records.references[records.references["after_warmup"]]
+    shares = counted["kind"].value_counts(normalize=True)
+    run = kinds[(kinds["point"] == 0) & (kinds["replication"] == 0)].set_index("kind")
+    for kind, share in run["reference_share"].items():
+        assert shares[kind] == pytest.approx(share, abs=1e-12)
+
+
+@pytest.mark.parametrize(
+    ("point", "replication", "where", "says"),
+    [
+        (4, 0, "point", "4 is not one of the study's sweep points (0 to 3)"),
+        (-1, 0, "point", "-1 is not one of the study's sweep points (0 to 3)"),
+        (0, 2, "replication", "2 is not one of the study's replications (0 to 1)"),
+        (True, 0, "point", "must be a whole number, got True"),
+        (0, "1", "replication", "must be a whole number, got '1'"),
+    ],
+)
+def test_a_run_the_study_does_not_have_is_refused(point, replication, where, says):
+    with pytest.raises(nnrpsim.ScenarioError) as err:
+        nnrpsim.run_records(SMALL_STUDY, point, replication)
+    assert (err.value.where, err.value.reason) == (where, says)
+
+
+def test_a_vector_engine_run_has_no_single_references_to_record():
+    with pytest.raises(nnrpsim.ScenarioError, match=r"^engine: point 0 runs on the vector"):
+        nnrpsim.run_records(SMALL_STUDY, overrides=["engine=vector"])
+    one = nnrpsim.run_records(SMALL_STUDY, overrides=["study.replications=1", "sweep=null"])
+    assert one.params == {} and len(one.references) > 0
+
+
+def test_the_command_prints_the_outcomes_and_writes_the_records(small_yaml, tmp_path, capsys):
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("mine")  # (what the folder held stays)
+    argv = ["records", str(small_yaml), "--point", "3", "--replication", "1"]
+    assert main([*argv, "--out", str(folder)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    records = nnrpsim.run_records(small_yaml, 3, 1, progress=False)
+    assert out[0] == (
+        "point 3 (ttl_fraction = 0.5, invalidations.rate_per_s = 0.02), replication 1: "
+        f"{len(records.operations):,} operations and {len(records.references):,} references; "
+        "after the warm-up, by outcome and cause:"
+    )
+    table = records.outcomes()
+    assert out[1].split() == ["outcome", "cause", "references", "share"]
+    assert out[2].split() == [
+        "hit",
+        "none",
+        str(table["references"][0]),
+        f"{table['share'][0]:.4f}",
+    ]
+    assert f"hit_rate {records.metrics['hit_rate']:.4f}," in out[-2]
+    assert out[-1] == (
+        f"records: {folder}: references.parquet, operations.parquet, memory.parquet, "
+        "accepted_ttl_ms.parquet, run.json"
+    )
+    assert (folder / "notes.txt").read_text() == "mine"
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(folder / "references.parquet"), records.references
+    )
+    pd.testing.assert_frame_equal(
+        pd.read_parquet(folder / "operations.parquet"), records.operations
+    )
+    about = json.loads((folder / "run.json").read_text())
+    assert (about["point"], about["replication"]) == (3, 1)
+    assert about["params"] == records.params and about["audit"] == records.audit
+    assert about["metrics"] == {  # (NaN, which JSON has not, as null)
+        name: None if math.isnan(value) else value for name, value in records.metrics.items()
+    }
+    assert about["metrics"]["memory_settled_s"] is not None  # (a steady load: it settles)
+
+
+@pytest.mark.parametrize(
+    ("extra", "says"),
+    [
+        (["--point", "9"], "error: point: 9 is not one of the study's sweep points (0 to 3)"),
+        (["--set", "engine=vector"], "error: engine: point 0 runs on the vector engine"),
+        (["--out", "FILE"], "error: --out: FILE is a file, not a folder"),
+    ],
+)
+def test_the_command_refuses_in_one_line(small_yaml, tmp_path, capsys, extra, says):
+    file = tmp_path / "FILE"
+    file.write_text("kept")
+    extra = [str(file) if part == "FILE" else part for part in extra]
+    assert main(["records", str(small_yaml), *extra]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(says.replace("FILE", str(file))) and err.count("\n") == 1
+    assert file.read_text() == "kept"
+
+
+def test_an_interrupted_command_says_so_and_offers_a_resume_only_to_a_study(
+    small_yaml, monkeypatch, capsys
+):
+    """``nnrpsim records`` said "finished runs are saved; rerun with --resume", as a study
+    does, with nothing saved and no --resume to take."""
+    from nnrpsim import one_run, study
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(one_run, "run_records", interrupted)
+    monkeypatch.setattr(study, "run", interrupted)
+    assert main(["records", str(small_yaml)]) == 130
+    assert capsys.readouterr().err == "interrupted\n"
+    assert main(["run", str(small_yaml)]) == 130
+    assert capsys.readouterr().err == "interrupted: finished runs are saved; rerun with --resume\n"
