@@ -148,6 +148,9 @@ def _compare(args: argparse.Namespace) -> str:
 def _records(args: argparse.Namespace) -> str:
     from pathlib import Path
 
+    import pandas as pd
+
+    from .checks import violation_warnings
     from .display_units import counted, described
     from .one_run import run_records
 
@@ -161,6 +164,8 @@ def _records(args: argparse.Namespace) -> str:
         overrides=args.set,
         progress=not args.quiet and sys.stderr.isatty(),
     )
+    for warning in violation_warnings(pd.DataFrame([{"point": records.point, **records.metrics}])):
+        print(warning, file=sys.stderr)  # (as run says them: sessions behind, or a bug)
     swept = f" ({described(list(records.params), records.params.values())})"
     metrics = records.metrics
     lines = [

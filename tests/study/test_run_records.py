@@ -182,3 +182,15 @@ def test_an_interrupted_command_says_so_and_offers_a_resume_only_to_a_study(
     assert capsys.readouterr().err == "interrupted\n"
     assert main(["run", str(small_yaml)]) == 130
     assert capsys.readouterr().err == "interrupted: finished runs are saved; rerun with --resume\n"
+
+
+def test_the_command_explains_violations_as_a_study_does(small_yaml, capsys):
+    """Operations its sessions fell behind on, over a slow link, are named for what they are
+    (a run of the study says the same), not left as bare invariant violations."""
+    slow = ["--set", "topology.link.bandwidth=1Mbit/s", "--point", "3"]
+    assert main(["records", str(small_yaml), *slow]) == 0
+    out, err = capsys.readouterr()
+    assert "invariant violations 0" not in out
+    assert err.startswith("warning: point 3: sessions fell behind the offered load")
+    assert main(["records", str(small_yaml), "--point", "3"]) == 0
+    assert capsys.readouterr().err == ""
