@@ -167,17 +167,23 @@ def _records(args: argparse.Namespace) -> str:
     for warning in violation_warnings(pd.DataFrame([{"point": records.point, **records.metrics}])):
         print(warning, file=sys.stderr)  # (as run says them: sessions behind, or a bug)
     swept = f" ({described(list(records.params), records.params.values())})"
-    metrics = records.metrics
-    lines = [
+    heading = (
         f"point {records.point}{swept if records.params else ''}, replication "
         f"{records.replication}: {counted(len(records.operations), 'operation')} and "
-        f"{counted(len(records.references), 'reference')}; after the warm-up, by outcome "
-        "and cause:",
-        records.outcomes().to_string(index=False, formatters={"share": "{:.4f}".format}),
+        f"{counted(len(records.references), 'reference')}; after the warm-up, "
+    )
+    outcomes = records.outcomes()
+    if outcomes.empty:
+        lines = [f"{heading}none"]
+    else:
+        table = outcomes.to_string(index=False, formatters={"share": "{:.4f}".format})
+        lines = [f"{heading}by outcome and cause:", table]
+    metrics = records.metrics
+    lines.append(
         f"hit_rate {metrics['hit_rate']:.4f}, wire_saving {metrics['wire_saving']:.4f}, "
         f"p50/p99 latency {metrics['p50_latency_ms']:.3g}/{metrics['p99_latency_ms']:.3g} ms, "
-        f"invariant violations {metrics['invariant_violations']:.0f}",
-    ]
+        f"invariant violations {metrics['invariant_violations']:.0f}"
+    )
     if folder is not None:
         try:
             written = records.write(folder)
@@ -318,7 +324,10 @@ def _add_scenario_commands(commands) -> None:
     records = _command(
         commands, "records", "run one run of a study again and show or keep its records"
     )
-    records.add_argument("scenario", help="a scenario YAML file")
+    records.add_argument(
+        "scenario",
+        help="a scenario YAML file, or a results folder (the scenario its manifest records)",
+    )
     records.add_argument(
         "--point", type=int, default=0, help="the sweep point, as runs.parquet numbers it"
     )

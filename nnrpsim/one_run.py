@@ -13,6 +13,7 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,7 @@ from .metrics import METRICS, des_metrics, wire_saving
 from .model import simulate
 from .model.records import InstallCause, RefOutcome
 from .protocol import CacheObjectKind
-from .results import atomic_write
+from .results import atomic_write, recorded_scenario
 from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
 
@@ -122,9 +123,13 @@ def run_records(
     progress: bool = True,
 ) -> RunRecords:
     """Run replication ``replication`` of sweep point ``point`` (their numbers in
-    ``runs.parquet``) as its study does, and keep its records; ``progress``: with a progress
-    bar (tqdm's: a widget in a notebook) of its simulated time. DES only: the vector engine
-    replays counts, not references one by one. Bad input raises :class:`ScenarioError`."""
+    ``runs.parquet``) as its study does, and keep its records. ``scenario``: a scenario (as
+    :func:`~nnrpsim.load_scenario` takes it), or a results folder, whose study's scenario its
+    manifest records. ``progress``: with a progress bar (tqdm's: a widget in a notebook) of
+    its simulated time. DES only: the vector engine replays counts, not references one by
+    one. Bad input raises :class:`ScenarioError`."""
+    if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
+        scenario = _recorded(Path(scenario))
     scenario = load_scenario(scenario, overrides)
     points = sweep_points(scenario)
     chosen = _chosen("point", point, len(points), "sweep point")
@@ -170,6 +175,17 @@ def run_records(
         invalidations=pd.Series(result.invalidations, name="invalidations", dtype=np.int64),
         audit=dict(result.audit),
     )
+
+
+def _recorded(folder: Path) -> dict[str, Any]:
+    """The scenario of the study a results folder holds, as its manifest records it."""
+    recorded = recorded_scenario(folder)
+    if recorded is None:
+        raise ScenarioError(
+            str(folder / "manifest.json"),
+            "records no scenario to run again (not a results folder?)",
+        )
+    return recorded
 
 
 def _chosen(name: str, value: object, count: int, what: str) -> int:

@@ -194,3 +194,29 @@ def test_the_command_explains_violations_as_a_study_does(small_yaml, capsys):
     assert err.startswith("warning: point 3: sessions fell behind the offered load")
     assert main(["records", str(small_yaml), "--point", "3"]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_a_run_with_no_references_after_its_warm_up_says_none(small_yaml, tmp_path, capsys):
+    """It printed pandas' "Empty DataFrame" and its columns."""
+    idle = ["--set", "workload.sessions.rate_per_s=0.0001", "--out", str(tmp_path / "r")]
+    assert main(["records", str(small_yaml), *idle]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].endswith("0 operations and 0 references; after the warm-up, none")
+    assert out[1].startswith("hit_rate nan, wire_saving nan,")
+    assert pd.read_parquet(tmp_path / "r" / "references.parquet").empty
+    assert json.loads((tmp_path / "r" / "run.json").read_text())["metrics"]["hit_rate"] is None
+
+
+def test_a_results_folder_gives_its_studys_runs(study, tmp_path, capsys):
+    """The scenario its manifest records: the run of that study, whatever the YAML file has
+    become since."""
+    run = study.runs.iloc[5]
+    records = nnrpsim.run_records(study.path, run["point"], run["replication"], progress=False)
+    np.testing.assert_equal(records.metrics, {name: run[name] for name in METRICS})
+    assert main(["records", str(study.path), "--point", "2"]) == 0
+    assert capsys.readouterr().out.startswith("point 2 (ttl_fraction = 0.5, ")
+    assert main(["records", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {tmp_path / 'manifest.json'}: records no scenario to run again "
+        "(not a results folder?)\n"
+    )
