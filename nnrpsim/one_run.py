@@ -64,6 +64,14 @@ class RunRecords:
     """Each CACHE_ACK's accepted_ttl_ms, refusals included, in the order sent (the whole run)."""
     invalidations: pd.Series
     """CACHE_INVALIDATE notices by reason (the whole run)."""
+    wire_bytes: pd.Series
+    """Bytes sent by class (the whole run): ``inline`` object blocks, CACHE_PUT bodies
+    (``put_body``), 24-byte references (``reference``), the cache's own frames
+    (``cache_control``: PUT, ACK, INVALIDATE and ERROR headers, fallback resubmissions) and
+    everything else (``control``); resends over a lossy link are not in it."""
+    counters: dict[str, int]
+    """The whole run's ``installs``, ``renewals``, ``refused_puts``,
+    ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs) and ``retransmissions``."""
     audit: dict[str, int]
     """The invariant auditor's counts (the whole run): its violations must be 0 (hits on an
     expired lease, a wrong version or stale content, a reference after an invalidation, an
@@ -106,6 +114,8 @@ class RunRecords:
             "params": self.params,
             "metrics": {name: None if math.isnan(v) else v for name, v in self.metrics.items()},
             "invalidations": self.invalidations.to_dict(),
+            "wire_bytes": self.wire_bytes.to_dict(),
+            "counters": self.counters,
             "audit": self.audit,
         }
         path = folder / "run.json"
@@ -173,6 +183,8 @@ def run_records(
         memory=pd.DataFrame(result.memory),
         accepted_ttl_ms=pd.Series(result.accepted_ttl_ms, name="accepted_ttl_ms"),
         invalidations=pd.Series(result.invalidations, name="invalidations", dtype=np.int64),
+        wire_bytes=pd.Series(result.wire, name="wire_bytes", dtype=np.int64),
+        counters=dict(result.counters),
         audit=dict(result.audit),
     )
 

@@ -142,6 +142,8 @@ def test_the_command_prints_the_outcomes_and_writes_the_records(small_yaml, tmp_
     about = json.loads((folder / "run.json").read_text())
     assert (about["point"], about["replication"]) == (3, 1)
     assert about["params"] == records.params and about["audit"] == records.audit
+    assert about["wire_bytes"] == records.wire_bytes.to_dict()
+    assert about["counters"] == records.counters
     assert about["metrics"] == {  # (NaN, which JSON has not, as null)
         name: None if math.isnan(value) else value for name, value in records.metrics.items()
     }
@@ -220,3 +222,22 @@ def test_a_results_folder_gives_its_studys_runs(study, tmp_path, capsys):
         f"error: {tmp_path / 'manifest.json'}: records no scenario to run again "
         "(not a results folder?)\n"
     )
+
+
+@pytest.mark.parametrize("loss", [0.0, 0.05])
+def test_the_bytes_by_class_are_the_runs_bytes_less_its_resends(loss):
+    """Counted from the start (no warm-up), the classes add up to ``wire_bytes`` over a link
+    that loses nothing; over a lossy one, ``wire_bytes`` has the resends too."""
+    records = nnrpsim.run_records(
+        SMALL_STUDY,
+        3,
+        overrides=[f"topology.link.loss={loss}", "study.warmup=0s"],
+        progress=False,
+    )
+    resent = records.counters["retransmissions"]
+    assert (resent > 0) == (loss > 0)
+    sent = int(records.wire_bytes.sum())
+    assert (sent == records.metrics["wire_bytes"]) == (loss == 0)
+    assert sent <= records.metrics["wire_bytes"]
+    assert records.wire_bytes["reference"] > 0 and records.wire_bytes["put_body"] > 0
+    assert records.counters["installs"] >= records.metrics["installs"] > 0
