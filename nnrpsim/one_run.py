@@ -34,9 +34,9 @@ OUTCOMES = pd.CategoricalDtype([outcome.name.lower() for outcome in RefOutcome])
 resubmission), or the host sent the body (``inlined_by_policy``, ``installed``, ...)."""
 CAUSES = pd.CategoricalDtype([cause.name.lower() for cause in InstallCause])
 """Why a host sent an object's body again: ``none`` for a reference that did not."""
+KINDS = pd.CategoricalDtype([kind.name.lower() for kind in CacheObjectKind])
 BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 """A run's bar: the share of its simulated time done (tqdm's default counts it as 0.37/1)."""
-KINDS = pd.CategoricalDtype([kind.name.lower() for kind in CacheObjectKind])
 
 
 @dataclass(frozen=True)
@@ -211,7 +211,8 @@ def _chosen(name: str, value: object, count: int, what: str) -> int:
 
 
 def _named(codes: np.ndarray, names: type, dtype: pd.CategoricalDtype) -> pd.Categorical:
-    """Enum codes as their names in lower case, all of the enum's names the categories."""
-    return pd.Categorical.from_codes(
-        np.searchsorted([int(member) for member in names], codes), dtype=dtype
-    )
+    """Enum codes as their names in lower case, the enum's names (in its order) the categories."""
+    # (a code no member has would be missing, NaN, rather than named for another)
+    position = np.full(max(int(member) for member in names) + 1, -1, dtype=np.int64)
+    position[[int(member) for member in names]] = np.arange(len(dtype.categories))
+    return pd.Categorical.from_codes(position[codes], dtype=dtype)
