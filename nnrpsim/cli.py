@@ -336,8 +336,8 @@ def _add_scenario_commands(commands) -> None:
     records.add_argument(
         "--out",
         metavar="FOLDER",
-        help="write its references, operations, memory and accepted TTLs (Parquet) and "
-        "run.json there",
+        help="write its references, operations, memory (and by kind) and accepted TTLs "
+        "(Parquet) and run.json there",
     )
     records.add_argument("--quiet", action="store_true", help="no progress bar")
     records.set_defaults(handler=_records)

@@ -60,6 +60,9 @@ class RunRecords:
     memory: pd.DataFrame
     """Per sample and server: the run's rows of ``timeseries.parquet`` (``time_ms``,
     ``server``, ``live_bytes``, ``held_bytes``, ``objects``, ``link_load``, ``server_load``)."""
+    memory_by_kind: pd.DataFrame
+    """Per sample, server and object kind it holds: ``time_ms``, ``server``, ``kind``,
+    ``held_bytes`` (a kind a server holds nothing of has no row)."""
     accepted_ttl_ms: pd.Series
     """Each CACHE_ACK's accepted_ttl_ms, refusals included, in the order sent (the whole run)."""
     invalidations: pd.Series
@@ -101,6 +104,7 @@ class RunRecords:
             "references": self.references,
             "operations": self.operations,
             "memory": self.memory,
+            "memory_by_kind": self.memory_by_kind,
             "accepted_ttl_ms": self.accepted_ttl_ms.to_frame(),
         }
         written = []
@@ -181,6 +185,12 @@ def run_records(
         ),
         operations=pd.DataFrame({**ops, "after_warmup": ops["start_ms"] >= config.warmup_ms}),
         memory=pd.DataFrame(result.memory),
+        memory_by_kind=pd.DataFrame(
+            {
+                **result.held_by_kind,
+                "kind": _named(result.held_by_kind["kind"], CacheObjectKind, KINDS),
+            }
+        ),
         accepted_ttl_ms=pd.Series(result.accepted_ttl_ms, name="accepted_ttl_ms"),
         invalidations=pd.Series(result.invalidations, name="invalidations", dtype=np.int64),
         wire_bytes=pd.Series(result.wire, name="wire_bytes", dtype=np.int64),
@@ -215,4 +225,5 @@ def _named(codes: np.ndarray, names: type, dtype: pd.CategoricalDtype) -> pd.Cat
     # (a code no member has would be missing, NaN, rather than named for another)
     position = np.full(max(int(member) for member in names) + 1, -1, dtype=np.int64)
     position[[int(member) for member in names]] = np.arange(len(dtype.categories))
-    return pd.Categorical.from_codes(position[codes], dtype=dtype)
+    # (an empty column of records comes as floats)
+    return pd.Categorical.from_codes(position[codes.astype(np.int64)], dtype=dtype)

@@ -130,7 +130,7 @@ def test_the_command_prints_the_outcomes_and_writes_the_records(small_yaml, tmp_
     assert f"hit_rate {records.metrics['hit_rate']:.4f}," in out[-2]
     assert out[-1] == (
         f"records: {folder}: references.parquet, operations.parquet, memory.parquet, "
-        "accepted_ttl_ms.parquet, run.json"
+        "memory_by_kind.parquet, accepted_ttl_ms.parquet, run.json"
     )
     assert (folder / "notes.txt").read_text() == "mine"
     pd.testing.assert_frame_equal(
@@ -206,6 +206,7 @@ def test_a_run_with_no_references_after_its_warm_up_says_none(small_yaml, tmp_pa
     assert out[0].endswith("0 operations and 0 references; after the warm-up, none")
     assert out[1].startswith("hit_rate nan, wire_saving nan,")
     assert pd.read_parquet(tmp_path / "r" / "references.parquet").empty
+    assert pd.read_parquet(tmp_path / "r" / "memory_by_kind.parquet").empty
     assert json.loads((tmp_path / "r" / "run.json").read_text())["metrics"]["hit_rate"] is None
 
 
@@ -241,3 +242,15 @@ def test_the_bytes_by_class_are_the_runs_bytes_less_its_resends(loss):
     assert sent <= records.metrics["wire_bytes"]
     assert records.wire_bytes["reference"] > 0 and records.wire_bytes["put_body"] > 0
     assert records.counters["installs"] >= records.metrics["installs"] > 0
+
+
+def test_the_memory_by_kind_adds_up_to_the_memory_held():
+    """At each sample and server, the kinds' bytes are the bytes held (a kind a server holds
+    nothing of has no row), and the kinds are the workload's, by name."""
+    records = nnrpsim.run_records(SMALL_STUDY, 3, 1, progress=False)
+    by_kind = records.memory_by_kind
+    assert set(by_kind["kind"]) == {"prompt_segment", "tool_schema"}
+    summed = by_kind.groupby(["time_ms", "server"])["held_bytes"].sum()
+    held = records.memory.set_index(["time_ms", "server"])["held_bytes"]
+    assert held.sum() > 0
+    pd.testing.assert_series_equal(summed.reindex(held.index, fill_value=0), held)
