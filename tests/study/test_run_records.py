@@ -31,7 +31,8 @@ def test_each_run_is_the_study_run_its_point_and_replication_name(study):
     for run in study.runs.itertuples(index=False):
         records = nnrpsim.run_records(SMALL_STUDY, run.point, run.replication, progress=False)
         assert (records.point, records.replication) == (run.point, run.replication)
-        assert records.params == {key: study.runs.loc[run.point * 2, key] for key in SWEPT}
+        point = study.runs[study.runs["point"] == run.point].iloc[0]
+        assert records.params == {key: point[key] for key in SWEPT}
         expected = {name: getattr(run, name) for name in METRICS}
         np.testing.assert_equal(records.metrics, expected)
         mine = (series["point"] == run.point) & (series["replication"] == run.replication)
