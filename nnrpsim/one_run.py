@@ -51,12 +51,12 @@ class RunRecords:
     """The run's metrics: the numbers of its row in the study's ``runs.parquet``."""
     references: pd.DataFrame
     """A row per object reference of a completed operation: ``time_ms`` (its operation's
-    start), ``session``, ``server``, ``object``, ``kind``, ``size`` (bytes), ``outcome``
-    (:data:`OUTCOMES`), ``cause`` (:data:`CAUSES`), ``after_warmup``."""
+    start), ``session``, ``host`` (the session's), ``server``, ``object``, ``kind``, ``size``
+    (bytes), ``outcome`` (:data:`OUTCOMES`), ``cause`` (:data:`CAUSES`), ``after_warmup``."""
     operations: pd.DataFrame
     """A row per completed operation: ``start_ms``, ``latency_ms`` (submit to its last reply),
     ``fallback`` (a reference drew a cache error and went again inline), ``session``,
-    ``after_warmup``."""
+    ``host``, ``after_warmup``."""
     memory: pd.DataFrame
     """Per sample and server: the run's rows of ``timeseries.parquet`` (``time_ms``,
     ``server``, ``live_bytes``, ``held_bytes``, ``objects``, ``link_load``, ``server_load``)."""
@@ -165,6 +165,10 @@ def run_records(
     )
     metrics = {name: measured[name] for name in METRICS}  # (in the runs table's order)
     refs, ops = result.references, result.operations
+    host_of = np.zeros(max((session.session_id for session in plan.sessions), default=0) + 1, int)
+    host_of[[session.session_id for session in plan.sessions]] = [
+        session.host for session in plan.sessions
+    ]
     return RunRecords(
         point=chosen,
         replication=kept,
@@ -174,6 +178,7 @@ def run_records(
             {
                 "time_ms": refs["time_ms"],
                 "session": refs["session"],
+                "host": host_of[refs["session"]],
                 "server": refs["server"],
                 "object": refs["object"],
                 "kind": _named(refs["kind"], CacheObjectKind, KINDS),
@@ -183,7 +188,13 @@ def run_records(
                 "after_warmup": refs["time_ms"] >= config.warmup_ms,
             }
         ),
-        operations=pd.DataFrame({**ops, "after_warmup": ops["start_ms"] >= config.warmup_ms}),
+        operations=pd.DataFrame(
+            {
+                **ops,
+                "host": host_of[ops["session"]],
+                "after_warmup": ops["start_ms"] >= config.warmup_ms,
+            }
+        ),
         memory=pd.DataFrame(result.memory),
         memory_by_kind=pd.DataFrame(
             {

@@ -255,3 +255,21 @@ def test_the_memory_by_kind_adds_up_to_the_memory_held():
     held = records.memory.set_index(["time_ms", "server"])["held_bytes"]
     assert held.sum() > 0
     pd.testing.assert_series_equal(summed.reindex(held.index, fill_value=0), held)
+
+
+def test_each_reference_and_operation_names_its_sessions_host():
+    """With two hosts, each session's rows name the host its plan gives it, both hosts."""
+    from nnrpsim.runner import Task, run_inputs
+    from nnrpsim.scenario import load_scenario, sweep_points
+
+    two = ["topology.hosts=2", "topology.servers=2"]
+    records = nnrpsim.run_records(SMALL_STUDY, 3, overrides=two, progress=False)
+    point = sweep_points(load_scenario(SMALL_STUDY, two))[3]
+    _, plan, _ = run_inputs(Task(3, 0, point.params, point.scenario))
+    planned = {session.session_id: session.host for session in plan.sessions}
+    assert set(planned.values()) == {0, 1}
+    for frame in (records.references, records.operations):
+        pairs = frame[["session", "host"]].drop_duplicates()
+        assert len(pairs) == frame["session"].nunique() > 10
+        assert all(planned[s] == h for s, h in pairs.itertuples(index=False))
+        assert set(frame["host"]) == {0, 1}
