@@ -22,8 +22,9 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .metrics import METRICS, des_metrics, wire_saving
-from .model import simulate
+from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
+from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
 from .results import atomic_write, recorded_scenario
 from .runner import Task, run_inputs
@@ -164,17 +165,25 @@ def run_records(
         wire_saving(measured["wire_bytes"], measured["wire_bytes_saved"])
     )
     metrics = {name: measured[name] for name in METRICS}  # (in the runs table's order)
-    refs, ops = result.references, result.operations
-    host_of = np.zeros(max((session.session_id for session in plan.sessions), default=0) + 1, int)
-    host_of[[session.session_id for session in plan.sessions]] = [
-        session.host for session in plan.sessions
-    ]
     return RunRecords(
         point=chosen,
         replication=kept,
         params=points[chosen].params,
         metrics=metrics,
-        references=pd.DataFrame(
+        **_frames(result, plan, config.warmup_ms),
+    )
+
+
+def _frames(result: ModelResult, plan: WorkloadPlan, warmup_ms: float) -> dict[str, Any]:
+    """A run's records as :class:`RunRecords` has them: codes named, each row of a session's
+    its host, the rows the metrics count marked."""
+    refs, ops = result.references, result.operations
+    host_of = np.zeros(max((session.session_id for session in plan.sessions), default=0) + 1, int)
+    host_of[[session.session_id for session in plan.sessions]] = [
+        session.host for session in plan.sessions
+    ]
+    return {
+        "references": pd.DataFrame(
             {
                 "time_ms": refs["time_ms"],
                 "session": refs["session"],
@@ -185,29 +194,25 @@ def run_records(
                 "size": refs["size"],
                 "outcome": _named(refs["outcome"], RefOutcome, OUTCOMES),
                 "cause": _named(refs["cause"], InstallCause, CAUSES),
-                "after_warmup": refs["time_ms"] >= config.warmup_ms,
+                "after_warmup": refs["time_ms"] >= warmup_ms,
             }
         ),
-        operations=pd.DataFrame(
-            {
-                **ops,
-                "host": host_of[ops["session"]],
-                "after_warmup": ops["start_ms"] >= config.warmup_ms,
-            }
+        "operations": pd.DataFrame(
+            {**ops, "host": host_of[ops["session"]], "after_warmup": ops["start_ms"] >= warmup_ms}
         ),
-        memory=pd.DataFrame(result.memory),
-        memory_by_kind=pd.DataFrame(
+        "memory": pd.DataFrame(result.memory),
+        "memory_by_kind": pd.DataFrame(
             {
                 **result.held_by_kind,
                 "kind": _named(result.held_by_kind["kind"], CacheObjectKind, KINDS),
             }
         ),
-        accepted_ttl_ms=pd.Series(result.accepted_ttl_ms, name="accepted_ttl_ms"),
-        invalidations=pd.Series(result.invalidations, name="invalidations", dtype=np.int64),
-        wire_bytes=pd.Series(result.wire, name="wire_bytes", dtype=np.int64),
-        counters=dict(result.counters),
-        audit=dict(result.audit),
-    )
+        "accepted_ttl_ms": pd.Series(result.accepted_ttl_ms, name="accepted_ttl_ms"),
+        "invalidations": pd.Series(result.invalidations, name="invalidations", dtype=np.int64),
+        "wire_bytes": pd.Series(result.wire, name="wire_bytes", dtype=np.int64),
+        "counters": dict(result.counters),
+        "audit": dict(result.audit),
+    }
 
 
 def _recorded(folder: Path) -> dict[str, Any]:
