@@ -40,7 +40,7 @@ BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 """A run's bar: the share of its simulated time done (tqdm's default counts it as 0.37/1)."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)  # (compared as objects: a field-wise == of frames raises)
 class RunRecords:
     """One DES run's records; ``after_warmup`` marks the rows its metrics count."""
 

@@ -29,7 +29,7 @@ from .scenario import ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces, input_digests
 
 
-@dataclass
+@dataclass(eq=False)  # (two results compare as objects: a field-wise == of frames raises)
 class StudyResult:
     """A finished (or interrupted) study: where it is and what it found."""
 

@@ -3,6 +3,7 @@ made, its references, operations and memory as frames whose counts give back its
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import math
 
@@ -273,3 +274,11 @@ def test_each_reference_and_operation_names_its_sessions_host():
         assert len(pairs) == frame["session"].nunique() > 10
         assert all(planned[s] == h for s, h in pairs.itertuples(index=False))
         assert set(frame["host"]) == {0, 1}
+
+
+def test_results_of_frames_compare_as_objects(study):
+    """A field-wise ``==`` of two results raised pandas' "truth value of a DataFrame is
+    ambiguous"; two results are two objects, whatever their frames hold."""
+    first, again = (nnrpsim.run_records(SMALL_STUDY, progress=False) for _ in range(2))
+    assert first != again and first == first
+    assert dataclasses.replace(study) != study and study == study  # (the same frames)
