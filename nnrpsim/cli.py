@@ -314,8 +314,9 @@ def _add_scenario_commands(commands) -> None:
         action="append",
         required=True,
         metavar="KEY=VALUE",
-        help="a swept key and its value at the baseline, e.g. --baseline host_policy.name=never "
-        "(once for each key to hold)",
+        help="a swept key (in full, or as the summary names it) and its value at the baseline, "
+        "e.g. --baseline host_policy.name=never or --baseline gpu_memory=512MiB (once for each "
+        "key to hold)",
     )
     compare.add_argument(
         "--csv", metavar="FILE", help="also write every metric's differences to FILE (CSV)"

@@ -29,9 +29,13 @@ from .results import (
 )
 from .scenario import Scenario, ScenarioError
 from .scenario.loader import dotted, parse_set, set_dotted, validation_error
+from .scenario.schema import SHORT_KEYS
 
 BASELINE = "--baseline"
 """Where a bad baseline is reported: the command line's option, which the API's argument is."""
+FULL_KEYS = {short: key for key, short in SHORT_KEYS.items()}
+"""A swept key's short name, as the summary's and compare's headers print it (``gpu_memory``)
+-> the key in full (``topology.gpu_memory``): a baseline is named as the table names it."""
 
 
 def paired_differences(runs: pd.DataFrame, baseline: Mapping[str, Any]) -> pd.DataFrame:
@@ -95,7 +99,8 @@ def _values(row: pd.Series, params: list[str]) -> tuple:
 def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
     """:func:`paired_differences` of a results folder's runs, ``baseline`` given as
     ``KEY=VALUE`` text (or a list of it) as ``--set`` takes it: ``host_policy.name=never``,
-    ``topology.gpu_memory=512MiB``; values are read as the study's scenario reads them."""
+    ``topology.gpu_memory=512MiB``, or by the key's short name as the tables print it
+    (``gpu_memory=512MiB``); values are read as the study's scenario reads them."""
     folder = Path(results)
     items = [baseline] if isinstance(baseline, str) else list(baseline)
     if not items:
@@ -111,8 +116,14 @@ def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
 
 
 def _resolved(scenario: dict[str, Any], items: list[str]) -> dict[str, Any]:
-    """Each ``KEY=VALUE`` as the study's scenario would hold it (``90s``: 90000.0 ms)."""
-    given = dict(parse_set(item, BASELINE) for item in items)
+    """Each ``KEY=VALUE`` as the study's scenario would hold it (``90s``: 90000.0 ms), a key
+    given by its short name (``ttl_fraction``) in full."""
+    given: dict[str, Any] = {}
+    for item in items:
+        key, value = parse_set(item, BASELINE)
+        if (key := FULL_KEYS.get(key, key)) in given:
+            raise ScenarioError(f"{BASELINE} {key}", "given twice")
+        given[key] = value
     raw = {section: value for section, value in scenario.items() if section != "sweep"}
     for key, value in given.items():
         set_dotted(raw, key, value, where=f"{BASELINE} {key}")

@@ -130,6 +130,24 @@ def test_a_bad_baseline_is_one_line_and_status_2(tmp_path, small_yaml, capsys, b
     assert not out and err.startswith(error) and err.count("\n") == 1
 
 
+def test_a_baseline_named_as_the_tables_name_its_key_is_the_same_baseline(
+    tmp_path, small_yaml, capsys
+):
+    """The summary's and compare's headers name a swept key by its short name
+    (``ttl_fraction``); a baseline written so is that key's, and one key given twice, by
+    either name, is an error rather than the last one kept."""
+    nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
+    full = ["host_policy.ttl_fraction=0.5", "workload.invalidations.rate_per_s=0"]
+    short = ["ttl_fraction=0.5", "invalidations.rate_per_s=0"]
+    pd.testing.assert_frame_equal(
+        nnrpsim.compare(tmp_path / "out", short), nnrpsim.compare(tmp_path / "out", full)
+    )
+    capsys.readouterr()
+    twice = ["--baseline", "ttl_fraction=0.5", "--baseline", "host_policy.ttl_fraction=0.1"]
+    assert main(["compare", str(tmp_path / "out"), *twice]) == 2
+    assert capsys.readouterr().err == "error: --baseline host_policy.ttl_fraction: given twice\n"
+
+
 def test_a_folder_without_its_manifest_is_named(tmp_path, small_yaml, capsys):
     """The baseline's values are read as the study's scenario reads them (``45s``: 45000.0
     ms), which the manifest records: without it, ``45s`` was text, and matched no value."""
