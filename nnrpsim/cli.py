@@ -151,7 +151,6 @@ def _records(args: argparse.Namespace) -> str:
     import pandas as pd
 
     from .checks import violation_warnings
-    from .display_units import counted, described
     from .one_run import run_records
 
     folder = Path(args.out) if args.out else None
@@ -166,12 +165,7 @@ def _records(args: argparse.Namespace) -> str:
     )
     for warning in violation_warnings(pd.DataFrame([{"point": records.point, **records.metrics}])):
         print(warning, file=sys.stderr)  # (as run says them: sessions behind, or a bug)
-    swept = f" ({described(list(records.params), records.params.values())})"
-    heading = (
-        f"point {records.point}{swept if records.params else ''}, replication "
-        f"{records.replication}: {counted(len(records.operations), 'operation')} and "
-        f"{counted(len(records.references), 'reference')}; after the warm-up, "
-    )
+    heading = f"{records.title}; after the warm-up, "
     outcomes = records.outcomes()
     if outcomes.empty:
         lines = [f"{heading}none"]

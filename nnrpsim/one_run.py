@@ -21,6 +21,7 @@ import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
+from .display_units import counted, described
 from .metrics import METRICS, des_metrics, wire_saving
 from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
@@ -81,6 +82,21 @@ class RunRecords:
     expired lease, a wrong version or stale content, a reference after an invalidation, an
     operation never completed); ``fallbacks`` counts the inline resubmissions after a cache
     error, ``fallbacks_completed`` those that completed."""
+
+    @property
+    def title(self) -> str:
+        """Which run and how much it did: ``point 3 (ttl_fraction = 0.1), replication 0:
+        34,640 operations and 127,791 references``."""
+        swept = f" ({described(list(self.params), self.params.values())})" if self.params else ""
+        return (
+            f"point {self.point}{swept}, replication {self.replication}: "
+            f"{counted(len(self.operations), 'operation')} and "
+            f"{counted(len(self.references), 'reference')}"
+        )
+
+    def __repr__(self) -> str:
+        """One line (what a notebook shows for the records), not every row of every frame."""
+        return f"<RunRecords {self.title}; hit_rate {self.metrics['hit_rate']:.4f}>"
 
     def outcomes(self) -> pd.DataFrame:
         """The references after the warm-up by outcome and cause, the most first: how many

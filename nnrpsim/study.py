@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 
 from .checks import StudyWarning, study_warnings
+from .display_units import counted
 from .interrupts import interrupts_deferred
 from .plots import draw_study
 from .results import ResultStore, run_table, summarize, with_derived_metrics
@@ -44,6 +45,17 @@ class StudyResult:
     warnings: list[str] = field(default_factory=list)
     """What ``nnrpsim run`` prints on stderr: failed runs, invariant violations, a warm-up too
     short for the memory's climb (:mod:`nnrpsim.checks`)."""
+
+    def __repr__(self) -> str:
+        """One line (what a notebook shows for a result), not every row of every frame."""
+        failed = int(self.runs["error"].notna().sum()) if "error" in self.runs else 0
+        drawn = sum(path.suffix == ".png" for path in self.plots)
+        return (
+            f"<StudyResult {self.path} ({self.status}): "
+            f"{counted(len(self.summary), 'sweep point')}, {counted(len(self.runs), 'run')} "
+            f"({failed} failed), {counted(drawn, 'plot')}, "
+            f"{counted(len(self.warnings), 'warning')}>"
+        )
 
 
 def run(

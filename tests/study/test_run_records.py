@@ -282,3 +282,20 @@ def test_results_of_frames_compare_as_objects(study):
     first, again = (nnrpsim.run_records(SMALL_STUDY, progress=False) for _ in range(2))
     assert first != again and first == first
     assert dataclasses.replace(study) != study and study == study  # (the same frames)
+
+
+def test_results_of_frames_show_as_one_line(study):
+    """A notebook shows a result by its repr: the dataclass's printed every row of every
+    frame; it is one line that says which study or run and what it holds."""
+    assert repr(study) == (
+        f"<StudyResult {study.path} (complete): 4 sweep points, 8 runs (0 failed), "
+        f"{sum(path.suffix == '.png' for path in study.plots)} plots, "
+        f"{len(study.warnings)} warning{'' if len(study.warnings) == 1 else 's'}>"
+    )
+    records = nnrpsim.run_records(study.path, 3, 1, progress=False)
+    shown = repr(records)
+    assert "\n" not in shown and shown.startswith("<RunRecords point 3 (ttl_fraction = ")
+    assert shown.endswith(
+        f", replication 1: {len(records.operations):,} operations and "
+        f"{len(records.references):,} references; hit_rate {records.metrics['hit_rate']:.4f}>"
+    )
