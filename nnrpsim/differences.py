@@ -106,12 +106,7 @@ def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
     if not items:
         raise ScenarioError(BASELINE, "name a swept key and its baseline value, KEY=VALUE")
     runs = read_table(folder / "runs.parquet")
-    scenario = recorded_scenario(folder)
-    if scenario is None:
-        raise ScenarioError(
-            str(folder / "manifest.json"),
-            "records no scenario to read the baseline's values by (not a results folder?)",
-        )
+    scenario = recorded_scenario(folder, "to read the baseline's values by")
     return paired_differences(runs, _resolved(scenario, items))
 
 

@@ -160,7 +160,7 @@ def run_records(
     its simulated time. DES only: the vector engine replays counts, not references one by
     one. Bad input raises :class:`ScenarioError`."""
     if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
-        scenario = _recorded(Path(scenario))
+        scenario = recorded_scenario(Path(scenario), "to run again")
     scenario = load_scenario(scenario, overrides)
     points = sweep_points(scenario)
     chosen = _chosen("point", point, len(points), "sweep point")
@@ -229,17 +229,6 @@ def _frames(result: ModelResult, plan: WorkloadPlan, warmup_ms: float) -> dict[s
         "counters": dict(result.counters),
         "audit": dict(result.audit),
     }
-
-
-def _recorded(folder: Path) -> dict[str, Any]:
-    """The scenario of the study a results folder holds, as its manifest records it."""
-    recorded = recorded_scenario(folder)
-    if recorded is None:
-        raise ScenarioError(
-            str(folder / "manifest.json"),
-            "records no scenario to run again (not a results folder?)",
-        )
-    return recorded
 
 
 def _chosen(name: str, value: object, count: int, what: str) -> int:

@@ -114,10 +114,23 @@ def recorded_warmup_ms(folder: Path) -> float:
         return 0.0
 
 
-def recorded_scenario(folder: Path) -> dict[str, Any] | None:
-    """The resolved scenario a results folder's manifest records (None if it cannot tell)."""
-    scenario = _manifest_of(folder).get("scenario")
-    return scenario if isinstance(scenario, dict) else None
+def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
+    """The resolved scenario a results folder's manifest records, or a :class:`ScenarioError`
+    naming the manifest and why it gives none: missing, unreadable (a damaged file), or
+    recording no scenario. ``purpose`` says what it was wanted for (``to run again``)."""
+    manifest = Path(folder) / "manifest.json"
+    if (problem := file_problem(manifest)) == NO_SUCH_FILE:
+        raise ScenarioError(str(manifest), f"{problem}: not a results folder?")
+    try:
+        document = json.loads(manifest.read_text(encoding="utf-8")) if problem is None else None
+    except (OSError, ValueError) as err:
+        problem = f"cannot be read ({getattr(err, 'strerror', None) or err})"
+    if problem is not None:
+        raise ScenarioError(str(manifest), problem)
+    scenario = document.get("scenario") if isinstance(document, dict) else None
+    if not isinstance(scenario, dict):
+        raise ScenarioError(str(manifest), f"records no scenario {purpose}")
+    return scenario
 
 
 def recorded_status(folder: Path) -> str | None:

@@ -150,17 +150,23 @@ def test_a_baseline_named_as_the_tables_name_its_key_is_the_same_baseline(
 
 def test_a_folder_without_its_manifest_is_named(tmp_path, small_yaml, capsys):
     """The baseline's values are read as the study's scenario reads them (``45s``: 45000.0
-    ms), which the manifest records: without it, ``45s`` was text, and matched no value."""
+    ms), which the manifest records: without it, ``45s`` was text, and matched no value. A
+    manifest missing, damaged or without a scenario is said as such."""
     nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
-    (tmp_path / "out/manifest.json").unlink()
+    manifest = tmp_path / "out/manifest.json"
+    manifest.unlink()
     capsys.readouterr()
-    assert (
-        main(["compare", str(tmp_path / "out"), "--baseline", "host_policy.ttl_fraction=0.5"]) == 2
-    )
-    assert capsys.readouterr().err == (
-        f"error: {tmp_path / 'out/manifest.json'}: records no scenario to read the baseline's "
-        "values by (not a results folder?)\n"
-    )
+    for text, says in (
+        (None, "no such file: not a results folder?"),
+        ("[]", "records no scenario to read the baseline's values by"),
+    ):
+        if text is not None:
+            manifest.write_text(text)
+        assert (
+            main(["compare", str(tmp_path / "out"), "--baseline", "host_policy.ttl_fraction=0.5"])
+            == 2
+        )
+        assert capsys.readouterr().err == f"error: {manifest}: {says}\n"
 
 
 def test_compare_writes_every_metric_to_csv_and_refuses_a_path_it_cannot_write(

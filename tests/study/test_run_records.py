@@ -220,11 +220,16 @@ def test_a_results_folder_gives_its_studys_runs(study, tmp_path, capsys):
     np.testing.assert_equal(records.metrics, {name: run[name] for name in METRICS})
     assert main(["records", str(study.path), "--point", "2"]) == 0
     assert capsys.readouterr().out.startswith("point 2 (ttl_fraction = 0.5, ")
-    assert main(["records", str(tmp_path)]) == 2
-    assert capsys.readouterr().err == (
-        f"error: {tmp_path / 'manifest.json'}: records no scenario to run again "
-        "(not a results folder?)\n"
-    )
+    manifest = tmp_path / "manifest.json"
+    for text, says in (
+        (None, "no such file: not a results folder?"),
+        ('{"status": ', "cannot be read (Expecting value: line 1 column 12 (char 11))"),
+        ('{"status": "complete"}', "records no scenario to run again"),
+    ):
+        if text is not None:
+            manifest.write_text(text)
+        assert main(["records", str(tmp_path)]) == 2
+        assert capsys.readouterr().err == f"error: {manifest}: {says}\n"
 
 
 @pytest.mark.parametrize("loss", [0.0, 0.05])
