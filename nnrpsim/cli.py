@@ -151,6 +151,7 @@ def _records(args: argparse.Namespace) -> str:
     import pandas as pd
 
     from .checks import violation_warnings
+    from .display_units import durations_text
     from .one_run import run_records
 
     folder = Path(args.out) if args.out else None
@@ -175,7 +176,7 @@ def _records(args: argparse.Namespace) -> str:
     metrics = records.metrics
     lines.append(
         f"hit_rate {metrics['hit_rate']:.4f}, wire_saving {metrics['wire_saving']:.4f}, "
-        f"p50/p99 latency {metrics['p50_latency_ms']:.3g}/{metrics['p99_latency_ms']:.3g} ms, "
+        f"p50/p99 latency {durations_text([metrics['p50_latency_ms'], metrics['p99_latency_ms']])}, "
         f"invariant violations {metrics['invariant_violations']:.0f}"
     )
     if folder is not None:

@@ -64,6 +64,18 @@ def value_text(key: str, value) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
 
 
+def durations_text(values_ms: list[float]) -> str:
+    """Durations (ms) in the unit that suits the largest, one after another: ``7.75/38.8 s``
+    (``.3g`` of the milliseconds wrote ``7.75e+03/3.88e+04``); a missing one ``n/a``."""
+    numbers = np.abs(np.asarray(values_ms, dtype=float))
+    if np.isnan(numbers).all():
+        return "n/a"
+    finite = numbers[~np.isnan(numbers)]
+    factor, unit = _scale("duration", finite) if finite.max() > 0 else (1.0, "ms")
+    shown = ("n/a" if np.isnan(value) else f"{value * factor:.3g}" for value in values_ms)
+    return f"{'/'.join(shown)} {unit}"
+
+
 def described(keys: list[str], values) -> str:
     """Swept keys and their values, as legends, annotations and headings name a point."""
     return ", ".join(

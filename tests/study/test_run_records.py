@@ -129,7 +129,11 @@ def test_the_command_prints_the_outcomes_and_writes_the_records(small_yaml, tmp_
         str(table["references"][0]),
         f"{table['share'][0]:.4f}",
     ]
-    assert f"hit_rate {records.metrics['hit_rate']:.4f}," in out[-2]
+    metrics = records.metrics
+    assert f"hit_rate {metrics['hit_rate']:.4f}," in out[-2]
+    assert 1 < metrics["p50_latency_ms"] < metrics["p99_latency_ms"] < 1000  # (in ms, then)
+    latency = f"{metrics['p50_latency_ms']:.3g}/{metrics['p99_latency_ms']:.3g} ms"
+    assert f", p50/p99 latency {latency}, " in out[-2]
     assert out[-1] == (
         f"records: {folder}: references.parquet, operations.parquet, memory.parquet, "
         "memory_by_kind.parquet, accepted_ttl_ms.parquet, run.json"
@@ -206,7 +210,7 @@ def test_a_run_with_no_references_after_its_warm_up_says_none(small_yaml, tmp_pa
     assert main(["records", str(small_yaml), *idle]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("0 operations and 0 references; after the warm-up, none")
-    assert out[1].startswith("hit_rate nan, wire_saving nan,")
+    assert out[1].startswith("hit_rate nan, wire_saving nan, p50/p99 latency n/a, ")
     assert pd.read_parquet(tmp_path / "r" / "references.parquet").empty
     assert pd.read_parquet(tmp_path / "r" / "memory_by_kind.parquet").empty
     assert json.loads((tmp_path / "r" / "run.json").read_text())["metrics"]["hit_rate"] is None
