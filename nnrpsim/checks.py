@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .display_units import counted, key_scale, points_text
+from .display_units import below_one, counted, key_scale, points_text, three_figures
 from .metrics import METRICS
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .protocol.packet import inline_object_bytes
@@ -175,11 +175,12 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
         if times < 1:
             continue
         factor, unit = key_scale("topology.link.bandwidth", [offered, topology.link.bandwidth])
+        saving, percent = below_one(1 - 1 / times)
         text = (
             f"inlining every body would send about {offered * factor:.3g} {unit} over {over}, "
-            f"{times:.3g} times its {topology.link.bandwidth * factor:.3g} {unit}: unless "
-            f"caching keeps more than {(1 - 1 / times) * 100:.0f} % of those bytes off the "
-            f"links (a wire_saving above {1 - 1 / times:.2f}), they fall behind "
+            f"{three_figures(times)} times its {topology.link.bandwidth * factor:.3g} {unit}: "
+            f"unless caching keeps more than {percent} of those bytes off the links (a "
+            f"wire_saving above {saving}), they fall behind "
             "(peak_link_utilisation, operations_behind)"
         )
         found.append((text, point.index))
@@ -213,16 +214,16 @@ def server_advice(points: list[Point], of_points: int) -> list[str]:
         frames, bodies = inline_server_load(scenario)
         if frames + bodies < workers:
             continue
-        busy = f"{frames + bodies:.3g} of a server's workers busy at once on average"
+        busy = f"{three_figures(frames + bodies)} of a server's workers busy at once on average"
         spread = f"sessions spread evenly over {counted(topology.servers, 'server')}"
         if frames >= workers:
             remedy = (
-                f"its frames alone keep {frames:.3g} busy, which no caching takes off: more "
-                "server_workers or servers"
+                f"its frames alone keep {three_figures(frames)} busy, which no caching takes "
+                "off: more server_workers or servers"
             )
         else:
-            share = (frames + bodies - workers) / bodies * 100
-            remedy = f"unless caching keeps more than {share:.0f} % of the bodies off the servers"
+            _, share = below_one((frames + bodies - workers) / bodies)
+            remedy = f"unless caching keeps more than {share} of the bodies off the servers"
         text = (
             f"inlining every body would keep {busy} ({spread}), against its "
             f"{counted(workers, 'worker')}: "

@@ -4,6 +4,8 @@ summary, so both say the same thing the same way."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 import yaml
@@ -93,6 +95,21 @@ def _magnitude(value) -> np.ndarray:
 def counted(count: int, noun: str) -> str:
     """A count with its noun, singular for one: ``1 sweep point``, ``3 runs``."""
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
+
+
+def three_figures(value: float) -> str:
+    """``value`` to three significant figures, without an exponent from 1,000 up: ``2,390``
+    (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``."""
+    rounded = float(f"{value:.3g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:g}"
+
+
+def below_one(fraction: float) -> tuple[str, str]:
+    """A fraction in [0, 1) as a share and as a percentage, with as many decimals as keep them
+    below 1 and 100 %: ``0.9996`` and ``99.96 %`` (two decimals said ``1.00`` and
+    ``100 %``, a saving no caching reaches), ``0.96`` and ``96 %``."""
+    decimals = max(2, math.ceil(-math.log10(1 - fraction)))
+    return f"{fraction:.{decimals}f}", f"{fraction * 100:.{decimals - 2}f} %"
 
 
 def about(expected: float) -> str:

@@ -1,4 +1,5 @@
-"""How numbers are written for people: durations in the unit that suits them."""
+"""How numbers are written for people: durations in the unit that suits them, three
+figures without an exponent, a share below one that does not round to it."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import math
 
 import pytest
 
-from nnrpsim.display_units import durations_text
+from nnrpsim.display_units import below_one, durations_text, three_figures
 
 NAN = math.nan
 
@@ -25,3 +26,25 @@ NAN = math.nan
 )
 def test_durations_take_the_unit_of_the_largest(values_ms, text):
     assert durations_text(values_ms) == text
+
+
+@pytest.mark.parametrize(
+    ("value", "text"),
+    [(2_394.6, "2,390"), (1_234_567.0, "1,230,000"), (23.94, "23.9"), (0.01, "0.01"), (60.0, "60")],
+)
+def test_three_figures_without_an_exponent(value, text):
+    assert three_figures(value) == text
+
+
+@pytest.mark.parametrize(
+    ("fraction", "share", "percent"),
+    [
+        (0.96, "0.96", "96 %"),
+        (0.5, "0.50", "50 %"),
+        (0.0, "0.00", "0 %"),
+        (1 - 1 / 2_390, "0.9996", "99.96 %"),
+        (0.99996, "0.99996", "99.996 %"),
+    ],
+)
+def test_a_share_below_one_keeps_decimals_enough_to_stay_below(fraction, share, percent):
+    assert below_one(fraction) == (share, percent)

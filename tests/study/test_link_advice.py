@@ -46,6 +46,24 @@ def test_a_link_too_slow_for_every_body_inline_is_named_with_how_much(tmp_path, 
     assert float(saving) == pytest.approx(1 - 1 / float(times), abs=0.005)
 
 
+def test_a_link_thousands_of_times_too_slow_says_what_caching_cannot_reach(tmp_path, capsys):
+    """At 1 kbit/s the bodies are thousands of times the link: that many times, without an
+    exponent (it said 2.39e+03), and the saving that would be needed with the decimals that
+    keep it below everything (it said more than 100 %, a wire_saving above 1.00)."""
+    _, err = _validate(tmp_path, capsys, "1kbit/s")
+    (offered, times, keep, saving) = re.findall(
+        r"about ([0-9.]+) Mbit/s over .*, ([0-9,]+) times its 0.001 Mbit/s: unless caching "
+        r"keeps more than ([0-9.]+) % of those bytes off the links \(a wire_saving above "
+        r"([0-9.]+)\)",
+        err,
+    )[0]
+    assert float(times.replace(",", "")) == pytest.approx(float(offered) * 1000, rel=0.01)
+    assert int(times.replace(",", "")) >= 1000
+    needed = 1 - 1 / float(times.replace(",", ""))
+    assert float(saving) < 1 and float(saving) == pytest.approx(needed, abs=5e-4)
+    assert float(keep) < 100 and keep == f"{float(saving) * 100:.{len(saving) - 4}f}"
+
+
 def test_the_bodies_are_spread_over_every_link_from_a_host_to_a_server(tmp_path, capsys):
     """Two hosts of the same sessions each send twice as much in all; over 2 x 3 links each
     carries a third of one host's bodies."""
