@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from .display_units import below_one, counted, key_scale, points_text, three_figures
+from .display_units import below_one, counted, figures, key_scale, points_text
 from .metrics import METRICS
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .protocol.packet import inline_object_bytes
@@ -178,7 +178,7 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
         saving, percent = below_one(1 - 1 / times)
         text = (
             f"inlining every body would send about {offered * factor:.3g} {unit} over {over}, "
-            f"{three_figures(times)} times its {topology.link.bandwidth * factor:.3g} {unit}: "
+            f"{figures(times)} times its {topology.link.bandwidth * factor:.3g} {unit}: "
             f"unless caching keeps more than {percent} of those bytes off the links (a "
             f"wire_saving above {saving}), they fall behind "
             "(peak_link_utilisation, operations_behind)"
@@ -214,11 +214,11 @@ def server_advice(points: list[Point], of_points: int) -> list[str]:
         frames, bodies = inline_server_load(scenario)
         if frames + bodies < workers:
             continue
-        busy = f"{three_figures(frames + bodies)} of a server's workers busy at once on average"
+        busy = f"{figures(frames + bodies)} of a server's workers busy at once on average"
         spread = f"sessions spread evenly over {counted(topology.servers, 'server')}"
         if frames >= workers:
             remedy = (
-                f"its frames alone keep {three_figures(frames)} busy, which no caching takes "
+                f"its frames alone keep {figures(frames)} busy, which no caching takes "
                 "off: more server_workers or servers"
             )
         else:

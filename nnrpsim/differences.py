@@ -107,18 +107,22 @@ def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
         raise ScenarioError(BASELINE, "name a swept key and its baseline value, KEY=VALUE")
     runs = read_table(folder / "runs.parquet")
     scenario = recorded_scenario(folder, "to read the baseline's values by")
-    return paired_differences(runs, _resolved(scenario, items))
+    swept_nulls = {key for key in run_params(runs) if runs[key].isna().any()}
+    return paired_differences(runs, _resolved(scenario, items, swept_nulls))
 
 
-def _resolved(scenario: dict[str, Any], items: list[str]) -> dict[str, Any]:
-    """Each ``KEY=VALUE`` as the study's scenario would hold it (``90s``: 90000.0 ms), a key
-    given by its short name (``ttl_fraction``) in full."""
+def _resolved(scenario: dict[str, Any], items: list[str], swept_nulls: set[str]) -> dict[str, Any]:
+    """Each ``KEY=VALUE`` as the study's scenario would hold it (``90s``: 90000.0 ms), named
+    as the tables name it too: a key by its short name (``ttl_fraction``), a null of a key
+    swept with one (``swept_nulls``) by its word there (``gpu_memory=unlimited``,
+    ``ttl_hint=none``; ``eviction=none`` is a policy, no null)."""
     given: dict[str, Any] = {}
     for item in items:
         key, value = parse_set(item, BASELINE)
         if (key := FULL_KEYS.get(key, key)) in given:
             raise ScenarioError(f"{BASELINE} {key}", "given twice")
-        given[key] = value
+        null = key in swept_nulls and value == value_text(key, None)
+        given[key] = None if null else value
     raw = {section: value for section, value in scenario.items() if section != "sweep"}
     for key, value in given.items():
         set_dotted(raw, key, value, where=f"{BASELINE} {key}")

@@ -19,10 +19,10 @@ largest value reaches."""
 
 
 def bytes_scale(values: np.ndarray) -> tuple[float, str]:
-    """The bytes per unit (binary: KiB, MiB, GiB) that suits the largest of ``values``, and the
+    """The bytes per unit (binary: KiB, MiB, GiB, TiB) that suits the largest of ``values``, and the
     unit's name."""
     top = np.nanmax(values) if len(values) else 0
-    for factor, unit in ((2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
+    for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if top >= factor:
             return factor, unit
     return 1, "bytes"
@@ -97,11 +97,11 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-def three_figures(value: float) -> str:
-    """``value`` to three significant figures, without an exponent from 1,000 up: ``2,390``
-    (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``."""
-    rounded = float(f"{value:.3g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:g}"
+def figures(value: float, count: int = 3) -> str:
+    """``value`` to ``count`` significant figures, without an exponent from 1,000 up:
+    ``2,390`` (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``."""
+    rounded = float(f"{value:.{count}g}")
+    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{count}g}"
 
 
 def below_one(fraction: float) -> tuple[str, str]:

@@ -10,7 +10,7 @@ import sys
 
 import pandas as pd
 
-from .display_units import bytes_scale, value_text
+from .display_units import bytes_scale, figures, value_text
 from .metrics import UNITS
 from .results import swept_columns
 from .scenario.schema import SHORT_KEYS
@@ -66,9 +66,10 @@ def _measured(table: pd.DataFrame) -> list[str]:
 def _plus_minus(mean: float, half: float) -> str:
     if pd.isna(mean):
         return "n/a"
+    signed = shown if (shown := figures(mean, 4)).startswith("-") else f"+{shown}"
     if pd.isna(half):
-        return f"{mean:+.4g}"
-    return f"{mean:+.4g} ± {float(f'{half:.2g}'):g}"  # (two figures: 110, not 1.1e+02)
+        return signed
+    return f"{signed} ± {figures(half, 2)}"  # (two figures: 110, not 1.1e+02)
 
 
 def _readable(table: pd.DataFrame, swept: list[str]) -> pd.DataFrame:
@@ -112,7 +113,7 @@ def _in_blocks(frame: pd.DataFrame, width: int | None) -> str:
 
     def text(columns: list[str]) -> str:
         return frame[columns].to_string(
-            index=False, float_format=lambda v: f"{v:.4g}", max_rows=MAX_SUMMARY_ROWS
+            index=False, float_format=lambda v: figures(v, 4), max_rows=MAX_SUMMARY_ROWS
         )
 
     lead, *rest = frame.columns

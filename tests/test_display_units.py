@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from nnrpsim.display_units import below_one, durations_text, three_figures
+from nnrpsim.display_units import below_one, durations_text, figures
 
 NAN = math.nan
 
@@ -32,8 +32,8 @@ def test_durations_take_the_unit_of_the_largest(values_ms, text):
     ("value", "text"),
     [(2_394.6, "2,390"), (1_234_567.0, "1,230,000"), (23.94, "23.9"), (0.01, "0.01"), (60.0, "60")],
 )
-def test_three_figures_without_an_exponent(value, text):
-    assert three_figures(value) == text
+def test_figures_without_an_exponent(value, text):
+    assert figures(value) == text
 
 
 @pytest.mark.parametrize(

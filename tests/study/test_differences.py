@@ -148,6 +148,26 @@ def test_a_baseline_named_as_the_tables_name_its_key_is_the_same_baseline(
     assert capsys.readouterr().err == "error: --baseline host_policy.ttl_fraction: given twice\n"
 
 
+def test_a_null_swept_is_named_by_its_word_in_the_tables(tmp_path):
+    """The tables show a null budget as ``unlimited`` (a null TTL hint as ``none``): a
+    baseline written so is the null; ``eviction=none``, a policy, stays the word."""
+    study = {
+        **SMALL_STUDY,
+        "sweep": {
+            "grid": {"topology.gpu_memory": [None, "64KiB"], "topology.eviction": ["lru", "none"]}
+        },
+    }
+    nnrpsim.run(study, out=tmp_path / "out", jobs=1, progress=False)
+    pd.testing.assert_frame_equal(
+        nnrpsim.compare(tmp_path / "out", "gpu_memory=unlimited"),
+        nnrpsim.compare(tmp_path / "out", "topology.gpu_memory=null"),
+    )
+    by_policy = nnrpsim.compare(tmp_path / "out", "eviction=none")
+    assert (by_policy["topology.eviction"] == "lru").all() and len(by_policy) == 2
+    with pytest.raises(nnrpsim.ScenarioError, match=r"malformed duration 'none'"):
+        nnrpsim.compare(tmp_path / "out", ["eviction=lru", "ttl_hint=none"])  # (not swept)
+
+
 def test_a_folder_without_its_manifest_is_named(tmp_path, small_yaml, capsys):
     """The baseline's values are read as the study's scenario reads them (``45s``: 45000.0
     ms), which the manifest records: without it, ``45s`` was text, and matched no value. A

@@ -291,7 +291,7 @@ CASES = [
     (
         {"sweep": {"grid": {"workload.objects.shared_per_namespace": [50, 10**10]}}},
         "error: workload.objects.shared_per_namespace: one run (sweep point 1) would need about "
-        "9,499.7 GiB of memory for its 40,000,000,000 shared objects, more than this machine's ",
+        "9.3 TiB of memory for its 40,000,000,000 shared objects, more than this machine's ",
     ),
     (  # a key named in the error is the one at fault, not another it begins like
         {"sweep": {"grid": {"topology.hosts": [1]}, "zip": {"topology.hosts_x": [2]}}},

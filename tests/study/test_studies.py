@@ -355,6 +355,37 @@ def test_the_printed_summary_gives_values_and_byte_metrics_in_units():
     assert rows[1].split() == ["1", "unlimited", "90", "s", "2", "0", "0.75", "0.5", "0.5", "0.5"]
 
 
+def test_the_printed_summary_writes_big_numbers_without_an_exponent():
+    """Terabytes in TiB, and thousands (a trace's seconds-long latencies in ms, an interval)
+    in full: the Mooncake study's saving read ``1.123e+04`` GiB."""
+    from nnrpsim.printed_tables import differences_table
+
+    summary = pd.DataFrame(
+        {
+            "point": [0, 1],
+            "replications": [2, 2],
+            "failures": [0, 0],
+            "wire_bytes_saved": [11.88 * 2**40, 0.4435 * 2**40],
+            "p99_latency_ms": [38_812.0, 2.5],
+        }
+    )
+    header, *rows = summary_table(summary).splitlines()
+    assert header.split()[3:] == ["wire_bytes_saved[TiB]", "p99_latency_ms"]
+    assert rows[0].split()[3:] == ["11.88", "38,810"]
+    assert rows[1].split()[3:] == ["0.4435", "2.5"]
+    differences = pd.DataFrame(
+        {
+            "point": [0, 1],
+            "baseline_point": [2, 2],
+            "pairs": [2, 2],
+            "p99_latency_ms": [38_812.0, -2.5],
+            "p99_latency_ms_ci95": [12_345.0, 0.25],
+        }
+    )
+    _, *rows = differences_table(differences).splitlines()
+    assert [row.split()[3:] for row in rows] == [["+38,810", "±", "12,000"], ["-2.5", "±", "0.25"]]
+
+
 def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_more():
     """A sweep of 10,000 points printed 10,000 rows; beyond MAX_SUMMARY_ROWS the table gives
     the first and last half of them, then how many it left out."""
