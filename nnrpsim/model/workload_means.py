@@ -194,13 +194,20 @@ def _normal_cdf(x: float) -> float:
 def describe_means(means: WorkloadMeans) -> str:
     """One line for ``nnrpsim validate``."""
     return (
-        f"~{means.concurrent_sessions:,.0f} sessions at once "
+        f"~{_mean(means.concurrent_sessions, 0)} sessions at once "
         f"(within 1 % of that {means.sessions_level_s:,.0f} s after the start), "
-        f"{means.operations_per_s:,.1f} operations/s, {means.references_per_s:,.1f} references/s; "
+        f"{_mean(means.operations_per_s, 1)} operations/s, "
+        f"{_mean(means.references_per_s, 1)} references/s; "
         f"shared objects {_bytes(means.shared_bytes)}, "
         f"private objects in use {_bytes(means.private_bytes_in_use)}; "
         f"inlining everything sends {_bytes(means.inline_bytes_per_s)}/s"
     )
+
+
+def _mean(value: float, decimals: int) -> str:
+    """A mean with ``decimals`` decimals, thousands separated, or two significant figures
+    below one (a session every 1,000 s: ``~0.06 sessions at once``, not ``~0``)."""
+    return f"{value:,.{decimals}f}" if value >= 1 or value == 0 else f"{value:.2g}"
 
 
 def _bytes(n: float) -> str:

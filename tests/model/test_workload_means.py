@@ -128,6 +128,11 @@ def test_the_description_names_every_mean_with_units():
     # An endless spread: each size 1 B or 4 GiB, half and half (the uncut mean overflowed)
     wide = describe_means(workload_means(WorkloadConfig(object_size_sigma=1e23), 2.0))
     assert "shared objects 429.5 GB" in wide  # 200 objects x (2^32 / 2) B
+    # A session every 1,000 s: 0.06 at once, 0.03 operations a second (they read ~0 and 0.0)
+    rare = describe_means(workload_means(WorkloadConfig(), 0.001))
+    assert rare.startswith(
+        "~0.06 sessions at once (within 1 % of that 141 s after the start), 0.06 operations/s, 0."
+    )
 
 
 @pytest.mark.parametrize("cv", [0.25, 0.5, 1.0])
