@@ -236,15 +236,36 @@ def parse_scenario(raw: dict, overrides: Sequence[str] | str | None = ()) -> Sce
     listed = isinstance(items, Sequence) and not isinstance(items, bytes)  # (in order: not a set)
     if not listed or not all(isinstance(item, str) for item in items):
         raise TypeError(f"overrides are KEY=VALUE text, or a list of it, not {overrides!r}")
+    keys = []
     for item in items:
         key, value = parse_set(item)
         set_dotted(raw, key, value, where=f"--set {key}")
+        keys.append(key)
     try:
         scenario = Scenario.model_validate(raw)
     except ValidationError as err:
         raise validation_error(err) from None
+    _check_not_swept(keys, scenario)
     sweep_points(scenario)  # a bad swept key or value is an input error too, found up front
     return scenario
+
+
+def _check_not_swept(keys: list[str], scenario: Scenario) -> None:
+    """An override of a key the sweep sets (or of a key within a section it sets whole) would
+    change no run, the swept values replacing it in each: an error saying how to change them,
+    rather than a study that silently ignores it."""
+    if scenario.sweep is None:
+        return
+    for key in keys:
+        for kind in ("grid", "zip"):
+            for swept in getattr(scenario.sweep, kind):
+                if key == swept or key.startswith(f"{swept}."):
+                    raise ScenarioError(
+                        f"--set {key}",
+                        f"swept by sweep.{kind}, whose values replace it in every run: change "
+                        f"them (--set 'sweep.{kind}.{swept}=[...]') or drop the sweep (--set "
+                        "sweep=null)",
+                    )
 
 
 ScenarioLike = Scenario | Mapping[str, Any] | str | PathLike[str]

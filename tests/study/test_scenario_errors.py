@@ -388,6 +388,34 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert "8 sweep points, 16 runs, engine des, vector)" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(
+    ("overrides", "kind", "swept"),
+    [
+        (["host_policy.ttl_fraction=0.9"], "grid", "host_policy.ttl_fraction"),
+        (["workload.invalidations.rate_per_s=1"], "grid", "workload.invalidations.rate_per_s"),
+        (  # a key within a section the sweep sets whole
+            [
+                "sweep={zip: {workload.objects.size: [{median: 1KiB}]}}",
+                "workload.objects.size.sigma=0",
+            ],
+            "zip",
+            "workload.objects.size",
+        ),
+    ],
+)
+def test_a_set_key_the_sweep_replaces_is_refused(small_yaml, capsys, overrides, kind, swept):
+    """Each run took the swept values, the --set changing nothing, silently."""
+    argv = ["validate", str(small_yaml), *(part for item in overrides for part in ("--set", item))]
+    assert main(argv) == 2
+    key = overrides[-1].partition("=")[0]
+    assert capsys.readouterr().err == (
+        f"error: --set {key}: swept by sweep.{kind}, whose values replace it in every run: "
+        f"change them (--set 'sweep.{kind}.{swept}=[...]') or drop the sweep (--set sweep=null)\n"
+    )
+    assert main([*argv, "--set", "sweep=null"]) == 0  # no sweep: the value is every run's
+    assert "1 sweep point, 2 runs" in capsys.readouterr().out
+
+
 def test_an_empty_scenario_is_every_default(tmp_path, capsys):
     """An empty file is a scenario with no key set: one sweep point, said so in the singular."""
     path = write_yaml(tmp_path, "")
