@@ -74,6 +74,7 @@ TRACE_FACTORS = {
     "hosts": "topology.hosts",
     "servers": "topology.servers",
     "servers' samples": "study.duration",
+    "content changes": "workload.invalidations.rate_per_s",
 }
 """The key a trace run's part is blamed on: its trace, but for the topology's own."""
 ORDINARY = {

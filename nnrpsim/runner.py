@@ -34,6 +34,7 @@ from .model import (
     simulate,
     stream_plan,
     synthetic_plan,
+    with_content_changes,
 )
 from .model.simulation import Progress
 from .model.workload import WorkloadPlan
@@ -177,7 +178,8 @@ def _arrivals(spec: Arrivals) -> np.ndarray:
 def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence) -> WorkloadPlan:
     workload = scenario.workload
     if workload.trace is not None:
-        return stream_plan(_trace(workload.trace).before(int(config.duration_ms)))  # the window
+        plan = stream_plan(_trace(workload.trace).before(int(config.duration_ms)))  # the window
+        return with_content_changes(plan, config.workload, seed, config.duration_ms)
     return _synthetic_plan(
         config.workload,
         config.hosts,

@@ -9,7 +9,13 @@ from .config import FaultConfig, LinkConfig, ModelConfig, PolicyConfig, ServerCo
 from .policies import POLICIES, CachePolicy, make_policy
 from .records import InstallCause, RefOutcome
 from .simulation import ModelResult, Simulation, simulate
-from .workload import SessionPlan, WorkloadPlan, stream_plan, synthetic_plan
+from .workload import (
+    SessionPlan,
+    WorkloadPlan,
+    stream_plan,
+    synthetic_plan,
+    with_content_changes,
+)
 
 __all__ = [
     "BUILD_STATUS",
@@ -31,4 +37,5 @@ __all__ = [
     "simulate",
     "stream_plan",
     "synthetic_plan",
+    "with_content_changes",
 ]

@@ -159,7 +159,8 @@ def trace_run_size(config: ModelConfig, trace: ReferenceStream) -> RunSize:
         private_objects=0.0,
         operations=float(len(window.operation_bounds()) - 1),
         references=float(len(window)),
-        content_changes=float(len(window.invalidation_time_ms)),
+        content_changes=len(window.invalidation_time_ms)
+        + objects * config.workload.content_change_rate_per_s * config.duration_ms / 1000.0,
         hosts=float(config.hosts),
         servers=float(config.servers),
         server_samples=config.servers * config.duration_ms / config.sample_interval_ms,

@@ -250,6 +250,23 @@ def synthetic_plan(
     )
 
 
+def with_content_changes(
+    plan: WorkloadPlan, config: WorkloadConfig, seed: np.random.SeedSequence, duration_ms: float
+) -> WorkloadPlan:
+    """A trace's ``plan`` with its objects' content changes at ``config``'s rate, drawn as a
+    synthetic plan's are (a Poisson process for each object over the run), beside any the
+    trace gives: so ``invalidations.rate_per_s`` sweeps a trace too."""
+    if not config.content_change_rate_per_s:
+        return plan
+    times, objects = _content_changes(
+        np.random.default_rng(seed), config, len(plan.catalog), duration_ms
+    )
+    times = np.concatenate([plan.change_times_ms, times])
+    objects = np.concatenate([plan.change_objects.astype(np.int64), objects])
+    order = np.lexsort((objects, times))
+    return replace(plan, change_times_ms=times[order], change_objects=objects[order])
+
+
 def _content_changes(
     rng: np.random.Generator, config: WorkloadConfig, n_objects: int, duration_ms: float
 ) -> tuple[np.ndarray, np.ndarray]:

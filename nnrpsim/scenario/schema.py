@@ -3,11 +3,12 @@ every field. Unknown keys are rejected; sizes and durations take human units."""
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 import re
 from collections.abc import Iterator
-from typing import Annotated, Literal, get_args, get_origin
+from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -280,6 +281,44 @@ class Workload(Section):
         """Sessions start at an arrival log's times, or references follow a trace: the load
         is what the log makes it, with no steady level for the memory to settle to."""
         return self.trace is not None or self.sessions.arrivals is not None
+
+    @model_validator(mode="after")
+    def _keys_a_trace_replaces(self) -> Workload:
+        """With a trace, the synthetic workload's keys set nothing (the trace gives the
+        session, objects, sizes and references) but :data:`TRACE_KEEPS`: one set anyway would
+        be silently ignored, so it is refused."""
+        if self.trace is None:
+            return self
+        for key in _changed(self.model_dump(exclude={"trace"}), _synthetic_defaults()):
+            if key not in TRACE_KEEPS:
+                raise ValueError(
+                    f"{key} is the synthetic workload's, which the trace replaces: leave it "
+                    "out, or drop workload.trace"
+                )
+        return self
+
+
+TRACE_KEEPS = ("operations.max_in_flight", "invalidations.rate_per_s")
+"""The synthetic workload's keys a trace's run takes too: its one session's operations in
+flight at once (DES), and its objects' content changes."""
+
+
+@functools.cache
+def _synthetic_defaults() -> dict[str, Any]:
+    return Workload().model_dump(exclude={"trace"})
+
+
+def _changed(values: dict[str, Any], defaults: dict[str, Any], prefix: str = "") -> list[str]:
+    """The dotted keys whose ``values`` differ from ``defaults``, into sections both have
+    (``objects.size.sigma``; a mapping such as ``kind_sizes`` is one key)."""
+    changed = []
+    for name, value in values.items():
+        default = defaults[name]
+        if isinstance(value, dict) and isinstance(default, dict) and value.keys() == default.keys():
+            changed += _changed(value, default, f"{prefix}{name}.")
+        elif value != default:
+            changed.append(f"{prefix}{name}")
+    return changed
 
 
 class HostPolicy(Section):

@@ -1,0 +1,96 @@
+"""A trace's objects change content at ``workload.invalidations.rate_per_s``, as a synthetic
+workload's do (the rate was silently ignored with a trace); the synthetic workload's other
+keys, which a trace replaces, are refused with one."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import nnrpsim
+from nnrpsim.cli import main
+from nnrpsim.run_sizes import point_sizes
+from nnrpsim.runner import Task, run_inputs
+from nnrpsim.scenario import parse_scenario, sweep_points
+from tests.conftest import write_yaml
+
+DURATION_S = 200
+
+
+def _scenario(log, rate: float, **more) -> dict:
+    return {
+        "study": {"name": "changes", "seed": 5, "replications": 1, "duration": f"{DURATION_S}s"},
+        "topology": {"gpu_memory": None},
+        "workload": {
+            "trace": {"path": str(log), "format": "csv"},
+            "invalidations": {"rate_per_s": rate},
+            **more,
+        },
+        "host_policy": {"name": "always", "ttl_hint": "1h"},
+    }
+
+
+@pytest.fixture
+def log(tmp_path):
+    """40 objects of 2 KiB referenced in turn, one every 50 ms, for 200 s."""
+    path = tmp_path / "refs.csv"
+    rows = [f"{50 * i},o{i % 40},2048" for i in range(DURATION_S * 20)]
+    path.write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def _plan(document: dict, point: int = 0, replication: int = 0):
+    chosen = sweep_points(parse_scenario(document))[point]
+    _, plan, _ = run_inputs(Task(point, replication, chosen.params, chosen.scenario))
+    return plan
+
+
+def test_a_trace_plan_draws_each_objects_changes_as_a_poisson_process(log):
+    assert len(_plan(_scenario(log, 0.0)).change_times_ms) == 0
+    plan = _plan(_scenario(log, 0.05))
+    expected = 40 * 0.05 * DURATION_S  # 400 changes: within 4 standard deviations
+    assert abs(len(plan.change_times_ms) - expected) < 4 * np.sqrt(expected)
+    assert np.all(np.diff(plan.change_times_ms) >= 0)
+    assert plan.change_times_ms.min() >= 0 and plan.change_times_ms.max() < DURATION_S * 1000
+    assert set(plan.change_objects.tolist()) == set(range(40))  # (each ~10 changes)
+    again = _plan(_scenario(log, 0.05))
+    np.testing.assert_array_equal(again.change_times_ms, plan.change_times_ms)
+    other = _plan(_scenario(log, 0.05), replication=1)
+    assert not np.array_equal(other.change_times_ms, plan.change_times_ms)
+    # a run's size counts them (the memory a worker needs)
+    ((_, size),) = point_sizes(sweep_points(parse_scenario(_scenario(log, 0.05))))
+    assert size.content_changes == pytest.approx(expected)
+
+
+def test_changes_on_a_trace_end_leases_and_cost_hits_on_both_engines(log):
+    """Unlimited memory and an hour's leases: without changes every reference after an
+    object's first hits; with them, each change ends its lease with a CACHE_INVALIDATE and the
+    next reference puts the body again (the DES inlines it once first)."""
+    calm, changing = (
+        nnrpsim.sweep(_scenario(log, rate), ["sweep.grid.engine=[des, vector]"], progress=False)
+        for rate in (0.0, 0.05)
+    )
+    for engine in (0, 1):
+        assert calm["hit_rate"][engine] == pytest.approx(1 - 40 / 4000)
+        assert changing["hit_rate"][engine] < calm["hit_rate"][engine] - 0.05
+    assert changing["hit_rate"][0] == pytest.approx(changing["hit_rate"][1], abs=0.02)
+    records = nnrpsim.run_records(_scenario(log, 0.05), progress=False)
+    assert records.invalidations["content_changed"] > 300  # (about 400 changes)
+
+
+@pytest.mark.parametrize(
+    ("more", "key"),
+    [
+        ({"sessions": {"rate_per_s": 5}}, "sessions.rate_per_s"),
+        ({"objects": {"size": {"sigma": 0}}}, "objects.size.sigma"),
+        ({"operations": {"rate_per_s": 3}}, "operations.rate_per_s"),
+    ],
+)
+def test_a_synthetic_key_a_trace_replaces_is_refused(tmp_path, capsys, log, more, key):
+    assert main(["validate", str(write_yaml(tmp_path, _scenario(log, 0.0, **more)))]) == 2
+    assert capsys.readouterr().err == (
+        f"error: workload: {key} is the synthetic workload's, which the trace replaces: leave "
+        "it out, or drop workload.trace\n"
+    )
+    taken = _scenario(log, 0.05, operations={"max_in_flight": 1})  # what a trace takes too
+    assert main(["validate", str(write_yaml(tmp_path, taken))]) == 0
