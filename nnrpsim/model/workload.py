@@ -255,12 +255,25 @@ def with_content_changes(
 ) -> WorkloadPlan:
     """A trace's ``plan`` with its objects' content changes at ``config``'s rate, drawn as a
     synthetic plan's are (a Poisson process for each object over the run), beside any the
-    trace gives: so ``invalidations.rate_per_s`` sweeps a trace too."""
+    trace gives: so ``invalidations.rate_per_s`` sweeps a trace too.
+
+    A change comes on its millisecond, before the requests within it (as the vector engine
+    orders them); a trace's requests fall on whole milliseconds too, where a synthetic
+    plan's never do, and one on the very instant of a change would race its CACHE_INVALIDATE
+    on the DES. So a change drawn on a request's instant comes at the next free millisecond
+    (one past the run's end is dropped)."""
     if not config.content_change_rate_per_s:
         return plan
     times, objects = _content_changes(
         np.random.default_rng(seed), config, len(plan.catalog), duration_ms
     )
+    requests = {at for session in plan.sessions for at, _ in session.operations}
+    for i, at in enumerate(times.tolist()):
+        while at in requests:
+            at += 1.0
+        times[i] = at
+    kept = times < duration_ms
+    times, objects = times[kept], objects[kept]
     times = np.concatenate([plan.change_times_ms, times])
     objects = np.concatenate([plan.change_objects.astype(np.int64), objects])
     order = np.lexsort((objects, times))

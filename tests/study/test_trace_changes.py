@@ -94,3 +94,16 @@ def test_a_synthetic_key_a_trace_replaces_is_refused(tmp_path, capsys, log, more
     )
     taken = _scenario(log, 0.05, operations={"max_in_flight": 1})  # what a trace takes too
     assert main(["validate", str(write_yaml(tmp_path, taken))]) == 0
+
+
+def test_a_change_never_falls_on_a_requests_instant(tmp_path):
+    """A trace's requests are on whole milliseconds, here every even one: a change drawn on
+    one comes a millisecond later (on the DES it would race the request's frame; the vector
+    engine puts a change before the requests of its millisecond)."""
+    path = tmp_path / "even.csv"
+    rows = [f"{2 * i},o{i % 40},2048" for i in range(DURATION_S * 500)]
+    path.write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
+    plan = _plan(_scenario(path, 0.05))
+    expected = 40 * 0.05 * DURATION_S
+    assert abs(len(plan.change_times_ms) - expected) < 4 * np.sqrt(expected)
+    assert np.all(plan.change_times_ms % 2 == 1) and np.all(np.diff(plan.change_times_ms) >= 0)
