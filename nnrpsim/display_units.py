@@ -19,8 +19,8 @@ largest value reaches."""
 
 
 def bytes_scale(values: np.ndarray) -> tuple[float, str]:
-    """The bytes per unit (binary: KiB, MiB, GiB, TiB) that suits the largest of ``values``, and the
-    unit's name."""
+    """The bytes per unit (binary: KiB, MiB, GiB, TiB) that suits the largest of ``values``,
+    and the unit's name."""
     top = np.nanmax(values) if len(values) else 0
     for factor, unit in ((2**40, "TiB"), (2**30, "GiB"), (2**20, "MiB"), (2**10, "KiB")):
         if top >= factor:

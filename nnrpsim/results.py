@@ -119,14 +119,14 @@ def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
     naming the manifest and why it gives none: missing, unreadable (a damaged file), or
     recording no scenario. ``purpose`` says what it was wanted for (``to run again``)."""
     manifest = Path(folder) / "manifest.json"
-    if (problem := file_problem(manifest)) == NO_SUCH_FILE:
-        raise ScenarioError(str(manifest), f"{problem}: not a results folder?")
+    if problem := file_problem(manifest):  # (missing, or a folder)
+        hint = ": not a results folder?" if problem == NO_SUCH_FILE else ""
+        raise ScenarioError(str(manifest), f"{problem}{hint}")
     try:
-        document = json.loads(manifest.read_text(encoding="utf-8")) if problem is None else None
+        document = json.loads(manifest.read_text(encoding="utf-8"))
     except (OSError, ValueError) as err:
-        problem = f"cannot be read ({getattr(err, 'strerror', None) or err})"
-    if problem is not None:
-        raise ScenarioError(str(manifest), problem)
+        reason = getattr(err, "strerror", None) or err
+        raise ScenarioError(str(manifest), f"cannot be read ({reason})") from None
     scenario = document.get("scenario") if isinstance(document, dict) else None
     if not isinstance(scenario, dict):
         raise ScenarioError(str(manifest), f"records no scenario {purpose}")
