@@ -10,13 +10,14 @@ from pathlib import Path
 
 import pandas as pd
 
-from .display_units import below_one, counted, figures, key_scale, points_text
+from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
 from .metrics import METRICS
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .protocol.packet import inline_object_bytes
 from .results import swept_columns
 from .runner import model_config
 from .scenario import Point, Scenario
+from .scenario.loader import dotted
 from .scenario.schema import Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace, sessions_per_s
 from .warmup import climb_warning, first_fault_ms
@@ -38,6 +39,7 @@ def study_warnings(
         *unmoved_key_warnings(summary),
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
+        *untimed_key_advice(points, len(points)),
         *log_span_advice(points, len(points)),
         *failure_warnings(runs),
     ]
@@ -124,6 +126,30 @@ UNTIMED_ON_VECTOR = (
 """Keys of the network's, the servers' and the sessions' timing (a server's expiry sweep, a
 session's operations outstanding at once): the vector engine has none (a link's loss it
 refuses)."""
+
+
+def untimed_key_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each timing key (:data:`UNTIMED_ON_VECTOR`) that vector-engine ``points``
+    (of ``of_points``) set away from its default without sweeping it: that engine has no
+    timing, so the value changes nothing there (``invalidation_sweep``'s 5 ms links, run with
+    ``--set engine=vector``). A swept one, :func:`ignored_key_advice` names."""
+    defaults = Scenario().model_dump()
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        if point.scenario.engine != "vector":
+            continue
+        values = point.scenario.model_dump()
+        for key in UNTIMED_ON_VECTOR:
+            value = dotted(values, key)
+            swept = any(f"{key}.".startswith(f"{param}.") for param in point.params)
+            if swept or isinstance(value, dict) or value == dotted(defaults, key):
+                continue  # (a section's keys are judged one by one)
+            text = (
+                f"{key} is {scenario_text(key, value)}, but the vector engine has no network, "
+                "processing or session timing: it changes nothing there"
+            )
+            found.append((text, point.index))
+    return _by_text(found, of_points)
 
 
 def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:

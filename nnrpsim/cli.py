@@ -194,6 +194,7 @@ def _validate(args: argparse.Namespace) -> str:
         link_advice,
         log_span_advice,
         server_advice,
+        untimed_key_advice,
         warmup_advice,
     )
     from .display_units import counted
@@ -205,7 +206,14 @@ def _validate(args: argparse.Namespace) -> str:
     traces = check_traces(points)
     sizes = point_sizes(points)
     check_run_sizes(sizes)
-    advice = [warmup_advice, log_span_advice, link_advice, server_advice, ignored_key_advice]
+    advice = [
+        warmup_advice,
+        log_span_advice,
+        link_advice,
+        server_advice,
+        ignored_key_advice,
+        untimed_key_advice,
+    ]
     for warning in (line for advise in advice for line in advise(points, len(points))):
         print(warning, file=sys.stderr)
     runs = sum(point.scenario.study.replications for point in points)  # (swept too)

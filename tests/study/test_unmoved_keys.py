@@ -153,6 +153,22 @@ def test_validate_names_a_swept_key_the_points_give_no_say(tmp_path, capsys):
     ]
 
 
+def test_a_timing_key_set_on_the_vector_engine_is_named_before_and_after_the_run(tmp_path, capsys):
+    """Fixed, not swept (``invalidation_sweep``'s 5 ms links with ``--set engine=vector``):
+    it changed nothing and nothing said so. The DES, or the default value, is not named."""
+    vector = {**_study(topology={"link": {"latency": "5ms"}}), "engine": "vector"}
+    said = (
+        "topology.link.latency is 5 ms, but the vector engine has no network, processing or "
+        "session timing: it changes nothing there"
+    )
+    assert main(["validate", str(write_yaml(tmp_path, vector))]) == 0
+    assert f"warning: all points: {said}" in capsys.readouterr().err.splitlines()
+    assert f"all points: {said}" in _told(vector)  # (what run and sweep warn of)
+    for quiet in ({**vector, "engine": "des"}, {**_study(), "engine": "vector"}):
+        assert main(["validate", str(write_yaml(tmp_path, quiet))]) == 0
+        assert "changes nothing there" not in capsys.readouterr().err
+
+
 TIMING_VALUES = {
     "topology.link.latency": ["1ms", "5ms"],
     "topology.link.bandwidth": ["1Gbit/s", "10Gbit/s"],
