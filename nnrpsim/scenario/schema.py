@@ -240,11 +240,17 @@ class Operations(Section):
 
 
 class Invalidations(Section):
-    rate_per_s: float = Field(0.0, ge=0, description="Content changes per object per second.")
+    rate_per_s: float = Field(
+        0.0, ge=0, description="Content changes per object per second (a trace's objects too)."
+    )
 
 
 class Trace(Section):
-    path: FilePath = Field(description="A Mooncake JSONL trace or a CSV/Parquet reference log.")
+    path: FilePath = Field(
+        description="A Mooncake JSONL trace or a CSV/Parquet reference log; it replaces the "
+        "synthetic workload, of whose keys only operations.max_in_flight and "
+        "invalidations.rate_per_s may be set with it."
+    )
     format: Literal["auto", "mooncake", "csv", "parquet"] = Field(
         "auto", description="auto: by file extension (.jsonl is Mooncake)."
     )
