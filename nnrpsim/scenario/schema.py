@@ -245,11 +245,15 @@ class Invalidations(Section):
     )
 
 
+TRACE_KEEPS = ("operations.max_in_flight", "invalidations.rate_per_s")
+"""The synthetic workload's keys a trace's run takes too: its one session's operations in
+flight at once (DES), and its objects' content changes."""
+
+
 class Trace(Section):
     path: FilePath = Field(
         description="A Mooncake JSONL trace or a CSV/Parquet reference log; it replaces the "
-        "synthetic workload, of whose keys only operations.max_in_flight and "
-        "invalidations.rate_per_s may be set with it."
+        f"synthetic workload, of whose keys only {' and '.join(TRACE_KEEPS)} may be set with it."
     )
     format: Literal["auto", "mooncake", "csv", "parquet"] = Field(
         "auto", description="auto: by file extension (.jsonl is Mooncake)."
@@ -302,11 +306,6 @@ class Workload(Section):
                     "out, or drop workload.trace"
                 )
         return self
-
-
-TRACE_KEEPS = ("operations.max_in_flight", "invalidations.rate_per_s")
-"""The synthetic workload's keys a trace's run takes too: its one session's operations in
-flight at once (DES), and its objects' content changes."""
 
 
 @functools.cache
