@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 
 from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
+from .inert_keys import INERT_KEYS, inert_reason, within
 from .metrics import METRICS
 from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
 from .protocol.packet import inline_object_bytes
@@ -20,7 +21,7 @@ from .scenario import Point, Scenario
 from .scenario.loader import dotted
 from .scenario.schema import Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace, sessions_per_s
-from .warmup import climb_warning, first_fault_ms
+from .warmup import climb_warning
 
 
 class StudyWarning(UserWarning):
@@ -39,7 +40,7 @@ def study_warnings(
         *unmoved_key_warnings(summary),
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
-        *untimed_key_advice(points, len(points)),
+        *inert_key_advice(points, len(points)),
         *log_span_advice(points, len(points)),
         *failure_warnings(runs),
     ]
@@ -65,9 +66,9 @@ def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
         return []
     timings: dict[tuple[float, float, float | None], list[int]] = {}
     for point in points:
-        study, faults = point.scenario.study, point.scenario.faults
+        study = point.scenario.study
         if point.scenario.engine == "des" and not point.scenario.workload.follows_a_log:
-            until = first_fault_ms(faults.restart_at, faults.memory_pressure_at)
+            until = model_config(point.scenario).faults.first_at_ms
             timings.setdefault((study.warmup, study.duration, until), []).append(point.index)
     warnings = []
     for (warmup, _, until), indices in timings.items():
@@ -111,63 +112,45 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
     return warnings
 
 
-UNTIMED_ON_VECTOR = (
-    "topology.link",
-    "topology.link.latency",
-    "topology.link.bandwidth",
-    "topology.link.retransmit_timeout",
-    "topology.per_operation_cost",
-    "topology.per_inline_byte_cost",
-    "topology.per_put_byte_cost",
-    "topology.server_workers",
-    "topology.sweep_interval",
-    "workload.operations.max_in_flight",
-)
-"""Keys of the network's, the servers' and the sessions' timing (a server's expiry sweep, a
-session's operations outstanding at once): the vector engine has none (a link's loss it
-refuses)."""
-
-
-def untimed_key_advice(points: list[Point], of_points: int) -> list[str]:
-    """A warning for each timing key (:data:`UNTIMED_ON_VECTOR`) that vector-engine ``points``
-    (of ``of_points``) set away from its default without sweeping it: that engine has no
-    timing, so the value changes nothing there (``invalidation_sweep``'s 5 ms links, run with
-    ``--set engine=vector``). A swept one, :func:`ignored_key_advice` names."""
+def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each key that ``points`` (of ``of_points``) set away from its default,
+    without sweeping it, where another setting makes it change nothing
+    (:func:`nnrpsim.inert_keys.inert_reason`): ``invalidation_sweep``'s 5 ms links run with
+    ``--set engine=vector``, ``faults.announce_restart`` without a restart. A swept key,
+    :func:`ignored_key_advice` names."""
     defaults = Scenario().model_dump()
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
-        if point.scenario.engine != "vector":
-            continue
         values = point.scenario.model_dump()
-        for key in UNTIMED_ON_VECTOR:
+        for key in INERT_KEYS:
             value = dotted(values, key)
-            swept = any(f"{key}.".startswith(f"{param}.") for param in point.params)
-            if swept or isinstance(value, dict) or value == dotted(defaults, key):
+            if (
+                within(key, point.params)
+                or isinstance(value, dict)
+                or value == dotted(defaults, key)
+            ):
                 continue  # (a section's keys are judged one by one)
-            text = (
-                f"{key} is {scenario_text(key, value)}, but the vector engine has no network, "
-                "processing or session timing: it changes nothing there"
-            )
-            found.append((text, point.index))
+            reason = inert_reason(point.scenario, key, point.params)
+            if reason is not None:
+                said = scenario_text(key, value)
+                found.append(
+                    (f"{key} is {said}, but {reason}: it changes nothing there", point.index)
+                )
     return _by_text(found, of_points)
 
 
 def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
     """Before a run: a warning for each swept key that some ``points`` (of ``of_points``) give
-    no say, their own settings having fixed what it sets; after a run,
-    :func:`unmoved_key_warnings` finds any such key by its numbers."""
+    no say, their own settings having fixed what it sets
+    (:func:`nnrpsim.inert_keys.inert_reason`); after a run, :func:`unmoved_key_warnings`
+    finds any such key by its numbers."""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
-        scenario = point.scenario
         for key in point.params:
-            if key == "host_policy.ttl_fraction" and scenario.host_policy.ttl_hint is not None:
-                reason = "host_policy.ttl_hint is set, and a fixed hint replaces the fraction"
-            elif key in UNTIMED_ON_VECTOR and scenario.engine == "vector":
-                reason = "the vector engine has no network, processing or session timing"
-            else:
-                continue
-            text = f"{key} is swept, but {reason}: its values change nothing there"
-            found.append((text, point.index))
+            reason = inert_reason(point.scenario, key, point.params)
+            if reason is not None:
+                text = f"{key} is swept, but {reason}: its values change nothing there"
+                found.append((text, point.index))
     return _by_text(found, of_points)
 
 

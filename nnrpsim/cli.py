@@ -191,10 +191,10 @@ def _records(args: argparse.Namespace) -> str:
 def _validate(args: argparse.Namespace) -> str:
     from .checks import (
         ignored_key_advice,
+        inert_key_advice,
         link_advice,
         log_span_advice,
         server_advice,
-        untimed_key_advice,
         warmup_advice,
     )
     from .display_units import counted
@@ -212,7 +212,7 @@ def _validate(args: argparse.Namespace) -> str:
         link_advice,
         server_advice,
         ignored_key_advice,
-        untimed_key_advice,
+        inert_key_advice,
     ]
     for warning in (line for advise in advice for line in advise(points, len(points))):
         print(warning, file=sys.stderr)

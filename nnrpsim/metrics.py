@@ -8,7 +8,7 @@ from .engine.replay import ReplayResult
 from .model.records import InstallCause, RefOutcome
 from .model.simulation import ModelResult
 from .protocol import CacheObjectKind, MessageType, inline_object_bytes, packet_bytes
-from .warmup import first_fault_ms, held_per_sample, memory_settled_ms
+from .warmup import held_per_sample, memory_settled_ms
 
 METRICS = (
     "hit_rate",
@@ -131,8 +131,7 @@ def des_metrics(
         metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"] = float(late.mean()), float(late.max())
     else:
         metrics["mean_gpu_bytes"] = metrics["peak_gpu_bytes"] = float("nan")
-    faults = result.config.faults
-    until = first_fault_ms(faults.restart_at_ms, faults.memory_pressure_at_ms)
+    until = result.config.faults.first_at_ms
     settled = memory_settled_ms(times, held, until) if steady_load else float("nan")
     metrics["memory_settled_s"] = settled / 1e3
 

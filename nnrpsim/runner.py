@@ -154,7 +154,11 @@ def model_config(scenario: Scenario) -> ModelConfig:
         faults=FaultConfig(
             restart_at_ms=scenario.faults.restart_at,
             announce_restart=scenario.faults.announce_restart,
-            memory_pressure_at_ms=scenario.faults.memory_pressure_at,
+            # (a cut of unlimited memory leaves it unlimited: no fault, and no end to the span
+            # the memory is judged to settle in)
+            memory_pressure_at_ms=None
+            if topology.gpu_memory is None
+            else scenario.faults.memory_pressure_at,
             memory_pressure_fraction=scenario.faults.memory_pressure_fraction,
         ),
         sample_interval_ms=max(scenario.study.duration / 300.0, topology.sweep_interval),

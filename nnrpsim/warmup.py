@@ -59,11 +59,6 @@ def held_per_sample(memory: dict[str, np.ndarray] | pd.DataFrame) -> tuple[np.nd
     return times, held
 
 
-def first_fault_ms(*times_ms: float | None) -> float | None:
-    """The earliest of a run's fault times (a restart, a budget cut); None without faults."""
-    return min((at for at in times_ms if at is not None), default=None)
-
-
 def memory_settled_ms(times: np.ndarray, held: np.ndarray, until_ms: float | None) -> float:
     """When the bytes ``held`` at sample ``times`` settle (MSER-5), in simulated ms; only the
     samples before ``until_ms`` (a fault, which changes the memory on purpose) count. NaN

@@ -246,6 +246,13 @@ class FaultConfig:
             if getattr(self, name) is not None:
                 _positive(name, getattr(self, name), allow_zero=True)
 
+    @property
+    def first_at_ms(self) -> float | None:
+        """The earliest fault's time (a restart, a budget cut), which ends the span a run's
+        memory is judged to settle in; None without faults."""
+        times = (self.restart_at_ms, self.memory_pressure_at_ms)
+        return min((at for at in times if at is not None), default=None)
+
 
 @dataclass(frozen=True)
 class ModelConfig:

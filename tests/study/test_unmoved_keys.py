@@ -137,13 +137,15 @@ def _validate(tmp_path, capsys, study: dict, *overrides: str) -> list[str]:
 
 def test_validate_names_a_swept_key_the_points_give_no_say(tmp_path, capsys):
     """Before anything runs: a fixed hint replaces the fraction; the vector engine has no
-    timing. Only the points where it holds are named; a key with a say is not."""
+    timing. A key with a say is not named, nor one whose say a swept key takes at some points
+    (a hint swept as [null, 5 s] beside the fractions: the grid meant it, and the check after
+    the run does not name the fraction either)."""
     assert _validate(tmp_path, capsys, _study()) == []
-    told = _validate(tmp_path, capsys, _study(), "sweep.grid.host_policy.ttl_hint=[null, 5s]")
+    assert _validate(tmp_path, capsys, _study(), "sweep.grid.host_policy.ttl_hint=[null, 5s]") == []
+    told = _validate(tmp_path, capsys, _study(), "host_policy.ttl_hint=5s")
     assert told == [
-        "warning: points 1, 3, 5, 7: host_policy.ttl_fraction is swept, but "
-        "host_policy.ttl_hint is set, and a fixed hint replaces the fraction: its values "
-        "change nothing there"
+        "warning: all points: host_policy.ttl_fraction is swept, but host_policy.ttl_hint is "
+        "set, and a fixed hint replaces the fraction: its values change nothing there"
     ]
     vector = {**_study(), "engine": "vector"}
     told = _validate(tmp_path, capsys, vector, "sweep.grid.topology.server_workers=[1, 2]")
@@ -185,7 +187,7 @@ TIMING_VALUES = {
 def test_every_key_validate_calls_untimed_moves_nothing_on_the_vector_engine():
     """The list ``validate`` warns by is the vector engine's: each key in it, swept there,
     gives the same numbers at every value (by the check after the run), on two servers."""
-    from nnrpsim.checks import UNTIMED_ON_VECTOR
+    from nnrpsim.inert_keys import UNTIMED_ON_VECTOR
 
     assert set(TIMING_VALUES) == set(UNTIMED_ON_VECTOR) - {"topology.link"}
     base = {**_study(), "engine": "vector"}

@@ -1,0 +1,150 @@
+"""Which scenario keys change nothing under which other settings: a fault's detail without
+its fault, a policy's TTL under ``never``, a link's resend timer on a link that loses
+nothing. A value set there is silently unused; ``nnrpsim validate`` and a study's warnings
+name it (:mod:`nnrpsim.checks`). Each rule is checked by a run in
+``tests/study/test_inert_keys.py``: its keys, swept where it holds, move no number."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+
+from .scenario import Scenario
+from .scenario.schema import HostPolicy
+
+
+@dataclass(frozen=True)
+class InertRule:
+    """``keys`` change nothing in a scenario for which ``holds``, as ``reason`` says;
+    ``controls`` are the keys ``holds`` reads. ``names_fixed``: whether a key set, not swept,
+    is worth a word (a baseline run of a file with ``--set host_policy.name=never`` keeps the
+    file's caching settings on purpose)."""
+
+    keys: tuple[str, ...]
+    controls: tuple[str, ...]
+    holds: Callable[[Scenario], bool]
+    reason: str
+    names_fixed: bool = True
+
+
+UNTIMED_ON_VECTOR = (
+    "topology.link",
+    "topology.link.latency",
+    "topology.link.bandwidth",
+    "topology.link.retransmit_timeout",
+    "topology.per_operation_cost",
+    "topology.per_inline_byte_cost",
+    "topology.per_put_byte_cost",
+    "topology.server_workers",
+    "topology.sweep_interval",
+    "workload.operations.max_in_flight",
+)
+"""Keys of the network's, the servers' and the sessions' timing (a server's expiry sweep, a
+session's operations outstanding at once): the vector engine has none (a link's loss it
+refuses)."""
+
+NEVER_IGNORES = (
+    *(f"host_policy.{key}" for key in HostPolicy.model_fields if key != "name"),
+    "topology.gpu_memory",
+    "topology.eviction",
+    "topology.max_cache_entries",
+    "topology.max_object_bytes",
+    "topology.object_kinds",
+    "topology.ttl_floor",
+    "topology.ttl_ceiling",
+    "topology.default_lease_ttl",
+    "topology.renewal",
+    "topology.dependency_cascade",
+    "topology.per_put_byte_cost",
+    "faults.announce_restart",
+    "faults.memory_pressure_fraction",
+    "workload.invalidations.rate_per_s",
+)
+"""Every host_policy key but the name, and the keys of what servers cache: ``never`` inlines
+everything, putting nothing (a restart drops an empty cache, a content change reaches the
+next body inlined anyway). Not the faults' times: the first ends the span in which
+``memory_settled_s`` is judged."""
+
+
+INERT_RULES = (
+    InertRule(
+        UNTIMED_ON_VECTOR,
+        ("engine",),
+        lambda s: s.engine == "vector",
+        "the vector engine has no network, processing or session timing",
+    ),
+    InertRule(
+        ("host_policy.ttl_fraction",),
+        ("host_policy.ttl_hint",),
+        lambda s: s.host_policy.ttl_hint is not None,
+        "host_policy.ttl_hint is set, and a fixed hint replaces the fraction",
+    ),
+    InertRule(
+        NEVER_IGNORES,
+        ("host_policy.name",),
+        lambda s: s.host_policy.name == "never",
+        "host_policy.name is never, which inlines everything",
+        names_fixed=False,
+    ),
+    InertRule(
+        ("faults.announce_restart",),
+        ("faults.restart_at",),
+        lambda s: s.faults.restart_at is None,
+        "faults.restart_at is null (no restart)",
+    ),
+    InertRule(
+        ("faults.memory_pressure_fraction",),
+        ("faults.memory_pressure_at",),
+        lambda s: s.faults.memory_pressure_at is None,
+        "faults.memory_pressure_at is null (no memory pressure)",
+    ),
+    InertRule(
+        ("faults.memory_pressure_at", "faults.memory_pressure_fraction"),
+        ("topology.gpu_memory",),
+        lambda s: s.topology.gpu_memory is None,
+        "topology.gpu_memory is null (unlimited), and so is any fraction of it",
+    ),
+    InertRule(
+        ("topology.eviction",),
+        ("topology.gpu_memory", "topology.max_cache_entries"),
+        lambda s: s.topology.gpu_memory is None and s.topology.max_cache_entries == 0,
+        "topology.gpu_memory is null (unlimited) and max_cache_entries 0 (none), so nothing is "
+        "ever evicted",
+    ),
+    InertRule(
+        ("topology.routing",),
+        ("topology.servers",),
+        lambda s: s.topology.servers == 1,
+        "topology.servers is 1 (nothing to route between)",
+    ),
+    InertRule(
+        ("topology.link.retransmit_timeout",),
+        ("topology.link.loss",),
+        lambda s: s.topology.link.loss == 0,
+        "topology.link.loss is 0 (nothing is resent)",
+    ),
+)
+"""The first rule that holds for a key gives its reason."""
+
+INERT_KEYS = tuple(dict.fromkeys(key for rule in INERT_RULES for key in rule.keys))
+"""Every key some rule names, once."""
+
+
+def within(key: str, params: Iterable[str]) -> bool:
+    """Whether ``key`` is one of the swept ``params`` or lies in a section swept whole."""
+    return any(f"{key}.".startswith(f"{param}.") for param in params)
+
+
+def inert_reason(scenario: Scenario, key: str, swept: Iterable[str]) -> str | None:
+    """Why ``key`` changes nothing in ``scenario``, whose sweep sets the ``swept`` keys, or
+    None when it may change something or a word would be noise: where a key a rule reads is
+    swept, the grid meant it (a never baseline beside caching policies across a memory
+    sweep, a restart swept over null and a time), as the check after a run judges a key by
+    the points where it could move the numbers (:func:`nnrpsim.checks.unmoved_key_warnings`)."""
+    fixed = not within(key, swept)
+    for rule in INERT_RULES:
+        if key not in rule.keys or not rule.holds(scenario) or (fixed and not rule.names_fixed):
+            continue
+        if not any(within(control, swept) for control in rule.controls):
+            return rule.reason
+    return None

@@ -1,0 +1,202 @@
+"""Keys another setting makes inert are named before anything runs: a memory-pressure fault on
+unlimited memory, ``faults.announce_restart`` without a restart, a resend timer on a link
+that loses nothing all ran as if unset, and nothing said so. Each rule of
+:mod:`nnrpsim.inert_keys` is checked by runs: its keys, swept where it holds, move no
+number (and, for most, move some where it does not hold)."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+
+import nnrpsim
+from nnrpsim.checks import StudyWarning, ignored_key_advice, inert_key_advice, unmoved_key_warnings
+from nnrpsim.cli import main
+from nnrpsim.inert_keys import INERT_RULES, UNTIMED_ON_VECTOR
+from nnrpsim.scenario import load_scenario, sweep_points
+from tests.conftest import write_yaml
+
+STUDY = {
+    "study": {"name": "inert", "seed": 5, "replications": 1, "duration": "30s", "warmup": "5s"},
+    "workload": {
+        "sessions": {"rate_per_s": 1, "duration": "20s"},
+        "operations": {"rate_per_s": 2},
+        "invalidations": {"rate_per_s": 0.02},
+    },
+    "host_policy": {"name": "threshold", "renew_margin": 0.5},
+}
+"""Small and busy: two references an operation, content changes, renewals."""
+
+VALUES = {
+    "host_policy.ttl_fraction": "[0.1, 0.9]",
+    "host_policy.ttl_hint": "[null, 2s]",
+    "host_policy.min_object_size": "[1KiB, 64KiB]",
+    "host_policy.min_reuse": "[0, 5]",
+    "host_policy.renew_margin": "[0, 1]",
+    "host_policy.renewal_body": "[true, false]",
+    "host_policy.inline_after_invalidate": "[true, false]",
+    "host_policy.connection_ttl": "[null, 5s]",
+    "host_policy.refused_put_backoff": "[0s, 10s]",
+    "topology.gpu_memory": "[1MiB, null]",
+    "topology.eviction": "[lru, none]",
+    "topology.max_cache_entries": "[0, 3]",
+    "topology.max_object_bytes": "[1KiB, 1GiB]",
+    "topology.object_kinds": "[[prompt_segment], [prompt_segment, tool_schema]]",
+    "topology.ttl_floor": "[0s, 20s]",
+    "topology.ttl_ceiling": "[1s, 1h]",
+    "topology.default_lease_ttl": "[1s, 1h]",
+    "topology.renewal": "[touch, extend]",
+    "topology.dependency_cascade": "[true, false]",
+    "topology.per_put_byte_cost": "[0ns, 50ns]",
+    "faults.restart_at": "[null, 10s]",
+    "faults.announce_restart": "[true, false]",
+    "faults.memory_pressure_at": "[null, 10s]",
+    "faults.memory_pressure_fraction": "[0.1, 0.9]",
+    "workload.invalidations.rate_per_s": "[0, 0.1]",
+    "topology.routing": "[round_robin, least_sessions]",
+    "topology.link.retransmit_timeout": "[1ms, 200ms]",
+}
+
+HOLDS = {
+    ("host_policy.ttl_hint",): ["host_policy.ttl_hint=5s"],
+    ("host_policy.name",): ["host_policy.name=never", "host_policy.renew_margin=0.2"],
+    ("faults.restart_at",): [],
+    ("faults.memory_pressure_at",): [],
+    ("topology.gpu_memory",): ["topology.gpu_memory=null", "faults.memory_pressure_at=10s"],
+    ("topology.gpu_memory", "topology.max_cache_entries"): ["topology.gpu_memory=null"],
+    ("topology.servers",): ["topology.hosts=2"],
+    ("topology.link.loss",): [],
+}
+"""For each rule but the vector engine's (``test_unmoved_keys``), by the keys it reads:
+settings under which it holds."""
+
+MOVES = {
+    "host_policy.ttl_fraction": [],
+    "topology.gpu_memory": [],
+    "faults.announce_restart": ["faults.restart_at=10s"],
+    "faults.memory_pressure_fraction": [
+        "faults.memory_pressure_at=10s",
+        "topology.gpu_memory=4MiB",
+    ],
+    "faults.memory_pressure_at": ["topology.gpu_memory=1MiB"],
+    "topology.eviction": ["topology.gpu_memory=1MiB"],
+    "topology.routing": ["topology.hosts=2", "topology.servers=2"],
+    "topology.link.retransmit_timeout": ["topology.link.loss=0.05"],
+}
+"""Settings under which a rule does not hold and the key moves the numbers: the runs above
+could tell."""
+
+
+def _sweep(key: str, settings: list[str], engine: str = "des"):
+    """The summary of ``key`` swept over its :data:`VALUES` under ``settings`` (less any
+    setting of the key itself, which the sweep sets), and the points' pre-run warnings."""
+    overrides = [
+        f"engine={engine}",
+        *(s for s in settings if not s.startswith(f"{key}=")),
+        f"sweep={{grid: {{{key}: {VALUES[key]}}}}}",
+    ]
+    points = sweep_points(load_scenario(STUDY, overrides))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StudyWarning)
+        summary = nnrpsim.sweep(STUDY, overrides, progress=False)
+    return summary, ignored_key_advice(points, len(points))
+
+
+CASES = [
+    (controls, key)
+    for rule in INERT_RULES
+    if rule.keys != UNTIMED_ON_VECTOR
+    for controls in [rule.controls]
+    for key in rule.keys
+]
+
+
+def test_every_rule_and_key_is_checked():
+    assert {controls for controls, _ in CASES} == set(HOLDS)
+    assert {key for _, key in CASES} <= set(VALUES)
+
+
+@pytest.mark.parametrize(("controls", "key"), CASES, ids=[f"{c[0]}-{k}" for c, k in CASES])
+def test_a_key_moves_nothing_where_its_rule_holds(controls, key):
+    """Named before the run (by the rule) and after it (by its numbers); where the rule does
+    not hold, the same sweep moves them."""
+    summary, before = _sweep(key, HOLDS[controls])
+    assert before and f"{key} is swept" in before[0]
+    told = unmoved_key_warnings(summary)
+    assert told and told[0].startswith(f"warning: {key}: its values"), key
+    if key in MOVES and controls != ("topology.gpu_memory",):
+        summary, before = _sweep(key, MOVES[key])
+        assert before == []
+        assert unmoved_key_warnings(summary) == [], key
+
+
+@pytest.mark.parametrize("key", ["host_policy.ttl_fraction", "workload.invalidations.rate_per_s"])
+def test_never_moves_nothing_on_the_vector_engine_either(key):
+    summary, before = _sweep(key, HOLDS[("host_policy.name",)], engine="vector")
+    assert before
+    assert unmoved_key_warnings(summary)[0].startswith(f"warning: {key}: its values")
+
+
+def _advice(study: dict, *overrides: str) -> list[str]:
+    points = sweep_points(load_scenario(study, list(overrides)))
+    return inert_key_advice(points, len(points))
+
+
+def test_a_fixed_key_is_named_with_the_setting_that_makes_it_inert():
+    assert _advice(STUDY) == []
+    assert _advice(STUDY, "faults.announce_restart=false", "faults.memory_pressure_at=20s") == [
+        "warning: all points: faults.announce_restart is false, but faults.restart_at is null "
+        "(no restart): it changes nothing there"
+    ]
+    told = _advice(STUDY, "topology.gpu_memory=null", "faults.memory_pressure_at=20s")
+    assert told == [
+        "warning: all points: faults.memory_pressure_at is 20 s, but topology.gpu_memory is "
+        "null (unlimited), and so is any fraction of it: it changes nothing there"
+    ]
+    # a key two rules name is named once, by the first that holds
+    (line,) = _advice(STUDY, "topology.gpu_memory=null", "faults.memory_pressure_fraction=0.2")
+    assert "memory_pressure_fraction is 0.2, but faults.memory_pressure_at is null" in line
+    # at its default, a key is not named
+    assert _advice(STUDY, "topology.link.retransmit_timeout=20ms") == []
+    assert _advice(STUDY, "topology.link.retransmit_timeout=5ms") == [
+        "warning: all points: topology.link.retransmit_timeout is 5 ms, but topology.link.loss "
+        "is 0 (nothing is resent): it changes nothing there"
+    ]
+
+
+def test_a_sweep_of_the_setting_that_makes_a_key_inert_is_meant():
+    """A restart swept over null and a time, a never baseline beside a caching policy: the
+    key is set for their other points, and not named at these."""
+    restart = ["faults.announce_restart=false", "sweep={grid: {faults.restart_at: [null, 10s]}}"]
+    assert _advice(STUDY, *restart) == []
+    policies = "sweep={grid: {host_policy.name: [never, threshold], topology.gpu_memory: [1MiB]}}"
+    points = sweep_points(load_scenario(STUDY, [policies]))
+    assert ignored_key_advice(points, len(points)) == []
+    # fixed, the same setting gives the swept key no say anywhere
+    never = ["host_policy.name=never", "sweep={grid: {topology.gpu_memory: [1MiB, 1GiB]}}"]
+    points = sweep_points(load_scenario(STUDY, never))
+    assert ignored_key_advice(points, len(points)) == [
+        "warning: all points: topology.gpu_memory is swept, but host_policy.name is never, "
+        "which inlines everything: its values change nothing there"
+    ]
+
+
+def test_a_never_baseline_of_a_caching_file_is_not_told_about_its_caching_keys():
+    """``--set host_policy.name=never`` on a file with caching settings is the baseline run
+    of that file: its settings are kept on purpose."""
+    assert _advice(STUDY, "host_policy.name=never", "topology.gpu_memory=1GiB") == []
+
+
+def test_validate_and_a_study_name_a_fixed_inert_key(tmp_path, capsys):
+    path = write_yaml(tmp_path, {**STUDY, "topology": {"servers": 1, "routing": "hash"}})
+    assert main(["validate", str(path)]) == 0
+    said = (
+        "warning: all points: topology.routing is 'hash', but topology.servers is 1 (nothing to "
+        "route between): it changes nothing there"
+    )
+    assert said in capsys.readouterr().err.splitlines()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StudyWarning)
+        nnrpsim.sweep(path, progress=False)
+    assert said.removeprefix("warning: ") in [str(w.message) for w in caught]
