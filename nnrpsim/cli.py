@@ -201,8 +201,10 @@ def _validate(args: argparse.Namespace) -> str:
     from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
     from .scenario import load_scenario, sweep_points
     from .traces import check_traces, describe_workloads
+    from .warmup import describe_warmups
 
-    points = sweep_points(load_scenario(args.scenario, args.set))
+    scenario = load_scenario(args.scenario, args.set)
+    points = sweep_points(scenario)
     traces = check_traces(points)
     sizes = point_sizes(points)
     check_run_sizes(sizes)
@@ -221,6 +223,8 @@ def _validate(args: argparse.Namespace) -> str:
     counts = f"{counted(len(points), 'sweep point')}, {counted(runs, 'run')}"
     valid = f"{args.scenario}: valid ({counts}, engine {engines})"
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
+    if scenario.study.warmup == "auto":
+        described += describe_warmups(points)
     return "\n".join([valid, *(f"  {line}" for line in described)])
 
 

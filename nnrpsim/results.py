@@ -106,10 +106,13 @@ def _manifest_of(folder: Path) -> dict[str, Any]:
 
 
 def recorded_warmup_ms(folder: Path) -> float:
-    """The study's warm-up as its manifest records it (0 if it cannot tell: the plots that
-    shade it are drawn all the same)."""
+    """The warm-up the study's points share, as its manifest records them (before
+    ``warmup: auto``, the study's one), or 0 where they differ or it cannot tell: the plots
+    that shade it are drawn all the same."""
+    manifest = _manifest_of(folder)
     try:
-        return float(_manifest_of(folder)["scenario"]["study"]["warmup"])
+        warmups = manifest.get("point_warmups_ms") or [manifest["scenario"]["study"]["warmup"]]
+        return float(warmups[0]) if len(set(warmups)) == 1 else 0.0
     except (ValueError, KeyError, TypeError):
         return 0.0
 

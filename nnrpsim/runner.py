@@ -41,6 +41,7 @@ from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind, cache_object_bitmap
 from .run_progress import RunShares, attach, worker_teller
 from .scenario import Point, Scenario, ScenarioError
+from .scenario.loader import with_auto_warmup
 from .scenario.per_scenario import once_per_scenario
 from .scenario.schema import Arrivals, Trace
 from .vector_run import vector_run
@@ -100,7 +101,7 @@ def model_config(scenario: Scenario) -> ModelConfig:
     )
     return ModelConfig(
         duration_ms=scenario.study.duration,
-        warmup_ms=scenario.study.warmup,
+        warmup_ms=with_auto_warmup(scenario).study.warmup,  # (a point's is resolved already)
         hosts=topology.hosts,
         servers=topology.servers,
         routing=topology.routing,

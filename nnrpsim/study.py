@@ -110,6 +110,9 @@ def run(
                         "executor": executor,
                         "jobs": jobs,
                         "wall_s": time.perf_counter() - started,
+                        # (each point's, as warmup: auto resolves it: the plots shade one
+                        # where the points share it)
+                        "point_warmups_ms": [point.scenario.study.warmup for point in points],
                     }
                     summary, runs, series, kinds = store.finalize(meta)
         plots = draw_study(path, pool) if not summary.empty else []

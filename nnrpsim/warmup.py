@@ -14,6 +14,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from .display_units import points_text, scenario_text
+from .scenario import Point
+
 BATCH = 5
 """Samples per batch mean: MSER-5."""
 
@@ -107,3 +110,17 @@ def climb_warning(
         f"{'below' if bias < 0 else 'above'} its settled level; {advice} "
         "(gpu_memory_over_time.png shows the climb)"
     )
+
+
+def describe_warmups(points: list[Point]) -> list[str]:
+    """``nnrpsim validate``'s word on the warm-ups ``warmup: auto`` chose: a line for each,
+    with the points it is theirs."""
+    chosen: dict[float, list[int]] = {}
+    for point in points:
+        chosen.setdefault(point.scenario.study.warmup, []).append(point.index)
+    return [
+        f"{points_text(indices) if len(chosen) > 1 else 'all points'}: warm-up "
+        f"{scenario_text('study.warmup', warmup)} (auto: the sessions at once within 1 % of "
+        "their steady number, averaged over the measured time)"
+        for warmup, indices in chosen.items()
+    ]

@@ -169,12 +169,16 @@ def measured_ramp(warmup_ms: float, end_ms: float, mean_ms: float, cv: float) ->
     return float((ramp[:-1] + ramp[1:]).sum() / 2 / (len(times) - 1))
 
 
+@functools.lru_cache(maxsize=256)
 def least_warmup_ms(end_ms: float, mean_ms: float, cv: float, level: float = LEVEL) -> float | None:
     """The shortest warm-up after which the sessions at once average at least ``level`` of
-    their steady number until ``end_ms`` (None if none shorter than the run does)."""
+    their steady number until ``end_ms`` (None if none shorter than the run does; 0 if the
+    run needs none). Kept, as a sweep's points mostly share their timings: 50 ramps each."""
     latest = end_ms * 0.999
     if measured_ramp(latest, end_ms, mean_ms, cv) < level:
         return None
+    if measured_ramp(0.0, end_ms, mean_ms, cv) >= level:
+        return 0.0
     return _least_reaching(lambda w: measured_ramp(w, end_ms, mean_ms, cv) >= level, 0.0, latest)
 
 

@@ -8,6 +8,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from os import PathLike
@@ -337,6 +338,44 @@ class Point:
     scenario: Scenario
 
 
+def with_auto_warmup(scenario: Scenario) -> Scenario:
+    """``scenario`` with ``study.warmup: auto`` resolved to the least warm-up after which its
+    sessions at once, averaged over the measured time, are within 1 % of their steady number
+    (the closed form ``validate`` judges a warm-up by), rounded up to whole seconds where the
+    run has room. A ValueError where there is none: a log's load has no steady level, and a
+    run may be too short for any."""
+    study, workload = scenario.study, scenario.workload
+    if study.warmup != "auto":
+        return scenario
+    if workload.follows_a_log:
+        raise ValueError(
+            "auto needs a synthetic workload's steady load, and a trace's or an arrival log's "
+            "is what the log makes it: give a duration (0s measures from the start)"
+        )
+    # (imported here: the model package brings SimPy, which loading a scenario does not need)
+    from nnrpsim.model.workload_means import least_warmup_ms
+
+    sessions = workload.sessions
+    least = least_warmup_ms(study.duration, sessions.duration, sessions.duration_cv)
+    if least is None or math.ceil(least) >= study.duration:
+        raise ValueError(
+            f"auto: no warm-up within this {study.duration / 1e3:g} s run keeps the sessions at "
+            "once within 1 % of their steady number: lengthen study.duration"
+        )
+    seconds = math.ceil(least / 1e3) * 1e3
+    warmup = seconds if seconds < study.duration else float(math.ceil(least))
+    return scenario.model_copy(update={"study": study.model_copy(update={"warmup": warmup})})
+
+
+def _check_auto_warmup(scenario: Scenario) -> None:
+    """A :class:`ScenarioError` naming ``study.warmup`` where ``auto`` has no value for the
+    scenario as written."""
+    try:
+        with_auto_warmup(scenario)
+    except ValueError as err:
+        raise ScenarioError("study.warmup", str(err)) from None
+
+
 def sweep_points(scenario: Scenario) -> list[Point]:
     """Expand ``sweep``: the cartesian product of ``grid`` times the rows of ``zip``; once for
     each scenario (a study checks its sweep as it loads the scenario, then expands it again to
@@ -348,7 +387,8 @@ def sweep_points(scenario: Scenario) -> list[Point]:
 def _expanded(scenario: Scenario) -> list[Point]:
     base = scenario.model_dump(exclude={"sweep"})
     if scenario.sweep is None:
-        return [Point(0, {}, scenario.model_copy(update={"sweep": None}))]
+        _check_auto_warmup(scenario)
+        return [Point(0, {}, with_auto_warmup(scenario.model_copy(update={"sweep": None})))]
     grid, zipped = scenario.sweep.grid, scenario.sweep.zip
     grid_rows = [
         dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())
@@ -387,6 +427,14 @@ def _expanded(scenario: Scenario) -> list[Point]:
             kind = "grid" if swept in grid else "zip"
             raise ScenarioError(
                 f"sweep.{kind}.{swept}", f"{_reason(first)} (value {params[swept]!r})"
+            ) from None
+        try:
+            resolved = with_auto_warmup(resolved)
+        except ValueError as err:
+            _check_auto_warmup(scenario)  # (named without a point where the sweep is not why)
+            values = ", ".join(f"{key}: {value!r}" for key, value in params.items())
+            raise ScenarioError(
+                f"sweep point {len(points)} ({values})", f"study.warmup: {err}"
             ) from None
         resolved_values = resolved.model_dump()
         params = {key: dotted(resolved_values, key) for key in params}  # in base units

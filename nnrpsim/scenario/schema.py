@@ -33,6 +33,22 @@ WireMs = Annotated[float, BeforeValidator(parse_whole_ms)]
 Rate = Annotated[float, BeforeValidator(parse_rate)]
 
 
+def parse_warmup_ms(value: object) -> float | str:
+    """A warm-up: a duration, or ``auto``, which each sweep point resolves to its own
+    (:func:`nnrpsim.scenario.loader.with_auto_warmup`)."""
+    if value == "auto":
+        return value
+    ms = parse_duration_ms(value)
+    if ms < 0:  # (here, not a constraint on the union, whose error would name its member)
+        raise ValueError("must be at least 0")
+    return ms
+
+
+Warmup = Annotated[
+    Annotated[float, Field(ge=0)] | Literal["auto"], BeforeValidator(parse_warmup_ms)
+]
+
+
 def _nameable(path: str) -> str:
     if "\0" in path:  # (YAML can write one; no system opens such a name)
         raise ValueError("must not contain a NUL character")
@@ -56,11 +72,11 @@ class Study(Section):
     seed: int = Field(1, ge=0, description="Study seed; every run's seed derives from it.")
     replications: int = Field(3, ge=1, description="Independent runs per sweep point.")
     duration: Duration = Field(600_000.0, gt=0, description="Simulated time per run, e.g. 10min.")
-    warmup: Duration = Field(
+    warmup: Warmup = Field(
         0.0,
-        ge=0,
         description="Simulated time discarded before measuring (validate says if the sessions' "
-        "climb needs more).",
+        "climb needs more); auto: each point's least that keeps its sessions at once, averaged "
+        "over the measured time, within 1 % of their steady number (closed form).",
     )
 
     @field_validator("name")
@@ -72,6 +88,8 @@ class Study(Section):
 
     @model_validator(mode="after")
     def _warmup_shorter(self) -> Study:
+        if self.warmup == "auto":  # (shorter by its making)
+            return self
         end = math.ceil(self.warmup)  # (it ends at a whole millisecond)
         if end >= self.duration:  # (said in ms: "duration: 5", a plain number, is 5 ms)
             whole = "" if end == self.warmup else f", which ends at {end:,} ms"
@@ -520,6 +538,7 @@ def _with_choices(text: str, choices: tuple[str, ...]) -> str:
 
 _PARSED_AS = {
     parse_duration_ms: "duration",
+    parse_warmup_ms: "duration",
     parse_whole_ms: "duration",
     parse_size: "size",
     parse_rate: "rate",
