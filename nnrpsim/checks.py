@@ -19,7 +19,7 @@ from .results import swept_columns
 from .runner import model_config
 from .scenario import Point, Scenario
 from .scenario.loader import dotted
-from .scenario.schema import Arrivals, Study, Trace
+from .scenario.schema import SHORT_KEYS, Arrivals, Study, Trace
 from .traces import load_arrivals, load_trace, sessions_per_s
 from .warmup import climb_warning
 
@@ -123,13 +123,11 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
     for point in points:
         values = point.scenario.model_dump()
         for key in INERT_KEYS:
+            if key not in SHORT_KEYS:
+                continue  # (a section: its keys are judged one by one)
             value = dotted(values, key)
-            if (
-                within(key, point.params)
-                or isinstance(value, dict)
-                or value == dotted(defaults, key)
-            ):
-                continue  # (a section's keys are judged one by one)
+            if within(key, point.params) or value == dotted(defaults, key):
+                continue
             reason = inert_reason(point.scenario, key, point.params)
             if reason is not None:
                 said = scenario_text(key, value)

@@ -118,6 +118,55 @@ INERT_RULES = (
         "topology.servers is 1 (nothing to route between)",
     ),
     InertRule(
+        ("workload.sessions.rate_per_s",),
+        ("workload.sessions.arrivals",),
+        lambda s: s.workload.sessions.arrivals is not None,
+        "workload.sessions.arrivals is set (sessions start at its times)",
+    ),
+    InertRule(
+        (
+            "workload.objects.zipf_alpha",
+            "workload.objects.shared_kinds",
+            "workload.operations.shared_refs",
+        ),
+        ("workload.objects.shared_per_namespace",),
+        lambda s: s.workload.objects.shared_per_namespace == 0,
+        "workload.objects.shared_per_namespace is 0 (no shared objects)",
+    ),
+    InertRule(
+        ("workload.objects.zipf_alpha",),
+        ("workload.operations.shared_refs",),
+        lambda s: s.workload.operations.shared_refs == 0,
+        "workload.operations.shared_refs is 0 (no operation draws a shared object by its "
+        "popularity)",
+    ),
+    InertRule(
+        ("workload.objects.shared_kinds",),
+        ("workload.operations.shared_refs", "workload.objects.private_dependency_share"),
+        lambda s: (
+            s.workload.operations.shared_refs == 0
+            and s.workload.objects.private_dependency_share == 0
+        ),
+        "workload.operations.shared_refs and objects.private_dependency_share are 0 (no "
+        "shared object is referenced)",
+    ),
+    InertRule(
+        (
+            "workload.objects.private_kinds",
+            "workload.objects.private_dependency_share",
+            "workload.operations.private_refs",
+        ),
+        ("workload.objects.private_per_session",),
+        lambda s: s.workload.objects.private_per_session == 0,
+        "workload.objects.private_per_session is 0 (no private objects)",
+    ),
+    InertRule(
+        ("workload.objects.private_kinds", "workload.objects.private_dependency_share"),
+        ("workload.operations.private_refs",),
+        lambda s: s.workload.operations.private_refs == 0,
+        "workload.operations.private_refs is 0 (no operation references a private object)",
+    ),
+    InertRule(
         ("topology.link.retransmit_timeout",),
         ("topology.link.loss",),
         lambda s: s.topology.link.loss == 0,

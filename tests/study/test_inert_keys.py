@@ -15,7 +15,9 @@ from nnrpsim.checks import StudyWarning, ignored_key_advice, inert_key_advice, u
 from nnrpsim.cli import main
 from nnrpsim.inert_keys import INERT_RULES, UNTIMED_ON_VECTOR
 from nnrpsim.scenario import load_scenario, sweep_points
-from tests.conftest import write_yaml
+from tests.conftest import SHARED, write_yaml
+
+AZURE = SHARED / "data/traces/AzureLLMInferenceTrace_conv.csv"
 
 STUDY = {
     "study": {"name": "inert", "seed": 5, "replications": 1, "duration": "30s", "warmup": "5s"},
@@ -54,9 +56,19 @@ VALUES = {
     "faults.memory_pressure_at": "[null, 10s]",
     "faults.memory_pressure_fraction": "[0.1, 0.9]",
     "workload.invalidations.rate_per_s": "[0, 0.1]",
+    "workload.sessions.rate_per_s": "[0.5, 3]",
+    "workload.objects.zipf_alpha": "[0.2, 1.5]",
+    "workload.objects.shared_kinds": "[{prompt_segment: 1}, {tool_schema: 1}]",
+    "workload.operations.shared_refs": "[1, 4]",
+    "workload.objects.private_kinds": "[{prompt_segment: 1}, {tool_schema: 1}]",
+    "workload.objects.private_dependency_share": "[0, 0.5]",
+    "workload.operations.private_refs": "[1, 4]",
     "topology.routing": "[round_robin, least_sessions]",
     "topology.link.retransmit_timeout": "[1ms, 200ms]",
 }
+
+SIZED = "workload.objects.kind_sizes={tool_schema: {median: 2KiB}}"
+"""Kinds of different sizes: a kind mix moves the numbers only then."""
 
 HOLDS = {
     ("host_policy.ttl_hint",): ["host_policy.ttl_hint=5s"],
@@ -65,6 +77,15 @@ HOLDS = {
     ("faults.memory_pressure_at",): [],
     ("topology.gpu_memory",): ["topology.gpu_memory=null", "faults.memory_pressure_at=10s"],
     ("topology.gpu_memory", "topology.max_cache_entries"): ["topology.gpu_memory=null"],
+    ("workload.sessions.arrivals",): [f"workload.sessions.arrivals={{path: {AZURE}}}"],
+    ("workload.objects.shared_per_namespace",): ["workload.objects.shared_per_namespace=0", SIZED],
+    ("workload.operations.shared_refs",): ["workload.operations.shared_refs=0"],
+    ("workload.operations.shared_refs", "workload.objects.private_dependency_share"): [
+        "workload.operations.shared_refs=0",
+        SIZED,
+    ],
+    ("workload.objects.private_per_session",): ["workload.objects.private_per_session=0", SIZED],
+    ("workload.operations.private_refs",): ["workload.operations.private_refs=0", SIZED],
     ("topology.servers",): ["topology.hosts=2"],
     ("topology.link.loss",): [],
 }
@@ -83,6 +104,11 @@ MOVES = {
     "topology.eviction": ["topology.gpu_memory=1MiB"],
     "topology.routing": ["topology.hosts=2", "topology.servers=2"],
     "topology.link.retransmit_timeout": ["topology.link.loss=0.05"],
+    "workload.sessions.rate_per_s": [],
+    "workload.objects.zipf_alpha": [],
+    "workload.objects.shared_kinds": [SIZED],
+    "workload.objects.private_kinds": [SIZED],
+    "workload.objects.private_dependency_share": [],
 }
 """Settings under which a rule does not hold and the key moves the numbers: the runs above
 could tell."""
