@@ -224,7 +224,7 @@ def _validate(args: argparse.Namespace) -> str:
     valid = f"{args.scenario}: valid ({counts}, engine {engines})"
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     if scenario.study.warmup == "auto":
-        described += describe_warmups(points)
+        described.append(describe_warmups(points))
     return "\n".join([valid, *(f"  {line}" for line in described)])
 
 

@@ -112,15 +112,20 @@ def climb_warning(
     )
 
 
-def describe_warmups(points: list[Point]) -> list[str]:
-    """``nnrpsim validate``'s word on the warm-ups ``warmup: auto`` chose: a line for each,
-    with the points it is theirs."""
+def describe_warmups(points: list[Point]) -> str:
+    """``nnrpsim validate``'s word on the warm-ups ``warmup: auto`` chose, with the points
+    each is theirs."""
     chosen: dict[float, list[int]] = {}
     for point in points:
         chosen.setdefault(point.scenario.study.warmup, []).append(point.index)
-    return [
-        f"{points_text(indices) if len(chosen) > 1 else 'all points'}: warm-up "
-        f"{scenario_text('study.warmup', warmup)} (auto: the sessions at once within 1 % of "
-        "their steady number, averaged over the measured time)"
-        for warmup, indices in chosen.items()
-    ]
+    if len(chosen) == 1:
+        listed = scenario_text("study.warmup", next(iter(chosen)))
+    else:
+        listed = "; ".join(
+            f"{points_text(indices)}: {scenario_text('study.warmup', warmup)}"
+            for warmup, indices in chosen.items()
+        )
+    return (
+        f"warm-up{'s' if len(chosen) > 1 else ''} (auto: the sessions at once within 1 % of "
+        f"their steady number, averaged over the measured time): {listed}"
+    )

@@ -88,12 +88,17 @@ def test_the_manifest_keeps_each_point_s_warmup_and_the_plots_shade_a_shared_one
 
 
 def test_validate_says_what_auto_chose(tmp_path, capsys):
-    assert main(["validate", str(write_yaml(tmp_path, STUDY))]) == 0
+    path = write_yaml(tmp_path, STUDY)
+    assert main(["validate", str(path)]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if "warm-up" in line]
     (point,) = _points()
-    assert line.strip().startswith(
-        f"all points: warm-up {point.scenario.study.warmup / 1e3:g} s (auto"
-    )
+    assert line.strip().startswith("warm-up (auto: the sessions at once within 1 %")
+    assert line.endswith(f"measured time): {point.scenario.study.warmup / 1e3:g} s")
+    lengths = "sweep={grid: {workload.sessions.duration: [5s, 5s, 20s]}}"
+    assert main(["validate", str(path), "--set", lengths]) == 0
+    (line,) = [line for line in capsys.readouterr().out.splitlines() if "warm-up" in line]
+    warmups = [p.scenario.study.warmup / 1e3 for p in _points(lengths)]
+    assert line.endswith(f"points 0, 1: {warmups[0]:g} s; point 2: {warmups[2]:g} s")
 
 
 def test_where_auto_has_no_value_the_error_names_it(tmp_path, capsys):
