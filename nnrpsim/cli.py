@@ -97,7 +97,9 @@ class _Outcome(NamedTuple):
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
     from .printed_tables import summary_table, terminal_width
+    from .results import auto_warmups_ms
     from .study import run
+    from .warmup import describe_warmups
 
     result = run(
         args.scenario,
@@ -115,6 +117,8 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     where = f": summary.csv, {counted(drawn, 'plot')} in plots/ (PNG and SVG)" if drawn else ""
     table = summary_table(result.summary, terminal_width())
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
+    if warmups := auto_warmups_ms(result.path):
+        text += f"\n{describe_warmups(warmups)}"
     failed = "error" in result.runs and result.runs["error"].notna().any()
     return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
 
@@ -224,7 +228,7 @@ def _validate(args: argparse.Namespace) -> str:
     valid = f"{args.scenario}: valid ({counts}, engine {engines})"
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     if scenario.study.warmup == "auto":
-        described.append(describe_warmups(points))
+        described.append(describe_warmups([point.scenario.study.warmup for point in points]))
     return "\n".join([valid, *(f"  {line}" for line in described)])
 
 

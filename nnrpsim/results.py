@@ -117,6 +117,16 @@ def recorded_warmup_ms(folder: Path) -> float:
         return 0.0
 
 
+def auto_warmups_ms(folder: Path) -> list[float]:
+    """Each point's warm-up, by point, where the study's is ``auto`` (else none)."""
+    manifest = _manifest_of(folder)
+    try:
+        auto = manifest["scenario"]["study"]["warmup"] == "auto"
+        return [float(ms) for ms in manifest["point_warmups_ms"]] if auto else []
+    except (KeyError, TypeError, ValueError):  # (a damaged manifest: nothing to say)
+        return []
+
+
 def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
     """The resolved scenario a results folder's manifest records, or a :class:`ScenarioError`
     naming the manifest and why it gives none: missing, unreadable (a damaged file), or

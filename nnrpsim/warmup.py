@@ -15,7 +15,6 @@ import numpy as np
 import pandas as pd
 
 from .display_units import points_text, scenario_text
-from .scenario import Point
 
 BATCH = 5
 """Samples per batch mean: MSER-5."""
@@ -112,12 +111,12 @@ def climb_warning(
     )
 
 
-def describe_warmups(points: list[Point]) -> str:
-    """``nnrpsim validate``'s word on the warm-ups ``warmup: auto`` chose, with the points
-    each is theirs."""
+def describe_warmups(warmups_ms: list[float]) -> str:
+    """What ``warmup: auto`` chose, by point (``warmups_ms[i]`` is point i's), with the points
+    each is theirs: ``nnrpsim validate`` says it before a study, ``nnrpsim run`` after it."""
     chosen: dict[float, list[int]] = {}
-    for point in points:
-        chosen.setdefault(point.scenario.study.warmup, []).append(point.index)
+    for index, warmup in enumerate(warmups_ms):
+        chosen.setdefault(warmup, []).append(index)
     if len(chosen) == 1:
         listed = scenario_text("study.warmup", next(iter(chosen)))
     else:

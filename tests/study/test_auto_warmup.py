@@ -15,7 +15,7 @@ import nnrpsim
 from nnrpsim.checks import StudyWarning, warmup_advice
 from nnrpsim.cli import main
 from nnrpsim.model.workload_means import LEVEL, measured_ramp
-from nnrpsim.results import recorded_warmup_ms
+from nnrpsim.results import auto_warmups_ms, recorded_warmup_ms
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from tests.conftest import write_yaml
 
@@ -78,6 +78,7 @@ def test_the_manifest_keeps_each_point_s_warmup_and_the_plots_shade_a_shared_one
     ]
     assert manifest["point_warmups_ms"] == expected and len(set(expected)) == 2
     assert recorded_warmup_ms(result.path) == 0.0  # (theirs differ: none is shaded)
+    assert auto_warmups_ms(result.path) == expected
     manifest["point_warmups_ms"] = [expected[1]] * 2
     (result.path / "manifest.json").write_text(json.dumps(manifest))
     assert recorded_warmup_ms(result.path) == expected[1]
@@ -85,6 +86,23 @@ def test_the_manifest_keeps_each_point_s_warmup_and_the_plots_shade_a_shared_one
     manifest["scenario"]["study"]["warmup"] = 7000.0
     (result.path / "manifest.json").write_text(json.dumps(manifest))
     assert recorded_warmup_ms(result.path) == 7000.0
+    assert auto_warmups_ms(result.path) == []
+    (result.path / "manifest.json").write_text('{"scenario": [], "point_warmups_ms": 3}')
+    assert auto_warmups_ms(result.path) == [] and recorded_warmup_ms(result.path) == 0.0
+
+
+def test_run_says_what_auto_chose_and_a_written_warmup_says_nothing(tmp_path, capsys):
+    path = write_yaml(tmp_path, STUDY)
+    assert main(["run", str(path), "--out", str(tmp_path / "auto"), "--quiet"]) == 0
+    (point,) = _points()
+    last = capsys.readouterr().out.splitlines()[-1]
+    assert last == (
+        "warm-up (auto: the sessions at once within 1 % of their steady number, averaged over "
+        f"the measured time): {point.scenario.study.warmup / 1e3:g} s"
+    )
+    written = ["--set", "study.warmup=10s", "--out", str(tmp_path / "fixed"), "--quiet"]
+    assert main(["run", str(path), *written]) == 0
+    assert "warm-up" not in capsys.readouterr().out
 
 
 def test_validate_says_what_auto_chose(tmp_path, capsys):
