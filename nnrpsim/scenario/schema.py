@@ -44,9 +44,7 @@ def parse_warmup_ms(value: object) -> float | str:
     return ms
 
 
-Warmup = Annotated[
-    Annotated[float, Field(ge=0)] | Literal["auto"], BeforeValidator(parse_warmup_ms)
-]
+Warmup = Annotated[float | Literal["auto"], BeforeValidator(parse_warmup_ms)]
 
 
 def _nameable(path: str) -> str:
