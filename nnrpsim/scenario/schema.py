@@ -109,7 +109,9 @@ class Topology(Section):
     hosts: int = Field(1, ge=1, le=MAX_HOSTS, description="NNRP clients.")
     servers: int = Field(1, ge=1, description="NNRP runtimes, each with its own GPU cache.")
     routing: Literal["round_robin", "hash", "least_sessions"] = Field(
-        "round_robin", description="How sessions are assigned to servers."
+        "round_robin",
+        description="How sessions are assigned to servers: round_robin and hash by session id, "
+        "least_sessions to the server with the fewest sessions open as it starts.",
     )
     link: Link = Field(default_factory=Link, description="Every host-server path, both ways.")
     gpu_memory: Size | None = Field(
