@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
@@ -348,8 +349,11 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
         return []
     swept = swept_columns(summary)
     labels = done[swept].astype(str)  # (a swept list of kinds is no group key)
-    # each point's numbers as one hash (a NaN as a NaN: a vector run's latency)
-    labels["numbers"] = pd.util.hash_pandas_object(done[metrics], index=False).to_numpy()
+    # each point's numbers as one hash (a NaN as a NaN: a vector run's latency), to 12
+    # figures: two paths may sum the same bytes in another order (the vector engine's replay
+    # on the lease table, for renewal: extend, and beside it, for touch)
+    numbers = _figures_kept(done[metrics].to_numpy(dtype=float), 12)
+    labels["numbers"] = pd.util.hash_pandas_object(pd.DataFrame(numbers), index=False).to_numpy()
     unmoved = []
     for key in swept:
         others = [other for other in swept if other != key]
@@ -368,6 +372,14 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
         "asks for, or the engine ignores it, as the vector engine does a link's timing) or its "
         "range never binds (a GPU budget that never fills)"
     ]
+
+
+def _figures_kept(values: np.ndarray, figures: int) -> np.ndarray:
+    """``values`` rounded to so many significant figures (zeros, NaNs and infinities kept)."""
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        scale = 10.0 ** (figures - 1 - np.floor(np.log10(np.abs(values))))
+        rounded = np.round(values * scale) / scale
+    return np.where(np.isfinite(rounded), rounded, values)
 
 
 def violation_warnings(summary: pd.DataFrame) -> list[str]:

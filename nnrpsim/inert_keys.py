@@ -118,6 +118,31 @@ INERT_RULES = (
         "topology.servers is 1 (nothing to route between)",
     ),
     InertRule(
+        ("host_policy.renewal_body",),
+        ("host_policy.renew_margin",),
+        lambda s: s.host_policy.renew_margin == 0,
+        "host_policy.renew_margin is 0 (no lease is renewed)",
+    ),
+    InertRule(
+        ("topology.renewal",),
+        ("host_policy.renew_margin", "topology.hosts"),
+        lambda s: s.host_policy.renew_margin == 0 and s.topology.hosts == 1,
+        "host_policy.renew_margin is 0 and topology.hosts 1 (no lease is renewed: a host "
+        "puts what it holds no lease of)",
+    ),
+    InertRule(
+        ("topology.dependency_cascade",),
+        ("workload.objects.private_dependency_share",),
+        lambda s: s.workload.objects.private_dependency_share == 0,
+        "workload.objects.private_dependency_share is 0 (no object is made from another)",
+    ),
+    InertRule(
+        ("topology.dependency_cascade",),
+        ("workload.invalidations.rate_per_s",),
+        lambda s: s.workload.invalidations.rate_per_s == 0,
+        "workload.invalidations.rate_per_s is 0 (no content changes)",
+    ),
+    InertRule(
         ("workload.sessions.rate_per_s",),
         ("workload.sessions.arrivals",),
         lambda s: s.workload.sessions.arrivals is not None,

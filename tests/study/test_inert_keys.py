@@ -87,6 +87,16 @@ HOLDS = {
     ("workload.objects.private_per_session",): ["workload.objects.private_per_session=0", SIZED],
     ("workload.operations.private_refs",): ["workload.operations.private_refs=0", SIZED],
     ("topology.servers",): ["topology.hosts=2"],
+    ("host_policy.renew_margin",): ["host_policy.renew_margin=0"],
+    ("host_policy.renew_margin", "topology.hosts"): [
+        "host_policy.renew_margin=0",
+        "topology.gpu_memory=2MiB",
+    ],
+    ("workload.objects.private_dependency_share",): [],
+    ("workload.invalidations.rate_per_s",): [
+        "workload.invalidations.rate_per_s=0",
+        "workload.objects.private_dependency_share=0.5",
+    ],
     ("topology.link.loss",): [],
 }
 """For each rule but the vector engine's (``test_unmoved_keys``), by the keys it reads:
@@ -109,6 +119,9 @@ MOVES = {
     "workload.objects.shared_kinds": [SIZED],
     "workload.objects.private_kinds": [SIZED],
     "workload.objects.private_dependency_share": [],
+    "host_policy.renewal_body": [],
+    "topology.renewal": ["topology.hosts=2", "host_policy.renew_margin=0"],
+    "topology.dependency_cascade": ["workload.objects.private_dependency_share=0.5"],
 }
 """Settings under which a rule does not hold and the key moves the numbers: the runs above
 could tell."""
