@@ -1,6 +1,6 @@
 """nnrpsim: a discrete-event performance simulator of the NNRP/1 cache capability and leases.
 
-The study API (``load_scenario``, ``run``, ``sweep``) is imported on first use, so that the pure
+The study API (``load_scenario``, ``validate``, ``run``, ``sweep``) is imported on first use, so that the pure
 layers (``nnrpsim.protocol``, ``nnrpsim.engine``) never pull in SimPy or pandas.
 """
 
@@ -26,6 +26,8 @@ _API = {
     "compare": "nnrpsim.differences",
     "run_records": "nnrpsim.one_run",
     "RunRecords": "nnrpsim.one_run",
+    "validate": "nnrpsim.validation",
+    "Validation": "nnrpsim.validation",
 }
 
 

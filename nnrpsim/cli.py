@@ -193,43 +193,12 @@ def _records(args: argparse.Namespace) -> str:
 
 
 def _validate(args: argparse.Namespace) -> str:
-    from .checks import (
-        ignored_key_advice,
-        inert_key_advice,
-        link_advice,
-        log_span_advice,
-        server_advice,
-        warmup_advice,
-    )
-    from .display_units import counted
-    from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
-    from .scenario import load_scenario, sweep_points
-    from .traces import check_traces, describe_workloads
-    from .warmup import describe_warmups
+    from .validation import validate
 
-    scenario = load_scenario(args.scenario, args.set)
-    points = sweep_points(scenario)
-    traces = check_traces(points)
-    sizes = point_sizes(points)
-    check_run_sizes(sizes)
-    advice = [
-        warmup_advice,
-        log_span_advice,
-        link_advice,
-        server_advice,
-        ignored_key_advice,
-        inert_key_advice,
-    ]
-    for warning in (line for advise in advice for line in advise(points, len(points))):
+    validation = validate(args.scenario, args.set)
+    for warning in validation.warnings:
         print(warning, file=sys.stderr)
-    runs = sum(point.scenario.study.replications for point in points)  # (swept too)
-    engines = ", ".join(dict.fromkeys(point.scenario.engine for point in points))  # (swept too)
-    counts = f"{counted(len(points), 'sweep point')}, {counted(runs, 'run')}"
-    valid = f"{args.scenario}: valid ({counts}, engine {engines})"
-    described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
-    if scenario.study.warmup == "auto":
-        described.append(describe_warmups([point.scenario.study.warmup for point in points]))
-    return "\n".join([valid, *(f"  {line}" for line in described)])
+    return str(validation)
 
 
 def _plot(args: argparse.Namespace) -> str:

@@ -1,0 +1,81 @@
+"""What ``nnrpsim validate`` says of a scenario before anything runs, for the command and for a
+notebook alike (``nnrpsim.validate``): its sweep points, the closed-form means of its
+workloads, the size of its runs, and the warnings a study's setup calls for."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from os import PathLike
+
+from .checks import (
+    ignored_key_advice,
+    inert_key_advice,
+    link_advice,
+    log_span_advice,
+    server_advice,
+    warmup_advice,
+)
+from .display_units import counted
+from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
+from .scenario import Point, Scenario, ScenarioLike, load_scenario, sweep_points
+from .traces import check_traces, describe_workloads
+from .warmup import describe_warmups
+
+ADVICE = (
+    warmup_advice,
+    log_span_advice,
+    link_advice,
+    server_advice,
+    ignored_key_advice,
+    inert_key_advice,
+)
+"""The checks of a study's setup, in the order their warnings are given."""
+
+
+@dataclass(frozen=True)
+class Validation:
+    """A valid scenario, its sweep points, what ``validate`` describes of them (a line each)
+    and what it warns of (``warning: ...`` lines)."""
+
+    name: str
+    scenario: Scenario
+    points: list[Point]
+    described: list[str]
+    warnings: list[str]
+
+    def __str__(self) -> str:
+        """The report ``nnrpsim validate`` prints on stdout (its warnings go to stderr)."""
+        runs = sum(point.scenario.study.replications for point in self.points)  # (swept too)
+        engines = ", ".join(dict.fromkeys(point.scenario.engine for point in self.points))
+        counts = f"{counted(len(self.points), 'sweep point')}, {counted(runs, 'run')}"
+        valid = f"{self.name}: valid ({counts}, engine {engines})"
+        return "\n".join([valid, *(f"  {line}" for line in self.described)])
+
+    def __repr__(self) -> str:
+        """One line, as a notebook shows it: ``print`` it for the report."""
+        return (
+            f"<Validation {self.name}: {counted(len(self.points), 'sweep point')}, "
+            f"{counted(len(self.warnings), 'warning')}>"
+        )
+
+
+def validate(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ()) -> Validation:
+    """Check ``scenario`` (with ``overrides``, as ``--set`` gives them) without running it: a
+    :class:`~nnrpsim.scenario.ScenarioError` for bad input or runs too big for this machine,
+    else what ``nnrpsim validate`` reports."""
+    resolved = load_scenario(scenario, overrides)
+    points = sweep_points(resolved)
+    traces = check_traces(points)
+    sizes = point_sizes(points)
+    check_run_sizes(sizes)
+    warnings = [line for advise in ADVICE for line in advise(points, len(points))]
+    described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
+    if resolved.study.warmup == "auto":
+        described.append(describe_warmups([point.scenario.study.warmup for point in points]))
+    return Validation(_named(scenario, resolved), resolved, points, described, warnings)
+
+
+def _named(scenario: ScenarioLike, resolved: Scenario) -> str:
+    """The scenario as the report names it: its file as given, else its study's name."""
+    return str(scenario) if isinstance(scenario, str | PathLike) else resolved.study.name
