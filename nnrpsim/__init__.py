@@ -1,7 +1,8 @@
 """nnrpsim: a discrete-event performance simulator of the NNRP/1 cache capability and leases.
 
-The study API (``load_scenario``, ``validate``, ``run``, ``sweep``) is imported on first use, so that the pure
-layers (``nnrpsim.protocol``, ``nnrpsim.engine``) never pull in SimPy or pandas.
+The study API (``load_scenario``, ``validate``, ``run``, ``sweep``) is imported on first use,
+so that the pure layers (``nnrpsim.protocol``, ``nnrpsim.engine``) never pull in SimPy or
+pandas.
 """
 
 from importlib import import_module

@@ -6,7 +6,7 @@ name it (:mod:`nnrpsim.checks`). Each rule is checked by a run in
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from .scenario import Scenario
@@ -198,18 +198,19 @@ INERT_RULES = (
         "topology.link.loss is 0 (nothing is resent)",
     ),
 )
-"""The first rule that holds for a key gives its reason."""
+"""The first rule that holds for a key (and is worth a word, :func:`inert_reason`) gives its
+reason."""
 
 INERT_KEYS = tuple(dict.fromkeys(key for rule in INERT_RULES for key in rule.keys))
 """Every key some rule names, once."""
 
 
-def within(key: str, params: Iterable[str]) -> bool:
+def within(key: str, params: Collection[str]) -> bool:
     """Whether ``key`` is one of the swept ``params`` or lies in a section swept whole."""
     return any(f"{key}.".startswith(f"{param}.") for param in params)
 
 
-def inert_reason(scenario: Scenario, key: str, swept: Iterable[str]) -> str | None:
+def inert_reason(scenario: Scenario, key: str, swept: Collection[str]) -> str | None:
     """Why ``key`` changes nothing in ``scenario``, whose sweep sets the ``swept`` keys, or
     None when it may change something or a word would be noise: where a key a rule reads is
     swept, the grid meant it (a never baseline beside caching policies across a memory

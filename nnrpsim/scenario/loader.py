@@ -367,11 +367,11 @@ def with_auto_warmup(scenario: Scenario) -> Scenario:
     return scenario.model_copy(update={"study": study.model_copy(update={"warmup": warmup})})
 
 
-def _check_auto_warmup(scenario: Scenario) -> None:
-    """A :class:`ScenarioError` naming ``study.warmup`` where ``auto`` has no value for the
-    scenario as written."""
+def _with_warmup_of_its_own(scenario: Scenario) -> Scenario:
+    """:func:`with_auto_warmup`, or a :class:`ScenarioError` naming ``study.warmup`` where
+    ``auto`` has no value for the scenario as written."""
     try:
-        with_auto_warmup(scenario)
+        return with_auto_warmup(scenario)
     except ValueError as err:
         raise ScenarioError("study.warmup", str(err)) from None
 
@@ -387,8 +387,7 @@ def sweep_points(scenario: Scenario) -> list[Point]:
 def _expanded(scenario: Scenario) -> list[Point]:
     base = scenario.model_dump(exclude={"sweep"})
     if scenario.sweep is None:
-        _check_auto_warmup(scenario)
-        return [Point(0, {}, with_auto_warmup(scenario.model_copy(update={"sweep": None})))]
+        return [Point(0, {}, _with_warmup_of_its_own(scenario.model_copy(update={"sweep": None})))]
     grid, zipped = scenario.sweep.grid, scenario.sweep.zip
     grid_rows = [
         dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())
@@ -431,7 +430,7 @@ def _expanded(scenario: Scenario) -> list[Point]:
         try:
             resolved = with_auto_warmup(resolved)
         except ValueError as err:
-            _check_auto_warmup(scenario)  # (named without a point where the sweep is not why)
+            _with_warmup_of_its_own(scenario)  # (named without a point where the sweep is not why)
             values = ", ".join(f"{key}: {value!r}" for key, value in params.items())
             raise ScenarioError(
                 f"sweep point {len(points)} ({values})", f"study.warmup: {err}"

@@ -23,7 +23,10 @@ STUDY = {
     "study": {"name": "auto", "seed": 8, "replications": 1, "duration": "2min", "warmup": "auto"},
     "workload": {"sessions": {"rate_per_s": 1, "duration": "20s"}, "operations": {"rate_per_s": 1}},
 }
-LENGTHS = "sweep={grid: {workload.sessions.duration: [5s, 20s, 40s], workload.sessions.duration_cv: [0, 0.5, 1]}}"
+LENGTHS = (
+    "sweep={grid: {workload.sessions.duration: [5s, 20s, 40s], "
+    "workload.sessions.duration_cv: [0, 0.5, 1]}}"
+)
 
 
 def _points(*overrides: str):

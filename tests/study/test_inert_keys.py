@@ -143,10 +143,9 @@ def _sweep(key: str, settings: list[str], engine: str = "des"):
 
 
 CASES = [
-    (controls, key)
+    (rule.controls, key)
     for rule in INERT_RULES
     if rule.keys != UNTIMED_ON_VECTOR
-    for controls in [rule.controls]
     for key in rule.keys
 ]
 
