@@ -6,6 +6,7 @@ them; ``nnrpsim validate`` gives the warm-up's before anything runs."""
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from pathlib import Path
 
 import numpy as np
@@ -36,9 +37,17 @@ def study_warnings(
     DES's samples of the memory held; the vector engine has none, and its points are judged
     by the closed form that ``nnrpsim validate`` applies."""
     vector = [point for point in points if point.scenario.engine == "vector"]
+    # (a swept key a rule gives no say at every point is named with the rule's reason, not
+    # found again by its numbers)
+    explained = {
+        key
+        for key in (points[0].params if points else ())
+        if all(inert_reason(point.scenario, key, point.params) for point in points)
+    }
     return [
         *violation_warnings(summary),
-        *unmoved_key_warnings(summary),
+        *ignored_key_advice(points, len(points)),
+        *unmoved_key_warnings(summary, explained),
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
         *inert_key_advice(points, len(points)),
@@ -139,10 +148,10 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
 
 
 def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
-    """Before a run: a warning for each swept key that some ``points`` (of ``of_points``) give
-    no say, their own settings having fixed what it sets
-    (:func:`nnrpsim.inert_keys.inert_reason`); after a run, :func:`unmoved_key_warnings`
-    finds any such key by its numbers."""
+    """A warning for each swept key that some ``points`` (of ``of_points``) give no say,
+    their own settings having fixed what it sets (:func:`nnrpsim.inert_keys.inert_reason`):
+    before a run, and after it with the rule's reason where the numbers would say only that
+    nothing moved (:func:`unmoved_key_warnings` finds the keys no rule knows)."""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         for key in point.params:
@@ -336,13 +345,13 @@ def failure_warnings(runs: pd.DataFrame) -> list[str]:
     ]
 
 
-def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
+def unmoved_key_warnings(summary: pd.DataFrame, explained: Collection[str] = ()) -> list[str]:
     """A warning for each swept key whose values gave the same numbers wherever the other
     swept keys stood (their runs draw the same random numbers, so a key that changes the
     runs at all almost always changes some number): nothing it sets reached the runs, or its
     range never binds. Its flat curve would read as "it does not matter" where another key
     fixed it. A key that moves the numbers somewhere (a TTL beside a ``never`` baseline) is
-    not named."""
+    not named, nor one ``explained`` already (by :func:`ignored_key_advice`)."""
     done = summary[summary["failures"] == 0] if "failures" in summary else summary
     metrics = [metric for metric in METRICS if metric in done]
     if len(done) < 2 or not metrics:
@@ -355,7 +364,7 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
     numbers = _figures_kept(done[metrics].to_numpy(dtype=float), 12)
     labels["numbers"] = pd.util.hash_pandas_object(pd.DataFrame(numbers), index=False).to_numpy()
     unmoved = []
-    for key in swept:
+    for key in (key for key in swept if key not in explained):
         others = [other for other in swept if other != key]
         # (a null, swept as no budget or no hint, is a value: its group counts; alone, one group)
         groups = labels.groupby(others or (lambda _: 0), sort=False, dropna=False)
@@ -368,9 +377,8 @@ def unmoved_key_warnings(summary: pd.DataFrame) -> list[str]:
     return [
         f"warning: {', '.join(unmoved)}: {whose} values "
         "gave the same numbers wherever the other swept keys stood: nothing it sets reached "
-        "the runs (another key fixes it, as host_policy.ttl_hint does the TTL a ttl_fraction "
-        "asks for, or the engine ignores it, as the vector engine does a link's timing) or its "
-        "range never binds (a GPU budget that never fills)"
+        "the runs (another key fixes it, or the engine ignores it) or its range never binds "
+        "(a GPU budget that never fills)"
     ]
 
 

@@ -33,13 +33,25 @@ def _told(study: dict) -> list[str]:
     return [str(w.message) for w in caught if issubclass(w.category, StudyWarning)]
 
 
-def test_a_ttl_sweep_under_a_fixed_hint_is_named():
-    told = [line for line in _told(_study(host_policy={"ttl_hint": "10s"})) if "same" in line]
+def test_a_ttl_sweep_under_a_fixed_hint_is_named_with_the_reason():
+    """A rule knows why (:mod:`nnrpsim.inert_keys`): its reason, not the numbers' guess."""
+    told = _told(_study(host_policy={"ttl_hint": "10s"}))
+    assert (
+        f"all points: {TTL} is swept, but host_policy.ttl_hint is set, and a fixed hint "
+        "replaces the fraction: its values change nothing there" in told
+    )
+    assert not [line for line in told if "same numbers" in line]
+
+
+def test_a_budget_that_never_fills_is_named_by_its_numbers():
+    """No rule knows a range that never binds: the runs' numbers tell."""
+    study = _study()
+    study["sweep"] = {"grid": {"topology.gpu_memory": ["1GiB", "2GiB"], RATE: [0, 0.02]}}
+    told = [line for line in _told(study) if "same" in line]
     assert told == [
-        f"{TTL}: its values gave the same numbers wherever the other swept keys stood: nothing "
-        "it sets reached the runs (another key fixes it, as host_policy.ttl_hint does the TTL a "
-        "ttl_fraction asks for, or the engine ignores it, as the vector engine does a link's "
-        "timing) or its range never binds (a GPU budget that never fills)"
+        "topology.gpu_memory: its values gave the same numbers wherever the other swept keys "
+        "stood: nothing it sets reached the runs (another key fixes it, or the engine ignores "
+        "it) or its range never binds (a GPU budget that never fills)"
     ]
 
 
@@ -125,8 +137,12 @@ def test_a_link_swept_on_the_vector_engine_is_named():
     """The vector engine has no network timing: its links' latencies move nothing."""
     study = {**_study(), "engine": "vector"}
     study["sweep"] = {"grid": {"topology.link.latency": ["1ms", "5ms"], RATE: [0, 0.02]}}
-    (line,) = [line for line in _told(study) if "same numbers" in line]
-    assert line.startswith("topology.link.latency: its values")
+    told = _told(study)
+    assert not [line for line in told if "same numbers" in line]  # (the rule said why)
+    assert (
+        "all points: topology.link.latency is swept, but the vector engine has no network, "
+        "processing or session timing: its values change nothing there"
+    ) in told
 
 
 def _validate(tmp_path, capsys, study: dict, *overrides: str) -> list[str]:
