@@ -228,6 +228,7 @@ def _plot(args: argparse.Namespace) -> str:
 
 def _keys(args: argparse.Namespace) -> str:
     from .display_units import scenario_text
+    from .inert_keys import INERT_RULES
     from .scenario.schema import REQUIRED, describe
 
     word = (args.word or "").lower()
@@ -236,6 +237,10 @@ def _keys(args: argparse.Namespace) -> str:
         for key, default, text in describe()
         if word in key.lower() or word in text.lower()
     ]
+    # (what makes a key do nothing, from the rules validate warns by: said after the match)
+    for i, (key, default, text) in enumerate(rows):
+        if reasons := [rule.reason for rule in INERT_RULES if key in rule.keys]:
+            rows[i] = (key, default, f"{text} Changes nothing where {'; where '.join(reasons)}.")
     if not rows:
         raise UsageError(f"keys: no key or help text mentions {args.word!r}")
     width = max(len(key) for key, _, _ in rows)

@@ -238,3 +238,15 @@ def test_validate_and_a_study_name_a_fixed_inert_key(tmp_path, capsys):
         warnings.simplefilter("always", StudyWarning)
         nnrpsim.sweep(path, progress=False)
     assert said.removeprefix("warning: ") in [str(w.message) for w in caught]
+
+
+def test_keys_says_what_makes_a_key_do_nothing(capsys):
+    """``nnrpsim keys`` takes the rules' reasons: one place says them (a search still matches
+    the key's own help only)."""
+    assert main(["keys", "announce_restart"]) == 0
+    (line,) = capsys.readouterr().out.splitlines()
+    assert line.endswith(
+        "Send CACHE_INVALIDATE on restart. Changes nothing where host_policy.name is never, "
+        "which inlines everything; where faults.restart_at is null (no restart)."
+    )
+    assert main(["keys", "no restart"]) == 2  # (a rule's words are not the key's help)
