@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .per_scenario import once_per_scenario
-from .schema import FULL_PLACES, KEY_UNITS, Scenario
+from .schema import FULL_PLACES, KEY_UNITS, Scenario, Sweep
 
 
 class ScenarioError(ValueError):
@@ -389,14 +389,15 @@ def _expanded(scenario: Scenario) -> list[Point]:
     if scenario.sweep is None:
         return [Point(0, {}, _with_warmup_of_its_own(scenario.model_copy(update={"sweep": None})))]
     grid, zipped = scenario.sweep.grid, scenario.sweep.zip
-    grid_rows = [
-        dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())
-    ]
     n_zip = len(next(iter(zipped.values()))) if zipped else 1
-    zip_rows = [{key: values[i] for key, values in zipped.items()} for i in range(n_zip)]
-    points = []
-    for grid_row, zip_row in itertools.product(grid_rows, zip_rows):
-        params = {**grid_row, **zip_row}
+    places = list(
+        itertools.product(itertools.product(*map(range, map(len, grid.values()))), range(n_zip))
+    )
+    points: list[Point] = []
+    first_of: dict[str, int] = {}  # a point's resolved values (as JSON): the first point with them
+    for grid_place, zip_place in places:
+        params = {key: grid[key][i] for key, i in zip(grid, grid_place, strict=True)}
+        params.update((key, values[zip_place]) for key, values in zipped.items())
         raw = base  # (every point writes the same keys before it is validated: no copy, which
         # took 0.3 ms a point; a validated scenario holds none of ``raw``'s dicts)
         for key, value in params.items():
@@ -437,8 +438,36 @@ def _expanded(scenario: Scenario) -> list[Point]:
             ) from None
         resolved_values = resolved.model_dump()
         params = {key: dotted(resolved_values, key) for key in params}  # in base units
+        first = first_of.setdefault(json.dumps(params, sort_keys=True, default=repr), len(points))
+        if first != len(points):
+            raise _same_runs(scenario.sweep, places[first], places[len(points)], first, len(points))
         points.append(Point(len(points), params, resolved))
     return points
+
+
+def _same_runs(
+    sweep: Sweep,
+    first: tuple[tuple[int, ...], int],
+    again: tuple[tuple[int, ...], int],
+    first_index: int,
+    again_index: int,
+) -> ScenarioError:
+    """Two sweep points whose values resolve alike (a value listed twice, ``1s`` beside
+    ``1000ms``, ``auto`` beside the warm-up it chooses): with the same random numbers they
+    would be the same runs, run twice and drawn twice, so the sweep is refused. ``first``
+    and ``again`` are their places: each grid list's index, and the zip lists'."""
+    same = f"points {first_index} and {again_index} would be the same runs"
+    for (key, values), i, j in zip(sweep.grid.items(), first[0], again[0], strict=True):
+        if i != j:
+            a, b = values[i], values[j]
+            listed = f"lists {a!r} twice" if a == b else f"lists {a!r} and {b!r}, which come alike"
+            return ScenarioError(f"sweep.grid.{key}", f"{listed}: {same} (list each value once)")
+    held = ", ".join(f"{key}: {values[again[1]]!r}" for key, values in sweep.zip.items())
+    return ScenarioError(
+        "sweep.zip",
+        f"positions {first[1]} and {again[1]} hold the same values ({held}): {same} (give each "
+        "combination once)",
+    )
 
 
 def dotted(values: dict, key: str) -> Any:

@@ -115,11 +115,12 @@ def test_validate_says_what_auto_chose(tmp_path, capsys):
     (point,) = _points()
     assert line.strip().startswith("warm-up (auto: the sessions at once within 1 %")
     assert line.endswith(f"measured time): {point.scenario.study.warmup / 1e3:g} s")
-    lengths = "sweep={grid: {workload.sessions.duration: [5s, 5s, 20s]}}"
+    lengths = "sweep={grid: {workload.sessions.duration: [5s, 20s], topology.hosts: [1, 2, 3]}}"
     assert main(["validate", str(path), "--set", lengths]) == 0
     (line,) = [line for line in capsys.readouterr().out.splitlines() if "warm-up" in line]
     warmups = [p.scenario.study.warmup / 1e3 for p in _points(lengths)]
-    assert line.endswith(f"points 0, 1: {warmups[0]:g} s; point 2: {warmups[2]:g} s")
+    assert warmups[0] != warmups[3]
+    assert line.endswith(f"points 0, 1, 2: {warmups[0]:g} s; points 3, 4, 5: {warmups[3]:g} s")
 
 
 def test_where_auto_has_no_value_the_error_names_it(tmp_path, capsys):

@@ -261,6 +261,34 @@ CASES = [
         },
         "error: sweep: workload.sessions.rate_per_s is swept within workload.sessions, also swept",
     ),
+    # points alike once resolved would be the same runs (same random numbers), twice
+    (
+        {
+            "sweep": {
+                "grid": {"topology.hosts": [1, 2], "host_policy.ttl_fraction": [0.1, 0.5, 0.1]}
+            }
+        },
+        "error: sweep.grid.host_policy.ttl_fraction: lists 0.1 twice: points 0 and 4 would be the "
+        "same runs (list each value once)\n",
+    ),
+    (
+        {"sweep": {"grid": {"study.duration": ["2min", "90s", "120s"]}}},
+        "error: sweep.grid.study.duration: lists '2min' and '120s', which come alike: points 0 "
+        "and 2 would be the same runs (list each value once)\n",
+    ),
+    (
+        {
+            "sweep": {
+                "grid": {"topology.hosts": [1, 2]},
+                "zip": {
+                    "host_policy.ttl_hint": ["1s", "2s", "1000ms"],
+                    "topology.servers": [1, 1, 1],
+                },
+            }
+        },
+        "error: sweep.zip: positions 0 and 2 hold the same values (host_policy.ttl_hint: '1000ms', "
+        "topology.servers: 1): points 0 and 2 would be the same runs (give each combination once)\n",
+    ),
     (  # the results folder is the base's name: a swept one would be ignored
         {"sweep": {"grid": {"study.name": ["a", "b"]}}},
         "error: sweep: study.name cannot be swept (a study writes one results folder)",
