@@ -63,11 +63,24 @@ def paired_differences(runs: pd.DataFrame, baseline: Mapping[str, Any]) -> pd.Da
                 f"{value_text(key, value)} is not one of its swept values ({shown})",
             )
     at = {values: point for point, values in keys.items()}
-    base_of = {}
-    for point, values in keys.items():
-        target = tuple(wanted.get(key, value) for key, value in zip(params, values, strict=True))
-        if target != values and target in at:
-            base_of[point] = at[target]
+    targets = {  # each point's values with the baseline's of its keys
+        point: tuple(wanted.get(key, value) for key, value in zip(params, values, strict=True))
+        for point, values in keys.items()
+    }
+    base_of = {
+        point: at[target]
+        for point, target in targets.items()
+        if target != keys[point] and target in at
+    }
+    if not base_of:
+        held = ", ".join(f"{key}={value_text(key, value)}" for key, value in baseline.items())
+        raise ScenarioError(
+            BASELINE,
+            f"every sweep point has {held}: none to compare with it"
+            if all(target == keys[point] for point, target in targets.items())
+            else f"no sweep point differs from another in {', '.join(baseline)} alone: a key "
+            "swept beside it in zip changes with it (hold that one too, with another --baseline)",
+        )
     metrics = [metric for metric in METRICS if metric in runs]
     finished = runs[runs["error"].isna()].set_index(["point", "replication"])[metrics]
     differences = []

@@ -76,6 +76,22 @@ def test_a_baseline_that_is_not_swept_or_not_among_the_values_is_named():
         paired_differences(runs, {TTL: 20_000.0})
 
 
+def test_where_no_point_has_a_baseline_the_error_says_why():
+    runs = _runs()
+    # both keys held: every point is its own baseline
+    with pytest.raises(nnrpsim.ScenarioError, match=r"every sweep point has host_policy.ttl_h"):
+        paired_differences(runs[runs[TTL] == 5_000.0], {TTL: 5_000.0})
+    # zipped: the TTL never changes without the budget
+    zipped = runs[runs["point"].isin([0, 3])]
+    with pytest.raises(nnrpsim.ScenarioError, match=r"differs from another in host_policy.tt"):
+        paired_differences(zipped, {TTL: 5_000.0})
+    # the pairs exist, but a failed run leaves none finished
+    failed = runs.copy()
+    failed.loc[failed["point"] == 0, ["error", "hit_rate", "wire_bytes"]] = ["boom", np.nan, np.nan]
+    with pytest.raises(nnrpsim.ScenarioError, match=r"no sweep point has a baseline point with f"):
+        paired_differences(failed[failed["point"].isin([0, 1])], {BUDGET: np.nan})
+
+
 def test_compare_reads_values_as_the_scenario_does_and_pairs_sharper_than_either_point(
     tmp_path, capsys
 ):
