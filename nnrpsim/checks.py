@@ -51,6 +51,7 @@ def study_warnings(
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
         *inert_key_advice(points, len(points)),
+        *fault_time_advice(points, len(points)),
         *log_span_advice(points, len(points)),
         *failure_warnings(runs),
     ]
@@ -159,6 +160,43 @@ def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
             if reason is not None:
                 text = f"{key} is swept, but {reason}: its values change nothing there"
                 found.append((text, point.index))
+    return _by_text(found, of_points)
+
+
+FAULTS = (("restart_at", "restart"), ("memory_pressure_at", "budget cut"))
+"""The faults a scenario times (keys of ``faults``), and what each does."""
+
+
+def fault_time_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each fault that ``points`` (of ``of_points``) time where a study cannot
+    see it: after the runs' end, where it never happens (and the check after a run finds
+    nothing moved only where it is swept beside null), at the end itself (a run's last
+    memory sample, at its end, is the only one after it), or within the warm-up, where
+    what it does at first (the misses after a restart, the evictions of a budget cut) goes
+    unmeasured and the measured time holds only its tail."""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        study = point.scenario.study
+        for name, fault in FAULTS:
+            if (at := getattr(point.scenario.faults, name)) is None:
+                continue
+            said = f"faults.{name} is {scenario_text(f'faults.{name}', at)}"
+            shift = "set it within study.duration"
+            if at > study.duration:
+                end = scenario_text("study.duration", study.duration)
+                text = f"{said}, after the runs' end ({end}): no {fault} happens; {shift}"
+            elif at == study.duration:
+                sees = f"only their last memory sample sees the {fault}"
+                text = f"{said}, the runs' end: {sees}; {shift}"
+            elif at < study.warmup:
+                warmup = scenario_text("study.warmup", study.warmup)
+                text = (
+                    f"{said}, within the {warmup} warm-up: the runs measure only what follows "
+                    f"the {fault} once the warm-up ends; set it after study.warmup"
+                )
+            else:
+                continue
+            found.append((text, point.index))
     return _by_text(found, of_points)
 
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from os import PathLike
 
 from .checks import (
+    fault_time_advice,
     ignored_key_advice,
     inert_key_advice,
     link_advice,
@@ -29,6 +30,7 @@ ADVICE = (
     server_advice,
     ignored_key_advice,
     inert_key_advice,
+    fault_time_advice,
 )
 """The checks of a study's setup, in the order their warnings are given."""
 
