@@ -15,13 +15,19 @@ import pandas as pd
 from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
 from .inert_keys import INERT_KEYS, inert_reason, within
 from .metrics import METRICS
-from .model.workload_means import LEVEL, least_warmup_ms, measured_ramp, workload_means
+from .model.workload_means import (
+    LEVEL,
+    least_warmup_ms,
+    measured_ramp,
+    sessions_shorter_share,
+    workload_means,
+)
 from .protocol.packet import inline_object_bytes
 from .results import swept_columns
 from .runner import model_config
 from .scenario import Point, Scenario
 from .scenario.loader import dotted
-from .scenario.schema import SHORT_KEYS, Arrivals, Study, Trace
+from .scenario.schema import SHORT_KEYS, Arrivals, Sessions, Study, Topology, Trace
 from .traces import load_arrivals, load_trace, sessions_per_s
 from .warmup import climb_warning
 
@@ -52,6 +58,7 @@ def study_warnings(
         *warmup_advice(vector, len(points)),
         *inert_key_advice(points, len(points)),
         *fault_time_advice(points, len(points)),
+        *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
         *failure_warnings(runs),
     ]
@@ -198,6 +205,76 @@ def fault_time_advice(points: list[Point], of_points: int) -> list[str]:
                 continue
             found.append((text, point.index))
     return _by_text(found, of_points)
+
+
+CLAMPED_SHARE = 0.5
+"""The share of a point's sessions whose TTL hint the server's floor or ceiling replaces
+before :func:`ttl_bound_advice` names it: most of them, so that the point runs mostly with
+the bound's TTL, not the one its keys ask for."""
+
+
+def ttl_bound_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each TTL that ``points`` (of ``of_points``) ask for where the server's
+    ``ttl_floor`` or ``ttl_ceiling`` grants another: a fixed hint (or, for hint 0, the
+    server's default) or ``connection_ttl`` beyond one, or a ``ttl_fraction`` whose hint lies
+    beyond one for most sessions (:data:`CLAMPED_SHARE`; in closed form, a session's hint
+    being the fraction of its length). Such a point runs with the bound's TTL, and a sweep of
+    TTLs draws a flat stretch that is the bound's, not the workload's. (Not judged: policy
+    ``never``, which puts nothing, and a trace's one session, whose length is the trace's.)"""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        policy, topology = point.scenario.host_policy, point.scenario.topology
+        if policy.name == "never":
+            continue
+        fixed = [("host_policy.connection_ttl", policy.connection_ttl)]
+        if policy.ttl_hint == 0:
+            fixed.append(("topology.default_lease_ttl", topology.default_lease_ttl))
+        elif policy.ttl_hint is not None:
+            fixed.append(("host_policy.ttl_hint", policy.ttl_hint))
+        elif point.scenario.workload.trace is None:
+            text = _fraction_beyond(policy.ttl_fraction, point.scenario.workload.sessions, topology)
+            if text:
+                found.append((text, point.index))
+        for key, ttl in fixed:
+            if ttl is not None and not topology.ttl_floor <= ttl <= topology.ttl_ceiling:
+                side, bound = (
+                    ("below", "ttl_floor") if ttl < topology.ttl_floor else ("above", "ttl_ceiling")
+                )
+                text = f"{key} is {scenario_text(key, ttl)}, {side} {_granted(topology, bound)}"
+                found.append((text, point.index))
+    return _by_text(found, of_points)
+
+
+def _fraction_beyond(fraction: float, sessions: Sessions, topology: Topology) -> str:
+    """Where most sessions' hints, ``fraction`` of their lengths, lie below the server's TTL
+    floor or above its ceiling: what the server grants them instead; "" where most lie
+    within."""
+    mean, cv = sessions.duration, sessions.duration_cv
+    floor, ceiling = topology.ttl_floor / fraction, topology.ttl_ceiling / fraction  # lengths
+    below = sessions_shorter_share(floor, mean, cv)
+    above = 1.0 - sessions_shorter_share(ceiling, mean, cv)
+    if max(below, above) < CLAMPED_SHARE:
+        return ""
+    share, which, less, bound = (
+        (below, f"those shorter than {_duration(floor)}", "less", "ttl_floor")
+        if below >= above
+        else (above, f"those longer than {_duration(ceiling)}", "more", "ttl_ceiling")
+    )
+    asking = (
+        "every session asks"
+        if share == 1
+        else f"{below_one(share)[1]} of the sessions ({which}) ask"
+    )
+    return (
+        f"host_policy.ttl_fraction is {fraction:g}: {asking} for {less} than "
+        f"{_granted(topology, bound)}"
+    )
+
+
+def _granted(topology: Topology, bound: str) -> str:
+    """The server's TTL ``bound`` (``ttl_floor``, ``ttl_ceiling``) as what it grants."""
+    value = scenario_text(f"topology.{bound}", getattr(topology, bound))
+    return f"topology.{bound} ({value}), which the server grants instead"
 
 
 def link_advice(points: list[Point], of_points: int) -> list[str]:

@@ -15,6 +15,7 @@ from .checks import (
     link_advice,
     log_span_advice,
     server_advice,
+    ttl_bound_advice,
     warmup_advice,
 )
 from .display_units import counted
@@ -31,6 +32,7 @@ ADVICE = (
     ignored_key_advice,
     inert_key_advice,
     fault_time_advice,
+    ttl_bound_advice,
 )
 """The checks of a study's setup, in the order their warnings are given."""
 

@@ -147,6 +147,19 @@ def sessions_ramp(t_ms: float, mean_ms: float, cv: float) -> float:
     return min(cut_mean / mean_ms, 1.0)  # (exp(log(mean)) may round above the mean)
 
 
+def sessions_shorter_share(length_ms: float, mean_ms: float, cv: float) -> float:
+    """The share of sessions shorter than ``length_ms``, their lengths of mean ``mean_ms``,
+    lognormal of coefficient of variation ``cv`` (fixed for 0), as the synthetic workload
+    draws them."""
+    sigma2 = math.log1p(cv * cv)
+    if sigma2 == 0:  # (fixed, or a spread too small to tell from none)
+        return float(mean_ms < length_ms)
+    if length_ms <= 0:
+        return 0.0
+    mu = math.log(mean_ms) - sigma2 / 2
+    return _normal_cdf((math.log(length_ms) - mu) / math.sqrt(sigma2))
+
+
 @functools.lru_cache(maxsize=256)
 def ramp_time_ms(mean_ms: float, cv: float, level: float = LEVEL) -> float:
     """When :func:`sessions_ramp` first reaches ``level``. Kept, as :func:`measured_ramp`:

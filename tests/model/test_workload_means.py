@@ -16,6 +16,7 @@ from nnrpsim.model.workload_means import (
     measured_ramp,
     ramp_time_ms,
     sessions_ramp,
+    sessions_shorter_share,
     workload_means,
 )
 from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
@@ -144,6 +145,16 @@ def test_the_sessions_ramp_is_the_mean_of_lengths_cut_at_t(cv):
     for t in (10_000.0, 60_000.0, 150_000.0, 400_000.0):
         drawn = np.minimum(lengths, t).mean() / lengths.mean()
         assert sessions_ramp(t, mean, cv) == pytest.approx(drawn, abs=0.003)
+
+
+@pytest.mark.parametrize("cv", [0, 0.25, 0.5, 2.0])
+def test_the_share_of_sessions_shorter_than_a_length_is_that_of_drawn_lengths(cv):
+    mean = 60_000.0
+    config = WorkloadConfig(session_duration_ms=mean, session_duration_cv=cv)
+    lengths = _durations(np.random.default_rng(np.random.SeedSequence(6)), 1_000_000, config)
+    for length in (0.0, 10_000.0, 59_999.0, 60_001.0, 150_000.0):
+        drawn = (lengths < length).mean()
+        assert sessions_shorter_share(length, mean, cv) == pytest.approx(drawn, abs=0.002)
 
 
 def test_fixed_lengths_ramp_linearly_and_the_level_time_inverts_the_ramp():

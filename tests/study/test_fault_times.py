@@ -4,13 +4,11 @@ reaches only the last memory sample, one within the warm-up leaves only its tail
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import StudyWarning, fault_time_advice
-from nnrpsim.scenario import load_scenario, sweep_points
+from nnrpsim.checks import fault_time_advice
+from tests.study.advice import advice, run_numbers
 
 STUDY = {
     "study": {"name": "faults", "seed": 3, "replications": 1, "duration": "40s", "warmup": "10s"},
@@ -19,22 +17,15 @@ STUDY = {
 }
 NUMBERS = ["hit_rate", "mean_gpu_bytes", "wire_bytes", "invalidations", "memory_settled_s"]
 SHIFT = "; set it within study.duration"
+FAULTS = [("restart_at", "restart"), ("memory_pressure_at", "budget cut")]
 
 
 def _advice(*overrides: str) -> list[str]:
-    points = sweep_points(load_scenario(STUDY, list(overrides)))
-    return fault_time_advice(points, len(points))
+    return advice(fault_time_advice, STUDY, *overrides)
 
 
 def _numbers(*overrides: str) -> tuple[list, list[str]]:
-    """A run's numbers, and the warnings its study gave."""
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", StudyWarning)
-        summary = nnrpsim.sweep(STUDY, list(overrides), progress=False)
-    return summary[NUMBERS].iloc[0].tolist(), [str(w.message) for w in caught]
-
-
-FAULTS = [("restart_at", "restart"), ("memory_pressure_at", "budget cut")]
+    return run_numbers(STUDY, NUMBERS, *overrides)
 
 
 @pytest.mark.parametrize(("key", "fault"), FAULTS)

@@ -286,8 +286,9 @@ CASES = [
                 },
             }
         },
-        "error: sweep.zip: positions 0 and 2 hold the same values (host_policy.ttl_hint: '1000ms', "
-        "topology.servers: 1): points 0 and 2 would be the same runs (give each combination once)\n",
+        "error: sweep.zip: positions 0 and 2 hold the same values (host_policy.ttl_hint: "
+        "'1000ms', topology.servers: 1): points 0 and 2 would be the same runs (give each "
+        "combination once)\n",
     ),
     (  # the results folder is the base's name: a swept one would be ignored
         {"sweep": {"grid": {"study.name": ["a", "b"]}}},
