@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
-from .inert_keys import INERT_KEYS, inert_reason, within
+from .inert_keys import INERT_KEYS, NO_KIND_CACHED, inert_reason, within, workload_kinds
 from .metrics import METRICS
 from .model.workload_means import (
     LEVEL,
@@ -52,6 +52,7 @@ def study_warnings(
     }
     return [
         *violation_warnings(summary),
+        *uncached_kinds_advice(points, len(points)),
         *ignored_key_advice(points, len(points)),
         *unmoved_key_warnings(summary, explained),
         *warmup_warnings(points, series),
@@ -152,6 +153,30 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
                 found.append(
                     (f"{key} is {said}, but {reason}: it changes nothing there", point.index)
                 )
+    return _by_text(found, of_points)
+
+
+def uncached_kinds_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each set of caching ``points`` (of ``of_points``) whose servers cache no
+    kind their workload's objects are of (:data:`nnrpsim.inert_keys.NO_KIND_CACHED`): every
+    body goes inline, as under ``never``, whatever the other caching keys say. Not where a
+    key the rule reads is swept: a point that caches nothing may be the grid's baseline."""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        scenario = point.scenario
+        if (
+            scenario.host_policy.name == "never"
+            or any(within(key, point.params) for key in NO_KIND_CACHED.controls)
+            or not NO_KIND_CACHED.holds(scenario)
+        ):
+            continue
+        cached = scenario_text("topology.object_kinds", scenario.topology.object_kinds)
+        kinds = ", ".join(sorted(workload_kinds(scenario)))
+        text = (
+            f"topology.object_kinds is {cached}, which holds none of the kinds of the "
+            f"workload's objects ({kinds}): every body goes inline, as under policy never"
+        )
+        found.append((text, point.index))
     return _by_text(found, of_points)
 
 

@@ -239,7 +239,7 @@ def _keys(args: argparse.Namespace) -> str:
     ]
     # (what makes a key do nothing, from the rules validate warns by: said after the match)
     for i, (key, default, text) in enumerate(rows):
-        if reasons := [rule.reason for rule in INERT_RULES if key in rule.keys]:
+        if reasons := [rule.reason for rule in INERT_RULES if rule.in_help and key in rule.keys]:
             rows[i] = (key, default, f"{text} Changes nothing where {'; where '.join(reasons)}.")
     if not rows:
         raise UsageError(f"keys: no key or help text mentions {args.word!r}")

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
+from .protocol import CacheObjectKind
 from .scenario import Scenario
 from .scenario.schema import HostPolicy
 
@@ -18,13 +19,15 @@ class InertRule:
     """``keys`` change nothing in a scenario for which ``holds``, as ``reason`` says;
     ``controls`` are the keys ``holds`` reads. ``names_fixed``: whether a key set, not swept,
     is worth a word (a baseline run of a file with ``--set host_policy.name=never`` keeps the
-    file's caching settings on purpose)."""
+    file's caching settings on purpose). ``in_help``: whether ``nnrpsim keys`` gives the
+    reason in each key's help (not a second way of caching nothing beside ``never``'s)."""
 
     keys: tuple[str, ...]
     controls: tuple[str, ...]
     holds: Callable[[Scenario], bool]
     reason: str
     names_fixed: bool = True
+    in_help: bool = True
 
 
 UNTIMED_ON_VECTOR = (
@@ -66,6 +69,53 @@ next body inlined anyway). Not the faults' times: the first ends the span in whi
 ``memory_settled_s`` is judged."""
 
 
+def workload_kinds(scenario: Scenario) -> set[str]:
+    """The kinds of the objects ``scenario``'s operations reference, by name: a trace's (its
+    ``kind`` column, else prompt segments), or a synthetic workload's shared kinds where shared
+    objects are referenced (or made from) and private kinds where private ones are; where a
+    namespace has fewer objects than kinds, some may not be drawn."""
+    workload = scenario.workload
+    if workload.trace is not None:
+        from .traces import load_trace  # (pandas: not for ``nnrpsim keys``)
+
+        codes = load_trace(workload.trace).object_kind
+        if codes is None:
+            return {CacheObjectKind.PROMPT_SEGMENT.name.lower()}
+        return {CacheObjectKind(int(code)).name.lower() for code in set(codes.tolist())}
+    objects, operations = workload.objects, workload.operations
+    kinds: set[str] = set()
+    if objects.shared_per_namespace and (
+        operations.shared_refs or objects.private_dependency_share
+    ):
+        kinds.update(objects.shared_kinds)
+    if objects.private_per_session and operations.private_refs:
+        kinds.update(objects.private_kinds)
+    return kinds
+
+
+NO_KIND_CACHED = InertRule(
+    tuple(key for key in NEVER_IGNORES if key != "topology.object_kinds"),
+    (
+        "topology.object_kinds",
+        "workload.trace",
+        "workload.objects.shared_kinds",
+        "workload.objects.private_kinds",
+        "workload.objects.shared_per_namespace",
+        "workload.objects.private_per_session",
+        "workload.objects.private_dependency_share",
+        "workload.operations.shared_refs",
+        "workload.operations.private_refs",
+    ),
+    lambda s: bool(kinds := workload_kinds(s)) and not kinds & set(s.topology.object_kinds),
+    "topology.object_kinds holds none of the kinds of the workload's objects, so every body "
+    "goes inline",
+    names_fixed=False,
+    in_help=False,
+)
+"""The servers cache no kind the workload's objects are of: the hosts inline every body, as
+under ``never``. A fixed case is named once, by the kinds (:func:`nnrpsim.checks.
+uncached_kinds_advice`), not by each caching key set."""
+
 INERT_RULES = (
     InertRule(
         UNTIMED_ON_VECTOR,
@@ -86,6 +136,7 @@ INERT_RULES = (
         "host_policy.name is never, which inlines everything",
         names_fixed=False,
     ),
+    NO_KIND_CACHED,
     InertRule(
         ("faults.announce_restart",),
         ("faults.restart_at",),

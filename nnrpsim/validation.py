@@ -16,6 +16,7 @@ from .checks import (
     log_span_advice,
     server_advice,
     ttl_bound_advice,
+    uncached_kinds_advice,
     warmup_advice,
 )
 from .display_units import counted
@@ -29,6 +30,7 @@ ADVICE = (
     log_span_advice,
     link_advice,
     server_advice,
+    uncached_kinds_advice,
     ignored_key_advice,
     inert_key_advice,
     fault_time_advice,

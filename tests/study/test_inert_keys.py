@@ -11,9 +11,15 @@ import warnings
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import StudyWarning, ignored_key_advice, inert_key_advice, unmoved_key_warnings
+from nnrpsim.checks import (
+    StudyWarning,
+    ignored_key_advice,
+    inert_key_advice,
+    uncached_kinds_advice,
+    unmoved_key_warnings,
+)
 from nnrpsim.cli import main
-from nnrpsim.inert_keys import INERT_RULES, UNTIMED_ON_VECTOR
+from nnrpsim.inert_keys import INERT_RULES, NO_KIND_CACHED, UNTIMED_ON_VECTOR
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import SHARED, write_yaml
 
@@ -73,6 +79,7 @@ SIZED = "workload.objects.kind_sizes={tool_schema: {median: 2KiB}}"
 HOLDS = {
     ("host_policy.ttl_hint",): ["host_policy.ttl_hint=5s"],
     ("host_policy.name",): ["host_policy.name=never", "host_policy.renew_margin=0.2"],
+    NO_KIND_CACHED.controls: ["topology.object_kinds=[camera_block]"],
     ("faults.restart_at",): [],
     ("faults.memory_pressure_at",): [],
     ("topology.gpu_memory",): ["topology.gpu_memory=null", "faults.memory_pressure_at=10s"],
@@ -250,3 +257,59 @@ def test_keys_says_what_makes_a_key_do_nothing(capsys):
         "which inlines everything; where faults.restart_at is null (no restart)."
     )
     assert main(["keys", "no restart"]) == 2  # (a rule's words are not the key's help)
+
+
+KINDLESS = "topology.object_kinds=[camera_block]"
+"""Servers that cache no kind :data:`STUDY`'s objects are of (prompt segments, tool schemas)."""
+
+
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_servers_that_cache_no_kind_of_the_workloads_are_named_and_run_as_never(engine):
+    told = (
+        "warning: all points: topology.object_kinds is [camera_block], which holds none of the "
+        "kinds of the workload's objects (prompt_segment, tool_schema): every body goes inline, "
+        "as under policy never"
+    )
+    assert told in nnrpsim.validate(STUDY, [KINDLESS, f"engine={engine}"]).warnings
+    numbers = ["hit_rate", "inline_rate_policy", "wire_bytes", "mean_gpu_bytes", "installs"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", StudyWarning)
+        kindless = nnrpsim.sweep(STUDY, [KINDLESS, f"engine={engine}"], progress=False)
+    assert told.removeprefix("warning: ") in [str(w.message) for w in caught]
+    never = nnrpsim.sweep(STUDY, ["host_policy.name=never", f"engine={engine}"], progress=False)
+    assert kindless[numbers].equals(never[numbers])
+    # once a kind of the workload's is cached, it caches
+    cached = nnrpsim.sweep(
+        STUDY, ["topology.object_kinds=[tool_schema]", f"engine={engine}"], progress=False
+    )
+    assert cached["hit_rate"].iloc[0] > 0
+
+
+def test_kindless_servers_are_not_named_where_the_grid_meant_them_or_nothing_is_cached():
+    def told(*overrides: str) -> list[str]:
+        points = sweep_points(load_scenario(STUDY, list(overrides)))
+        return uncached_kinds_advice(points, len(points))
+
+    assert told(KINDLESS) != []
+    assert told("sweep={grid: {topology.object_kinds: [[camera_block], [tool_schema]]}}") == []
+    assert told(KINDLESS, "sweep={grid: {workload.objects.shared_kinds: [{codec_table: 1}]}}") == []
+    assert told(KINDLESS, "host_policy.name=never") == []
+    assert told("topology.object_kinds=[tool_schema]") == []
+    # a workload that references only its private objects: their kinds alone count
+    private = ["workload.operations.shared_refs=0", "topology.object_kinds=[tool_schema]"]
+    assert "(prompt_segment)" in told(*private)[0]
+
+
+def test_a_traces_kinds_are_the_ones_its_log_names(tmp_path):
+    log = tmp_path / "log.csv"
+    log.write_text("time_ms,object,size_bytes,kind\n0,a,4096,tool_schema\n10,b,4096,3\n")
+    trace = [f"workload.trace={{path: {log}}}", "study.warmup=0s", "study.duration=1s"]
+
+    def told(kinds: str) -> list[str]:
+        scenario = load_scenario(
+            {"study": {"name": "t"}}, [*trace, f"topology.object_kinds={kinds}"]
+        )
+        return uncached_kinds_advice(sweep_points(scenario), 1)
+
+    assert "(tensor_section_table, tool_schema)" in told("[camera_block]")[0]
+    assert told("[tool_schema]") == []
