@@ -13,7 +13,15 @@ import numpy as np
 import pandas as pd
 
 from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
-from .inert_keys import INERT_KEYS, NO_KIND_CACHED, inert_reason, within, workload_kinds
+from .inert_keys import (
+    INERT_KEYS,
+    NO_KIND_CACHED,
+    WORKLOAD_KINDS,
+    inert_reason,
+    unused_kind_sizes,
+    within,
+    workload_kinds,
+)
 from .metrics import METRICS
 from .model.workload_means import (
     LEVEL,
@@ -58,6 +66,7 @@ def study_warnings(
         *warmup_warnings(points, series),
         *warmup_advice(vector, len(points)),
         *inert_key_advice(points, len(points)),
+        *kind_sizes_advice(points, len(points)),
         *fault_time_advice(points, len(points)),
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
@@ -177,6 +186,27 @@ def uncached_kinds_advice(points: list[Point], of_points: int) -> list[str]:
             f"workload's objects ({kinds}): every body goes inline, as under policy never"
         )
         found.append((text, point.index))
+    return _by_text(found, of_points)
+
+
+def kind_sizes_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each set of ``points`` (of ``of_points``) whose ``kind_sizes`` sizes a
+    kind no object of their workload is of (:func:`nnrpsim.inert_keys.unused_kind_sizes`):
+    that size changes nothing, most likely a kind left out of ``shared_kinds`` or
+    ``private_kinds``. Not where a key that sets the workload's kinds is swept: the grid may
+    draw the kind elsewhere."""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        if any(within(key, point.params) for key in WORKLOAD_KINDS):
+            continue
+        if unused := unused_kind_sizes(point.scenario):
+            kinds = ", ".join(sorted(workload_kinds(point.scenario))) or "none"
+            sizes = "that size changes" if len(unused) == 1 else "those sizes change"
+            text = (
+                f"workload.objects.kind_sizes sizes {', '.join(unused)}, which no object of "
+                f"the workload is (its kinds: {kinds}): {sizes} nothing"
+            )
+            found.append((text, point.index))
     return _by_text(found, of_points)
 
 

@@ -93,19 +93,21 @@ def workload_kinds(scenario: Scenario) -> set[str]:
     return kinds
 
 
+WORKLOAD_KINDS = (
+    "workload.trace",
+    "workload.objects.shared_kinds",
+    "workload.objects.private_kinds",
+    "workload.objects.shared_per_namespace",
+    "workload.objects.private_per_session",
+    "workload.objects.private_dependency_share",
+    "workload.operations.shared_refs",
+    "workload.operations.private_refs",
+)
+"""The keys :func:`workload_kinds` reads."""
+
 NO_KIND_CACHED = InertRule(
     tuple(key for key in NEVER_IGNORES if key != "topology.object_kinds"),
-    (
-        "topology.object_kinds",
-        "workload.trace",
-        "workload.objects.shared_kinds",
-        "workload.objects.private_kinds",
-        "workload.objects.shared_per_namespace",
-        "workload.objects.private_per_session",
-        "workload.objects.private_dependency_share",
-        "workload.operations.shared_refs",
-        "workload.operations.private_refs",
-    ),
+    ("topology.object_kinds", *WORKLOAD_KINDS),
     lambda s: bool(kinds := workload_kinds(s)) and not kinds & set(s.topology.object_kinds),
     "topology.object_kinds holds none of the kinds of the workload's objects, so every body "
     "goes inline",
@@ -115,6 +117,14 @@ NO_KIND_CACHED = InertRule(
 """The servers cache no kind the workload's objects are of: the hosts inline every body, as
 under ``never``. A fixed case is named once, by the kinds (:func:`nnrpsim.checks.
 uncached_kinds_advice`), not by each caching key set."""
+
+
+def unused_kind_sizes(scenario: Scenario) -> list[str]:
+    """The kinds ``workload.objects.kind_sizes`` sizes that no object the workload references
+    is of (a synthetic workload's: a trace gives its own sizes)."""
+    kinds = workload_kinds(scenario)
+    return [kind for kind in scenario.workload.objects.kind_sizes if kind not in kinds]
+
 
 INERT_RULES = (
     InertRule(
@@ -241,6 +251,12 @@ INERT_RULES = (
         ("workload.operations.private_refs",),
         lambda s: s.workload.operations.private_refs == 0,
         "workload.operations.private_refs is 0 (no operation references a private object)",
+    ),
+    InertRule(
+        ("workload.objects.size", "workload.objects.size.median", "workload.objects.size.sigma"),
+        ("workload.objects.kind_sizes", *WORKLOAD_KINDS),
+        lambda s: bool(kinds := workload_kinds(s)) and kinds <= set(s.workload.objects.kind_sizes),
+        "workload.objects.kind_sizes sizes every kind of the workload's objects",
     ),
     InertRule(
         ("topology.link.retransmit_timeout",),

@@ -12,6 +12,7 @@ from .checks import (
     fault_time_advice,
     ignored_key_advice,
     inert_key_advice,
+    kind_sizes_advice,
     link_advice,
     log_span_advice,
     server_advice,
@@ -33,6 +34,7 @@ ADVICE = (
     uncached_kinds_advice,
     ignored_key_advice,
     inert_key_advice,
+    kind_sizes_advice,
     fault_time_advice,
     ttl_bound_advice,
 )

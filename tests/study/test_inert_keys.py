@@ -15,11 +15,12 @@ from nnrpsim.checks import (
     StudyWarning,
     ignored_key_advice,
     inert_key_advice,
+    kind_sizes_advice,
     uncached_kinds_advice,
     unmoved_key_warnings,
 )
 from nnrpsim.cli import main
-from nnrpsim.inert_keys import INERT_RULES, NO_KIND_CACHED, UNTIMED_ON_VECTOR
+from nnrpsim.inert_keys import INERT_RULES, NO_KIND_CACHED, UNTIMED_ON_VECTOR, WORKLOAD_KINDS
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import SHARED, write_yaml
 
@@ -71,6 +72,9 @@ VALUES = {
     "workload.operations.private_refs": "[1, 4]",
     "topology.routing": "[round_robin, least_sessions]",
     "topology.link.retransmit_timeout": "[1ms, 200ms]",
+    "workload.objects.size": "[{median: 1KiB}, {median: 64KiB, sigma: 0.2}]",
+    "workload.objects.size.median": "[1KiB, 64KiB]",
+    "workload.objects.size.sigma": "[0.1, 1.5]",
 }
 
 SIZED = "workload.objects.kind_sizes={tool_schema: {median: 2KiB}}"
@@ -105,6 +109,9 @@ HOLDS = {
         "workload.objects.private_dependency_share=0.5",
     ],
     ("topology.link.loss",): [],
+    ("workload.objects.kind_sizes", *WORKLOAD_KINDS): [
+        "workload.objects.kind_sizes={prompt_segment: {median: 2KiB}, tool_schema: {median: 3KiB}}"
+    ],
 }
 """For each rule but the vector engine's (``test_unmoved_keys``), by the keys it reads:
 settings under which it holds."""
@@ -129,6 +136,9 @@ MOVES = {
     "host_policy.renewal_body": [],
     "topology.renewal": ["topology.hosts=2", "host_policy.renew_margin=0"],
     "topology.dependency_cascade": ["workload.objects.private_dependency_share=0.5"],
+    "workload.objects.size": [],
+    "workload.objects.size.median": [],
+    "workload.objects.size.sigma": [],
 }
 """Settings under which a rule does not hold and the key moves the numbers: the runs above
 could tell."""
@@ -313,3 +323,32 @@ def test_a_traces_kinds_are_the_ones_its_log_names(tmp_path):
 
     assert "(tensor_section_table, tool_schema)" in told("[camera_block]")[0]
     assert told("[tool_schema]") == []
+
+
+def test_sizes_for_a_kind_no_object_is_of_are_named_and_change_nothing():
+    unused = (
+        "workload.objects.kind_sizes={codec_table: {median: 2KiB}, tool_schema: {median: 2KiB}}"
+    )
+    told = (
+        "warning: all points: workload.objects.kind_sizes sizes codec_table, which no object of "
+        "the workload is (its kinds: prompt_segment, tool_schema): that size changes nothing"
+    )
+    assert told in nnrpsim.validate(STUDY, [unused]).warnings
+    used = "workload.objects.kind_sizes={tool_schema: {median: 2KiB}}"
+    assert nnrpsim.sweep(STUDY, [unused], progress=False).equals(
+        nnrpsim.sweep(STUDY, [used], progress=False)
+    )
+    points = sweep_points(load_scenario(STUDY, [used]))
+    assert kind_sizes_advice(points, 1) == []
+    # two unused; and none said where the grid sets the kinds (it may draw them elsewhere)
+    two = "workload.objects.kind_sizes={codec_table: {median: 2KiB}, camera_block: {median: 1B}}"
+    points = sweep_points(load_scenario(STUDY, [two]))
+    assert kind_sizes_advice(points, 1)[0].endswith(
+        "sizes codec_table, camera_block, which no object of the workload is (its kinds: "
+        "prompt_segment, tool_schema): those sizes change nothing"
+    )
+    kinds = (
+        "sweep={grid: {workload.objects.private_kinds: [{prompt_segment: 1}, {codec_table: 1}]}}"
+    )
+    points = sweep_points(load_scenario(STUDY, [two, kinds]))
+    assert kind_sizes_advice(points, len(points)) == []
