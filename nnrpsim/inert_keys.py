@@ -115,8 +115,8 @@ NO_KIND_CACHED = InertRule(
     in_help=False,
 )
 """The servers cache no kind the workload's objects are of: the hosts inline every body, as
-under ``never``. A fixed case is named once, by the kinds (:func:`nnrpsim.checks.
-uncached_kinds_advice`), not by each caching key set."""
+under ``never``. A fixed case is named once, by the kinds
+(:func:`nnrpsim.checks.uncached_kinds_advice`), not by each caching key set."""
 
 
 def unused_kind_sizes(scenario: Scenario) -> list[str]:

@@ -440,32 +440,29 @@ def _expanded(scenario: Scenario) -> list[Point]:
         params = {key: dotted(resolved_values, key) for key in params}  # in base units
         first = first_of.setdefault(json.dumps(params, sort_keys=True, default=repr), len(points))
         if first != len(points):
-            raise _same_runs(scenario.sweep, places[first], places[len(points)], first, len(points))
+            raise _same_runs(scenario.sweep, places, first, len(points))
         points.append(Point(len(points), params, resolved))
     return points
 
 
 def _same_runs(
-    sweep: Sweep,
-    first: tuple[tuple[int, ...], int],
-    again: tuple[tuple[int, ...], int],
-    first_index: int,
-    again_index: int,
+    sweep: Sweep, places: list[tuple[tuple[int, ...], int]], first: int, again: int
 ) -> ScenarioError:
-    """Two sweep points whose values resolve alike (a value listed twice, ``1s`` beside
-    ``1000ms``, ``auto`` beside the warm-up it chooses): with the same random numbers they
-    would be the same runs, run twice and drawn twice, so the sweep is refused. ``first``
-    and ``again`` are their places: each grid list's index, and the zip lists'."""
-    same = f"points {first_index} and {again_index} would be the same runs"
-    for (key, values), i, j in zip(sweep.grid.items(), first[0], again[0], strict=True):
+    """Sweep points ``first`` and ``again``, whose values resolve alike (a value listed twice,
+    ``1s`` beside ``1000ms``, ``auto`` beside the warm-up it chooses): with the same random
+    numbers they would be the same runs, run twice and drawn twice, so the sweep is refused.
+    ``places``: each point's index in each grid list, and in the zip lists."""
+    (grid_a, zip_a), (grid_b, zip_b) = places[first], places[again]
+    same = f"points {first} and {again} would be the same runs"
+    for (key, values), i, j in zip(sweep.grid.items(), grid_a, grid_b, strict=True):
         if i != j:
             a, b = values[i], values[j]
             listed = f"lists {a!r} twice" if a == b else f"lists {a!r} and {b!r}, which come alike"
             return ScenarioError(f"sweep.grid.{key}", f"{listed}: {same} (list each value once)")
-    held = ", ".join(f"{key}: {values[again[1]]!r}" for key, values in sweep.zip.items())
+    held = ", ".join(f"{key}: {values[zip_b]!r}" for key, values in sweep.zip.items())
     return ScenarioError(
         "sweep.zip",
-        f"positions {first[1]} and {again[1]} hold the same values ({held}): {same} (give each "
+        f"positions {zip_a} and {zip_b} hold the same values ({held}): {same} (give each "
         "combination once)",
     )
 
