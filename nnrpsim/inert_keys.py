@@ -253,6 +253,26 @@ INERT_RULES = (
         "workload.operations.private_refs is 0 (no operation references a private object)",
     ),
     InertRule(
+        ("host_policy.connection_ttl",),
+        (
+            "workload.trace",
+            "workload.objects.shared_per_namespace",
+            "workload.operations.shared_refs",
+            "workload.objects.private_dependency_share",
+        ),
+        lambda s: (
+            s.workload.trace is not None
+            or not (
+                s.workload.objects.shared_per_namespace
+                and (
+                    s.workload.operations.shared_refs or s.workload.objects.private_dependency_share
+                )
+            )
+        ),
+        "no object the workload references is owned by a connection: only shared objects are "
+        "(a trace's objects are its one session's)",
+    ),
+    InertRule(
         ("workload.objects.size", "workload.objects.size.median", "workload.objects.size.sigma"),
         ("workload.objects.kind_sizes", *WORKLOAD_KINDS),
         lambda s: bool(kinds := workload_kinds(s)) and kinds <= set(s.workload.objects.kind_sizes),

@@ -109,6 +109,12 @@ HOLDS = {
         "workload.objects.private_dependency_share=0.5",
     ],
     ("topology.link.loss",): [],
+    (
+        "workload.trace",
+        "workload.objects.shared_per_namespace",
+        "workload.operations.shared_refs",
+        "workload.objects.private_dependency_share",
+    ): ["workload.operations.shared_refs=0", "host_policy.name=connection_scope"],
     ("workload.objects.kind_sizes", *WORKLOAD_KINDS): [
         "workload.objects.kind_sizes={prompt_segment: {median: 2KiB}, tool_schema: {median: 3KiB}}"
     ],
@@ -136,6 +142,7 @@ MOVES = {
     "host_policy.renewal_body": [],
     "topology.renewal": ["topology.hosts=2", "host_policy.renew_margin=0"],
     "topology.dependency_cascade": ["workload.objects.private_dependency_share=0.5"],
+    "host_policy.connection_ttl": ["host_policy.name=connection_scope"],
     "workload.objects.size": [],
     "workload.objects.size.median": [],
     "workload.objects.size.sigma": [],
@@ -352,3 +359,26 @@ def test_sizes_for_a_kind_no_object_is_of_are_named_and_change_nothing():
     )
     points = sweep_points(load_scenario(STUDY, [two, kinds]))
     assert kind_sizes_advice(points, len(points)) == []
+
+
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_a_traces_objects_are_its_sessions_so_a_connection_ttl_changes_nothing(tmp_path, engine):
+    """Each object referenced every 3 s: under a 10 s lease it hits, under a 1 s one it would
+    not, were the connection to own it."""
+    rows = [f"{t},{'abc'[t // 1000 % 3]},4096" for t in range(0, 30_000, 1000)]
+    (tmp_path / "log.csv").write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
+    study = {
+        "study": {"name": "t", "duration": "30s", "replications": 1},
+        "engine": engine,
+        "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
+        "host_policy": {"name": "always", "ttl_hint": "10s"},
+        "sweep": {"grid": {"host_policy.connection_ttl": [None, "1s"]}},
+    }
+    points = sweep_points(load_scenario(study))
+    (told,) = ignored_key_advice(points, len(points))
+    assert "a trace's objects are its one session's" in told
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StudyWarning)
+        summary = nnrpsim.sweep(study, progress=False)
+    assert summary["hit_rate"].tolist() == [0.9, 0.9]
+    assert unmoved_key_warnings(summary)
