@@ -166,11 +166,29 @@ INERT_RULES = (
         "topology.gpu_memory is null (unlimited), and so is any fraction of it",
     ),
     InertRule(
-        ("topology.eviction",),
+        ("topology.eviction", "host_policy.refused_put_backoff"),
         ("topology.gpu_memory", "topology.max_cache_entries"),
         lambda s: s.topology.gpu_memory is None and s.topology.max_cache_entries == 0,
         "topology.gpu_memory is null (unlimited) and max_cache_entries 0 (none), so nothing is "
-        "ever evicted",
+        "ever evicted or refused room",
+    ),
+    InertRule(
+        ("host_policy.inline_after_invalidate",),
+        (
+            "topology.gpu_memory",
+            "topology.max_cache_entries",
+            "workload.invalidations.rate_per_s",
+            "faults.restart_at",
+            "faults.announce_restart",
+        ),
+        lambda s: (
+            s.topology.gpu_memory is None
+            and s.topology.max_cache_entries == 0
+            and s.workload.invalidations.rate_per_s == 0
+            and (s.faults.restart_at is None or not s.faults.announce_restart)
+        ),
+        "no server ends a lease under its host: topology.gpu_memory is null (unlimited), "
+        "max_cache_entries 0, workload.invalidations.rate_per_s 0 and no restart is announced",
     ),
     InertRule(
         ("topology.routing",),

@@ -97,6 +97,13 @@ HOLDS = {
     ],
     ("workload.objects.private_per_session",): ["workload.objects.private_per_session=0", SIZED],
     ("workload.operations.private_refs",): ["workload.operations.private_refs=0", SIZED],
+    (
+        "topology.gpu_memory",
+        "topology.max_cache_entries",
+        "workload.invalidations.rate_per_s",
+        "faults.restart_at",
+        "faults.announce_restart",
+    ): ["topology.gpu_memory=null", "workload.invalidations.rate_per_s=0"],
     ("topology.servers",): ["topology.hosts=2"],
     ("host_policy.renew_margin",): ["host_policy.renew_margin=0"],
     ("host_policy.renew_margin", "topology.hosts"): [
@@ -143,6 +150,8 @@ MOVES = {
     "topology.renewal": ["topology.hosts=2", "host_policy.renew_margin=0"],
     "topology.dependency_cascade": ["workload.objects.private_dependency_share=0.5"],
     "host_policy.connection_ttl": ["host_policy.name=connection_scope"],
+    "host_policy.refused_put_backoff": ["topology.gpu_memory=8KiB"],
+    "host_policy.inline_after_invalidate": [],
     "workload.objects.size": [],
     "workload.objects.size.median": [],
     "workload.objects.size.sigma": [],
@@ -382,3 +391,18 @@ def test_a_traces_objects_are_its_sessions_so_a_connection_ttl_changes_nothing(t
         summary = nnrpsim.sweep(study, progress=False)
     assert summary["hit_rate"].tolist() == [0.9, 0.9]
     assert unmoved_key_warnings(summary)
+
+
+@pytest.mark.parametrize("announce", [False, True])
+def test_inlining_after_an_invalidation_has_a_say_only_where_a_restart_is_announced(announce):
+    """Unlimited memory, no content changes: only an announced restart ends leases under
+    their hosts (unannounced, hosts learn of it by misses)."""
+    settings = [
+        "topology.gpu_memory=null",
+        "workload.invalidations.rate_per_s=0",
+        "faults.restart_at=10s",
+        f"faults.announce_restart={str(announce).lower()}",
+    ]
+    summary, before = _sweep("host_policy.inline_after_invalidate", settings)
+    assert bool(before) is not announce
+    assert bool(unmoved_key_warnings(summary)) is not announce
