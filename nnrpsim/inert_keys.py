@@ -148,6 +148,13 @@ INERT_RULES = (
     ),
     NO_KIND_CACHED,
     InertRule(
+        ("topology.default_lease_ttl",),
+        ("host_policy.ttl_hint",),
+        lambda s: s.host_policy.ttl_hint != 0,
+        "host_policy.ttl_hint is not 0s, so every SESSION_OPEN carries a hint and the server's "
+        "default is never asked for",
+    ),
+    InertRule(
         ("faults.announce_restart",),
         ("faults.restart_at",),
         lambda s: s.faults.restart_at is None,

@@ -152,6 +152,7 @@ MOVES = {
     "host_policy.connection_ttl": ["host_policy.name=connection_scope"],
     "host_policy.refused_put_backoff": ["topology.gpu_memory=8KiB"],
     "host_policy.inline_after_invalidate": [],
+    "topology.default_lease_ttl": ["host_policy.ttl_hint=0s"],
     "workload.objects.size": [],
     "workload.objects.size.median": [],
     "workload.objects.size.sigma": [],
