@@ -35,7 +35,7 @@ from .results import swept_columns
 from .runner import model_config
 from .scenario import Point, Scenario
 from .scenario.loader import dotted
-from .scenario.schema import SHORT_KEYS, Arrivals, Sessions, Study, Topology, Trace
+from .scenario.schema import SHORT_KEYS, Arrivals, Sessions, Study, Topology, Trace, describe
 from .traces import load_arrivals, load_trace, sessions_per_s
 from .warmup import climb_warning
 
@@ -146,7 +146,7 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
     (:func:`nnrpsim.inert_keys.inert_reason`): ``invalidation_sweep``'s 5 ms links run with
     ``--set engine=vector``, ``faults.announce_restart`` without a restart. A swept key,
     :func:`ignored_key_advice` names."""
-    defaults = Scenario().model_dump()
+    defaults = {key: default for key, default, _ in describe()}  # (a trace's keys too)
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         values = point.scenario.model_dump()
@@ -154,7 +154,7 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
             if key not in SHORT_KEYS:
                 continue  # (a section: its keys are judged one by one)
             value = dotted(values, key)
-            if within(key, point.params) or value == dotted(defaults, key):
+            if within(key, point.params) or value == defaults[key]:
                 continue
             reason = inert_reason(point.scenario, key, point.params)
             if reason is not None:

@@ -304,6 +304,13 @@ INERT_RULES = (
         "workload.objects.kind_sizes sizes every kind of the workload's objects",
     ),
     InertRule(
+        ("workload.trace.block_tokens", "workload.trace.kv_bytes_per_token"),
+        ("workload.trace", "workload.trace.path", "workload.trace.format"),
+        lambda s: s.workload.trace is not None and s.workload.trace.read_as != "mooncake",
+        "workload.trace is a reference log, whose rows give their sizes (a Mooncake trace's "
+        "blocks are sized by these)",
+    ),
+    InertRule(
         ("topology.link.retransmit_timeout",),
         ("topology.link.loss",),
         lambda s: s.topology.link.loss == 0,

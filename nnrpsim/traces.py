@@ -175,12 +175,9 @@ def load_trace(spec: Trace) -> ReferenceStream:
 
 @functools.lru_cache(maxsize=4)
 def _read_trace(spec: Trace, _version: tuple[int, int]) -> ReferenceStream:
-    path = Path(spec.path)
-    fmt = spec.format
-    if fmt == "auto":
-        fmt = {".jsonl": "mooncake", ".csv": "csv", ".parquet": "parquet"}.get(path.suffix.lower())
-        if fmt is None:
-            raise TraceError("workload.trace.format", f"cannot tell the format of {path.name}")
+    path, fmt = Path(spec.path), spec.read_as
+    if fmt is None:
+        raise TraceError("workload.trace.format", f"cannot tell the format of {path.name}")
     kinds = None
     if fmt == "mooncake":
         times, objects, sizes, operations = _mooncake(path, spec)

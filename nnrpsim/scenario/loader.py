@@ -468,8 +468,11 @@ def _same_runs(
 
 
 def dotted(values: dict, key: str) -> Any:
-    """The value at dotted ``key`` of a scenario's nested values."""
+    """The value at dotted ``key`` of a scenario's nested values; None within a section left
+    out (``workload.trace.block_tokens`` without a trace)."""
     for part in key.split("."):
+        if values is None:
+            return None
         values = values[part]
     return values
 

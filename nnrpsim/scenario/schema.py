@@ -8,6 +8,7 @@ import itertools
 import math
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Annotated, Any, Literal, get_args, get_origin
 
 from pydantic import (
@@ -281,6 +282,15 @@ class Trace(Section):
         327_680, gt=0, description="KV-cache bytes per token (320KiB: a 70B-class model)."
     )
     time_scale: float = Field(1.0, gt=0, description="Multiply trace times by this.")
+
+    @property
+    def read_as(self) -> str | None:
+        """The format the trace is read in: ``format``, or for ``auto`` the one its file's
+        extension names (None for another extension)."""
+        if self.format != "auto":
+            return self.format
+        suffix = Path(self.path).suffix.lower()
+        return {".jsonl": "mooncake", ".csv": "csv", ".parquet": "parquet"}.get(suffix)
 
     @model_validator(mode="after")
     def _block_fits_an_object(self) -> Trace:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import warnings
 
 import pytest
+import yaml
 
 import nnrpsim
 from nnrpsim.checks import (
@@ -23,6 +24,8 @@ from nnrpsim.cli import main
 from nnrpsim.inert_keys import INERT_RULES, NO_KIND_CACHED, UNTIMED_ON_VECTOR, WORKLOAD_KINDS
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import SHARED, write_yaml
+
+MOONCAKE = "data/traces/mooncake_synthetic_trace.jsonl"
 
 AZURE = SHARED / "data/traces/AzureLLMInferenceTrace_conv.csv"
 
@@ -176,10 +179,13 @@ def _sweep(key: str, settings: list[str], engine: str = "des"):
     return summary, ignored_key_advice(points, len(points))
 
 
+TRACE_SIZES = ("workload.trace.block_tokens", "workload.trace.kv_bytes_per_token")
+"""A Mooncake trace's block sizes: :data:`STUDY` is synthetic, so checked on traces below."""
+
 CASES = [
     (rule.controls, key)
     for rule in INERT_RULES
-    if rule.keys != UNTIMED_ON_VECTOR
+    if rule.keys not in (UNTIMED_ON_VECTOR, TRACE_SIZES)
     for key in rule.keys
 ]
 
@@ -407,3 +413,27 @@ def test_inlining_after_an_invalidation_has_a_say_only_where_a_restart_is_announ
     summary, before = _sweep("host_policy.inline_after_invalidate", settings)
     assert bool(before) is not announce
     assert bool(unmoved_key_warnings(summary)) is not announce
+
+
+@pytest.mark.parametrize("key", TRACE_SIZES)
+def test_a_mooncake_blocks_size_keys_change_nothing_on_a_reference_log(tmp_path, key):
+    """A log's rows give their sizes: named, and the same numbers; on the Mooncake trace the
+    same sweep moves them."""
+    (tmp_path / "log.csv").write_text(
+        "time_ms,object,size_bytes\n" + "".join(f"{t},{t % 7},{1000 + t}\n" for t in range(200))
+    )
+    values = {TRACE_SIZES[0]: "[256, 512]", TRACE_SIZES[1]: "[64KiB, 320KiB]"}[key]
+    for path, inert in [(tmp_path / "log.csv", True), (SHARED / MOONCAKE, False)]:
+        study = {
+            "study": {"name": "t", "duration": "20s", "replications": 1},
+            "engine": "vector",
+            "workload": {"trace": {"path": str(path)}},
+            "sweep": {"grid": {key: yaml.safe_load(values)}},
+        }
+        points = sweep_points(load_scenario(study))
+        told = ignored_key_advice(points, len(points))
+        assert bool(told) is inert and (not inert or "is a reference log" in told[0])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", StudyWarning)
+            summary = nnrpsim.sweep(study, progress=False)
+        assert bool(unmoved_key_warnings(summary)) is inert
