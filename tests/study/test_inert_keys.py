@@ -25,9 +25,8 @@ from nnrpsim.inert_keys import INERT_RULES, NO_KIND_CACHED, UNTIMED_ON_VECTOR, W
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import SHARED, write_yaml
 
-MOONCAKE = "data/traces/mooncake_synthetic_trace.jsonl"
-
 AZURE = SHARED / "data/traces/AzureLLMInferenceTrace_conv.csv"
+MOONCAKE = SHARED / "data/traces/mooncake_synthetic_trace.jsonl"
 
 STUDY = {
     "study": {"name": "inert", "seed": 5, "replications": 1, "duration": "30s", "warmup": "5s"},
@@ -423,7 +422,7 @@ def test_a_mooncake_blocks_size_keys_change_nothing_on_a_reference_log(tmp_path,
         "time_ms,object,size_bytes\n" + "".join(f"{t},{t % 7},{1000 + t}\n" for t in range(200))
     )
     values = {TRACE_SIZES[0]: "[256, 512]", TRACE_SIZES[1]: "[64KiB, 320KiB]"}[key]
-    for path, inert in [(tmp_path / "log.csv", True), (SHARED / MOONCAKE, False)]:
+    for path, inert in [(tmp_path / "log.csv", True), (MOONCAKE, False)]:
         study = {
             "study": {"name": "t", "duration": "20s", "replications": 1},
             "engine": "vector",
