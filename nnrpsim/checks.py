@@ -274,30 +274,43 @@ def ttl_bound_advice(points: list[Point], of_points: int) -> list[str]:
     server's default) or ``connection_ttl`` beyond one, or a ``ttl_fraction`` whose hint lies
     beyond one for most sessions (:data:`CLAMPED_SHARE`; in closed form, a session's hint
     being the fraction of its length). Such a point runs with the bound's TTL, and a sweep of
-    TTLs draws a flat stretch that is the bound's, not the workload's. (Not judged: policy
-    ``never``, which puts nothing, and a trace's one session, whose length is the trace's.)"""
+    TTLs draws a flat stretch that is the bound's, not the workload's. A trace's one session
+    asks for the fraction of the trace's window in the run. (Not judged: policy ``never``,
+    which puts nothing.)"""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         policy, topology = point.scenario.host_policy, point.scenario.topology
         if policy.name == "never":
             continue
-        fixed = [("host_policy.connection_ttl", policy.connection_ttl)]
-        if policy.ttl_hint == 0:
-            fixed.append(("topology.default_lease_ttl", topology.default_lease_ttl))
+        asks: list[tuple[str, float]] = []  # (what asks for a TTL, that TTL)
+        if policy.connection_ttl is not None:
+            asks.append(_asking("host_policy.connection_ttl", policy.connection_ttl))
+        if policy.ttl_hint == 0:  # (none: the server's default)
+            asks.append(_asking("topology.default_lease_ttl", topology.default_lease_ttl))
         elif policy.ttl_hint is not None:
-            fixed.append(("host_policy.ttl_hint", policy.ttl_hint))
-        elif point.scenario.workload.trace is None:
-            text = _fraction_beyond(policy.ttl_fraction, point.scenario.workload.sessions, topology)
-            if text:
-                found.append((text, point.index))
-        for key, ttl in fixed:
-            if ttl is not None and not topology.ttl_floor <= ttl <= topology.ttl_ceiling:
+            asks.append(_asking("host_policy.ttl_hint", policy.ttl_hint))
+        elif (trace := point.scenario.workload.trace) is not None:
+            # its one session's length: the trace's window in the run (as the runner cuts it)
+            length = load_trace(trace).before(int(point.scenario.study.duration)).duration_ms
+            hint = max(1, int(policy.ttl_fraction * length))
+            asked = f"the trace's one session asks for {_duration(hint)}"
+            asks.append((f"host_policy.ttl_fraction is {policy.ttl_fraction:g}: {asked}", hint))
+        elif text := _fraction_beyond(
+            policy.ttl_fraction, point.scenario.workload.sessions, topology
+        ):
+            found.append((text, point.index))
+        for asked, ttl in asks:
+            if not topology.ttl_floor <= ttl <= topology.ttl_ceiling:
                 side, bound = (
                     ("below", "ttl_floor") if ttl < topology.ttl_floor else ("above", "ttl_ceiling")
                 )
-                text = f"{key} is {scenario_text(key, ttl)}, {side} {_granted(topology, bound)}"
-                found.append((text, point.index))
+                found.append((f"{asked}, {side} {_granted(topology, bound)}", point.index))
     return _by_text(found, of_points)
+
+
+def _asking(key: str, ttl: float) -> tuple[str, float]:
+    """A key that asks for a fixed ``ttl``, as a warning names it, and that TTL."""
+    return f"{key} is {scenario_text(key, ttl)}", ttl
 
 
 def _fraction_beyond(fraction: float, sessions: Sessions, topology: Topology) -> str:

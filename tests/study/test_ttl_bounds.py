@@ -94,3 +94,24 @@ def test_a_fraction_is_named_where_most_sessions_ask_beyond_a_bound(overrides, s
 def test_policy_never_which_puts_nothing_is_not_judged():
     never = ["host_policy.name=never", "host_policy.ttl_hint=1h", "topology.ttl_ceiling=1s"]
     assert _advice(*never) == []
+
+
+def test_a_traces_one_session_asks_for_its_fraction_of_the_traces_window(tmp_path):
+    """A log of 29 s (each object every 3 s) under a 5 s ceiling: 0.75 of it asks 21.8 s,
+    and runs as a 5 s hint does; cut to a 6 s run, it asks less than 5 s."""
+    rows = "".join(f"{t},{'abc'[t // 1000 % 3]},4096\n" for t in range(0, 30_000, 1000))
+    (tmp_path / "log.csv").write_text("time_ms,object,size_bytes\n" + rows)
+    trace = {
+        "study": {"name": "t", "duration": "30s", "replications": 1},
+        "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
+        "topology": {"ttl_ceiling": "5s"},
+        "host_policy": {"name": "always"},
+    }
+    assert advice(ttl_bound_advice, trace) == [
+        "warning: all points: host_policy.ttl_fraction is 0.75: the trace's one session asks for "
+        f"21.8 s, above topology.ttl_ceiling (5 s), {GRANTED}"
+    ]
+    asked, _ = run_numbers(trace, NUMBERS)
+    assert asked == run_numbers(trace, NUMBERS, "host_policy.ttl_hint=5s")[0]
+    assert asked != run_numbers(trace, NUMBERS, "host_policy.ttl_hint=2s")[0]
+    assert advice(ttl_bound_advice, trace, "study.duration=6s") == []
