@@ -180,10 +180,10 @@ def uncached_kinds_advice(points: list[Point], of_points: int) -> list[str]:
         ):
             continue
         cached = scenario_text("topology.object_kinds", scenario.topology.object_kinds)
-        kinds = ", ".join(sorted(workload_kinds(scenario)))
         text = (
             f"topology.object_kinds is {cached}, which holds none of the kinds of the "
-            f"workload's objects ({kinds}): every body goes inline, as under policy never"
+            f"workload's objects ({_kinds_text(scenario)}): every body goes inline, as under "
+            "policy never"
         )
         found.append((text, point.index))
     return _by_text(found, of_points)
@@ -200,14 +200,18 @@ def kind_sizes_advice(points: list[Point], of_points: int) -> list[str]:
         if any(within(key, point.params) for key in WORKLOAD_KINDS):
             continue
         if unused := unused_kind_sizes(point.scenario):
-            kinds = ", ".join(sorted(workload_kinds(point.scenario))) or "none"
             sizes = "that size changes" if len(unused) == 1 else "those sizes change"
             text = (
                 f"workload.objects.kind_sizes sizes {', '.join(unused)}, which no object of "
-                f"the workload is (its kinds: {kinds}): {sizes} nothing"
+                f"the workload is (its kinds: {_kinds_text(point.scenario)}): {sizes} nothing"
             )
             found.append((text, point.index))
     return _by_text(found, of_points)
+
+
+def _kinds_text(scenario: Scenario) -> str:
+    """The kinds of a scenario's objects, as a warning lists them."""
+    return ", ".join(sorted(workload_kinds(scenario))) or "none"
 
 
 def ignored_key_advice(points: list[Point], of_points: int) -> list[str]:
