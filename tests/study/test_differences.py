@@ -78,7 +78,7 @@ def test_a_baseline_that_is_not_swept_or_not_among_the_values_is_named():
 
 def test_where_no_point_has_a_baseline_the_error_says_why():
     runs = _runs()
-    # both keys held: every point is its own baseline
+    # every point left holds the baseline's TTL: none differs from it
     with pytest.raises(nnrpsim.ScenarioError, match=r"every sweep point has host_policy.ttl_h"):
         paired_differences(runs[runs[TTL] == 5_000.0], {TTL: 5_000.0})
     # zipped: the TTL never changes without the budget
