@@ -238,6 +238,7 @@ INERT_RULES = (
         (
             "workload.objects.zipf_alpha",
             "workload.objects.shared_kinds",
+            "workload.objects.namespaces",
             "workload.operations.shared_refs",
         ),
         ("workload.objects.shared_per_namespace",),

@@ -190,6 +190,12 @@ def synthetic_plan(
         spread_share(config.private_dependency_share, config.private_objects_per_session)
     ).tolist()
     depends_on: dict[int, int] = {}
+    # a session's namespace is drawn only where it references shared objects: a draw that
+    # picks nothing would still move the draws after it, so a key that means nothing there
+    # (workload.objects.namespaces) would move the numbers
+    shared_used = config.shared_objects_per_namespace > 0 and (
+        config.shared_refs_per_operation > 0 or bool(made_from_shared)
+    )
     for host in range(hosts):
         starts = (
             _poisson_times(rng, sessions_per_ms, 0.0, duration_ms)
@@ -201,7 +207,7 @@ def synthetic_plan(
             n_private = config.private_objects_per_session
             first_private = n_shared + (session_id - 1) * n_private
             sizes.append(_lognormal_sizes(rng, private_laws))
-            namespace = int(rng.integers(config.namespaces))
+            namespace = int(rng.integers(config.namespaces)) if shared_used else 0
             end = min(start + length, duration_ms)
             op_times = _poisson_times(rng, op_rate, start, end)
             n_ops = len(op_times)
