@@ -168,8 +168,9 @@ def _records(args: argparse.Namespace) -> str:
         overrides=args.set,
         progress=not args.quiet and sys.stderr.isatty(),
     )
-    for warning in violation_warnings(pd.DataFrame([{"point": records.point, **records.metrics}])):
-        print(warning, file=sys.stderr)  # (as run says them: sessions behind, or a bug)
+    metrics = pd.DataFrame([{"point": records.point, **records.metrics}])
+    for warning in [*records.setup_warnings, *violation_warnings(metrics)]:
+        print(warning, file=sys.stderr)  # (as validate and run say them)
     heading = f"{records.title}; after the warm-up, "
     outcomes = records.outcomes()
     if outcomes.empty:

@@ -30,6 +30,7 @@ from .protocol import CacheObjectKind
 from .results import atomic_write, recorded_scenario
 from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
+from .validation import ADVICE
 
 OUTCOMES = pd.CategoricalDtype([outcome.name.lower() for outcome in RefOutcome])
 """What became of a reference: ``hit``, a server's cache error (each followed by an inline
@@ -82,6 +83,9 @@ class RunRecords:
     expired lease, a wrong version or stale content, a reference after an invalidation, an
     operation never completed); ``fallbacks`` counts the inline resubmissions after a cache
     error, ``fallbacks_completed`` those that completed."""
+    setup_warnings: list[str]
+    """What ``nnrpsim validate`` warns of the run's point (``point 3: ...``): a key its
+    settings make inert, a fault out of sight, a TTL the server replaces, a warm-up too short."""
 
     @property
     def title(self) -> str:
@@ -187,6 +191,9 @@ def run_records(
         params=points[chosen].params,
         metrics=metrics,
         **_frames(result, plan, config.warmup_ms),
+        setup_warnings=[
+            line for advise in ADVICE for line in advise([points[chosen]], len(points))
+        ],
     )
 
 

@@ -199,9 +199,22 @@ def test_the_command_explains_violations_as_a_study_does(small_yaml, capsys):
     assert main(["records", str(small_yaml), *slow]) == 0
     out, err = capsys.readouterr()
     assert "invariant violations 0" not in out
-    assert err.startswith("warning: point 3: sessions fell behind the offered load")
+    # what validate warns of (the short warm-up, the link), then what the run shows of it
+    warmup, link, behind = err.splitlines()
+    assert warmup.startswith("warning: point 3: from the 5 s warm-up to the run's end (40 s)")
+    assert link.startswith("warning: point 3: inlining every body would send about ")
+    assert behind.startswith("warning: point 3: sessions fell behind the offered load")
     assert main(["records", str(small_yaml), "--point", "3"]) == 0
-    assert capsys.readouterr().err == ""
+    assert capsys.readouterr().err == f"{warmup}\n"
+
+
+def test_the_command_says_what_validate_warns_of_its_point(small_yaml, capsys):
+    """A restart after the run's end never happens: said before the records, as by validate
+    and run, naming the point."""
+    late = ["--set", "faults.restart_at=1h", "--point", "2"]
+    assert main(["records", str(small_yaml), *late]) == 0
+    _, said = capsys.readouterr().err.splitlines()  # (after the study's short warm-up)
+    assert said.startswith("warning: point 2: faults.restart_at is 3600 s, after the runs' end")
 
 
 def test_a_run_with_no_references_after_its_warm_up_says_none(small_yaml, tmp_path, capsys):
