@@ -1,7 +1,9 @@
 """What a study must tell its reader beside its figures: runs that failed, rules the model
-broke or load it could not keep up with, and a warm-up too short for its memory's climb.
-``nnrpsim run`` prints these lines on stderr, and :class:`nnrpsim.study.StudyResult` keeps
-them; ``nnrpsim validate`` gives the warm-up's before anything runs."""
+broke or load it could not keep up with, a warm-up too short for its memory's climb, and
+settings that change nothing or not what they say (a key another setting makes inert, a
+fault out of sight, a TTL the server replaces). ``nnrpsim run`` prints these lines on
+stderr, and :class:`nnrpsim.study.StudyResult` keeps them; ``nnrpsim validate`` (and
+``records``, for its point) gives those of a study's setup before anything runs."""
 
 from __future__ import annotations
 
