@@ -238,8 +238,9 @@ FAULTS = (("restart_at", "restart"), ("memory_pressure_at", "budget cut"))
 def fault_time_advice(points: list[Point], of_points: int) -> list[str]:
     """A warning for each fault that ``points`` (of ``of_points``) time where a study cannot
     see it: after the runs' end, where it never happens (and the check after a run finds
-    nothing moved only where it is swept beside null), at the end itself (a run's last
-    memory sample, at its end, is the only one after it), or within the warm-up, where
+    nothing moved only where it is swept beside null), at the end itself (the notices it sends
+    at once and a run's last memory sample, at its end, are all that follows it), or within
+    the warm-up, where
     what it does at first (the misses after a restart, the evictions of a budget cut) goes
     unmeasured and the measured time holds only its tail."""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
@@ -254,8 +255,8 @@ def fault_time_advice(points: list[Point], of_points: int) -> list[str]:
                 end = scenario_text("study.duration", study.duration)
                 text = f"{said}, after the runs' end ({end}): no {fault} happens; {shift}"
             elif at == study.duration:
-                sees = f"only their last memory sample sees the {fault}"
-                text = f"{said}, the runs' end: {sees}; {shift}"
+                seen = "the runs see only its notices, sent at once, and their last memory sample"
+                text = f"{said}, the runs' end: of the {fault}, {seen}; {shift}"
             elif at < study.warmup:
                 warmup = scenario_text("study.warmup", study.warmup)
                 text = (

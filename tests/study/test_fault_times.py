@@ -1,6 +1,7 @@
 """A fault timed where a study cannot see it is named before the run and after it: one after
 the runs' end never happens (it ran as if unset, and nothing said so), one at the end itself
-reaches only the last memory sample, one within the warm-up leaves only its tail measured."""
+reaches only its notices and the last memory sample, one within the warm-up leaves only its
+tail measured."""
 
 from __future__ import annotations
 
@@ -40,8 +41,8 @@ def test_a_fault_after_the_end_is_named_and_changes_nothing(key, fault):
 @pytest.mark.parametrize(("key", "fault"), FAULTS)
 def test_a_fault_at_the_end_reaches_only_the_last_memory_sample(key, fault):
     assert _advice(f"faults.{key}=40s") == [
-        f"warning: all points: faults.{key} is 40 s, the runs' end: only their last memory "
-        f"sample sees the {fault}{SHIFT}"
+        f"warning: all points: faults.{key} is 40 s, the runs' end: of the {fault}, the runs "
+        f"see only its notices, sent at once, and their last memory sample{SHIFT}"
     ]
     at_end, unset = _numbers(f"faults.{key}=40s")[0], _numbers()[0]
     assert at_end[0] == unset[0] and at_end[1] < unset[1]  # (a hit rate alike, less memory)
