@@ -69,6 +69,15 @@ next body inlined anyway). Not the faults' times: the first ends the span in whi
 ``memory_settled_s`` is judged."""
 
 
+def references_shared(scenario: Scenario) -> bool:
+    """Whether a synthetic workload references shared objects: by its operations, or as the
+    sources its private objects are made from (the only objects a connection owns)."""
+    objects = scenario.workload.objects
+    return bool(objects.shared_per_namespace) and bool(
+        scenario.workload.operations.shared_refs or objects.private_dependency_share
+    )
+
+
 def workload_kinds(scenario: Scenario) -> set[str]:
     """The kinds of the objects ``scenario``'s operations reference, by name: a trace's (its
     ``kind`` column, else prompt segments), or a synthetic workload's shared kinds where shared
@@ -84,9 +93,7 @@ def workload_kinds(scenario: Scenario) -> set[str]:
         return {CacheObjectKind(int(code)).name.lower() for code in set(codes.tolist())}
     objects, operations = workload.objects, workload.operations
     kinds: set[str] = set()
-    if objects.shared_per_namespace and (
-        operations.shared_refs or objects.private_dependency_share
-    ):
+    if references_shared(scenario):
         kinds.update(objects.shared_kinds)
     if objects.private_per_session and operations.private_refs:
         kinds.update(objects.private_kinds)
@@ -286,15 +293,7 @@ INERT_RULES = (
             "workload.operations.shared_refs",
             "workload.objects.private_dependency_share",
         ),
-        lambda s: (
-            s.workload.trace is not None
-            or not (
-                s.workload.objects.shared_per_namespace
-                and (
-                    s.workload.operations.shared_refs or s.workload.objects.private_dependency_share
-                )
-            )
-        ),
+        lambda s: s.workload.trace is not None or not references_shared(s),
         "no object the workload references is owned by a connection: only shared objects are "
         "(a trace's objects are its one session's)",
     ),
