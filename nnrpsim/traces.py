@@ -3,7 +3,7 @@
 - Mooncake JSONL (``timestamp`` ms, ``input_length`` tokens, ``hash_ids``): every 512-token prefix
   block is a cache object, identified by its position and hash id; its size is its tokens times
   the KV-cache bytes per token (the last block of a prompt may be partial). A request, with all
-  its blocks, is one operation.
+  its blocks, is one operation. Its hash ids must be as many as its length makes blocks.
 - A generic CSV or Parquet reference log with columns ``time_ms``, ``object`` and ``size_bytes``,
   and optionally ``operation``: rows with the same value are one operation and must share a
   time (without it every row is its own operation); and optionally ``kind``: the object's kind,
@@ -215,11 +215,18 @@ def _mooncake(path: Path, spec: Trace):
                 raise TraceError(
                     f"{path.name}:{number}", f"not a Mooncake request ({err})"
                 ) from None
+            if len(blocks) != (whole := -(-tokens // spec.block_tokens)):
+                raise TraceError(  # a wrong block size would size every block wrong, silently
+                    f"{path.name}:{number}",
+                    f"{len(blocks):,} hash_ids, but an input_length of {tokens:,} tokens makes "
+                    f"{counted(whole, 'block')} of {spec.block_tokens:,} "
+                    "(workload.trace.block_tokens must be the trace's block size)",
+                )
             for position, block in enumerate(blocks):
                 block_tokens = min(spec.block_tokens, tokens - position * spec.block_tokens)
                 times.append(when)
                 objects.append(f"{position}:{block}")
-                sizes.append(max(block_tokens, 1) * spec.kv_bytes_per_token)
+                sizes.append(block_tokens * spec.kv_bytes_per_token)
                 requests.append(number)
     if not times:
         raise TraceError(str(path), "the trace has no block references")

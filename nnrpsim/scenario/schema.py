@@ -277,7 +277,12 @@ class Trace(Section):
     format: Literal["auto", "mooncake", "csv", "parquet"] = Field(
         "auto", description="auto: by file extension (.jsonl is Mooncake)."
     )
-    block_tokens: int = Field(512, gt=0, description="Tokens per Mooncake prefix block.")
+    block_tokens: int = Field(
+        512,
+        gt=0,
+        description="Tokens per Mooncake prefix block: the size the trace was cut in (a line's "
+        "hash_ids must number input_length / block_tokens, rounded up).",
+    )
     kv_bytes_per_token: Size = Field(
         327_680, gt=0, description="KV-cache bytes per token (320KiB: a 70B-class model)."
     )

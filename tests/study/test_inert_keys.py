@@ -6,6 +6,7 @@ number (and, for most, move some where it does not hold)."""
 
 from __future__ import annotations
 
+import json
 import warnings
 
 import pytest
@@ -26,7 +27,6 @@ from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import SHARED, write_yaml
 
 AZURE = SHARED / "data/traces/AzureLLMInferenceTrace_conv.csv"
-MOONCAKE = SHARED / "data/traces/mooncake_synthetic_trace.jsonl"
 
 STUDY = {
     "study": {"name": "inert", "seed": 5, "replications": 1, "duration": "30s", "warmup": "5s"},
@@ -418,13 +418,20 @@ def test_inlining_after_an_invalidation_has_a_say_only_where_a_restart_is_announ
 
 @pytest.mark.parametrize("key", TRACE_SIZES)
 def test_a_mooncake_blocks_size_keys_change_nothing_on_a_reference_log(tmp_path, key):
-    """A log's rows give their sizes: named, and the same numbers; on the Mooncake trace the
-    same sweep moves them."""
+    """A log's rows give their sizes: named, and the same numbers; on a Mooncake trace the
+    same sweep moves them (1,000 tokens in two hash ids: blocks of 500 to 999 tokens fit)."""
     (tmp_path / "log.csv").write_text(
         "time_ms,object,size_bytes\n" + "".join(f"{t},{t % 7},{1000 + t}\n" for t in range(200))
     )
-    values = {TRACE_SIZES[0]: "[256, 512]", TRACE_SIZES[1]: "[64KiB, 320KiB]"}[key]
-    for path, inert in [(tmp_path / "log.csv", True), (MOONCAKE, False)]:
+    (tmp_path / "t.jsonl").write_text(
+        "".join(
+            json.dumps({"timestamp": 100 * t, "input_length": 1000, "hash_ids": [t % 3, t % 5]})
+            + "\n"
+            for t in range(200)
+        )
+    )
+    values = {TRACE_SIZES[0]: "[500, 900]", TRACE_SIZES[1]: "[64KiB, 320KiB]"}[key]
+    for path, inert in [(tmp_path / "log.csv", True), (tmp_path / "t.jsonl", False)]:
         study = {
             "study": {"name": "t", "duration": "20s", "replications": 1},
             "engine": "vector",

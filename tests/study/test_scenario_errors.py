@@ -696,6 +696,12 @@ BAD_TRACES = [
     ("t.parquet", b"not parquet", "t.parquet: cannot read parquet:"),
     ("t.csv", b"time_ms,object,size_bytes\n", "t.csv: the log has no rows"),
     ("t.jsonl", b'{"timestamp": 0, "input_length": 0, "hash_ids": []}\n', "no block references"),
+    (  # hash ids and length disagree: the blocks' sizes would be wrong, silently
+        "t.jsonl",
+        GOOD_REQUEST + b'{"timestamp": 1, "input_length": 1025, "hash_ids": [1, 2]}\n',
+        "t.jsonl:2: 2 hash_ids, but an input_length of 1,025 tokens makes 3 blocks of 512 "
+        "(workload.trace.block_tokens must be the trace's block size)",
+    ),
     (
         "t.csv",
         b"time_ms,object,size_bytes,operation\n1,a,10,r1\n1,b,10,r2\n2,c,10,r1\n",
@@ -743,6 +749,21 @@ def test_a_swept_trace_is_checked_too(tmp_path, capsys):
     }
     assert main(["validate", str(write_yaml(tmp_path, document))]) == 2
     assert "bad.jsonl:1: not a Mooncake request (no 'timestamp')" in capsys.readouterr().err
+
+
+def test_a_swept_block_size_the_trace_was_not_cut_in_is_refused(tmp_path, capsys):
+    """600 tokens in two hash ids: blocks of 512 fit, blocks of 256 would be three."""
+    (tmp_path / "t.jsonl").write_bytes(GOOD_REQUEST)
+    document = {
+        "engine": "vector",
+        "workload": {"trace": {"path": "t.jsonl"}},
+        "sweep": {"grid": {"workload.trace.block_tokens": [512, 256]}},
+    }
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 2
+    assert capsys.readouterr().err == (
+        "error: t.jsonl:1: 2 hash_ids, but an input_length of 600 tokens makes 3 blocks of 256 "
+        "(workload.trace.block_tokens must be the trace's block size)\n"
+    )
 
 
 def test_scenario_that_is_not_utf8(tmp_path, capsys):

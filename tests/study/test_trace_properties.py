@@ -69,11 +69,20 @@ def test_a_reference_log_groups_rows_into_operations(rows):
     assert np.diff(stream.operation_bounds()).tolist() == sizes
 
 
+def _request(when: int, blocks: list[int], last_block_tokens: int) -> tuple[int, int, list[int]]:
+    """A Mooncake request whose input_length makes as many 512-token blocks as it has hash ids
+    (a request of another length is refused: see test_scenario_errors)."""
+    return when, (len(blocks) - 1) * 512 + last_block_tokens if blocks else 0, blocks
+
+
 @settings(max_examples=60, deadline=None)
 @given(
     requests=st.lists(
-        st.tuples(
-            st.integers(0, 10**7), st.integers(0, 3000), st.lists(st.integers(0, 5), max_size=6)
+        st.builds(
+            _request,
+            st.integers(0, 10**7),
+            st.lists(st.integers(0, 5), max_size=6),
+            st.integers(1, 512),
         ),
         min_size=1,
         max_size=20,
@@ -97,8 +106,7 @@ def test_mooncake_blocks_are_objects_by_position_and_hash(requests):
         for position, block in enumerate(blocks):
             times.append(when)
             objects.append(f"{position}:{block}")
-            tokens_here = min(block_tokens, tokens - position * block_tokens)
-            sizes.append(max(tokens_here, 1) * per_token)
+            sizes.append(min(block_tokens, tokens - position * block_tokens) * per_token)
     _check(stream, np.asarray(times, np.float64), np.asarray(objects), np.asarray(sizes))
     # A request is one operation: its blocks, together, in time order (ties in file order).
     order = sorted((when, line) for line, (when, _, blocks) in enumerate(requests) if blocks)
