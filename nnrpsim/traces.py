@@ -19,6 +19,7 @@ import functools
 import hashlib
 import json
 import math
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -267,11 +268,17 @@ def _is_whole(value) -> bool:
 
 def _read_table(path: Path, fmt: str) -> pd.DataFrame:
     try:
-        return (  # object names stay text: "007" is not "7", and "NA" is a name, not missing
-            pd.read_csv(path, dtype={"object": str}, keep_default_na=False)
-            if fmt == "csv"
-            else pd.read_parquet(path)
-        )
+        if fmt == "parquet":
+            return pd.read_parquet(path)
+        with warnings.catch_warnings():
+            # a row longer than the header: pandas took its first fields for an index and read
+            # the rest into the columns one place along; without an index, it warns instead
+            warnings.simplefilter("error", pd.errors.ParserWarning)
+            # names stay text: "007" is not "7", and "NA" is a name, not missing
+            names = {"object": str, "operation": str}
+            return pd.read_csv(path, dtype=names, keep_default_na=False, index_col=False)
+    except pd.errors.ParserWarning:
+        raise TraceError(str(path), "a row has more fields than the header has names") from None
     except Exception as err:  # pandas raises many kinds; all mean "not a readable log"
         raise TraceError(str(path), f"cannot read {fmt}: {str(err).splitlines()[0]}") from None
 
@@ -302,17 +309,12 @@ def _reference_log(path: Path, fmt: str):
         raise TraceError(
             f"{path.name}:size_bytes", f"row {int(fractional[0])}: must be a whole number of bytes"
         )
-    # a name may be any text ("NA" too), but not none: an empty cell (or a Parquet null) is a
-    # hole in the log, which would otherwise pool every such row into one hot object
-    unnamed = frame["object"].isna().to_numpy() | (frame["object"].astype(str) == "").to_numpy()
-    if unnamed.any():
-        raise TraceError(f"{path.name}:object", f"row {int(np.flatnonzero(unnamed)[0])}: empty")
-    objects = frame["object"].astype(str).to_numpy()
+    objects = _names(frame, "object", path)
     times = numeric["time_ms"]
     if "operation" not in frame.columns:
         operations = np.arange(len(frame), dtype=np.int64)
     else:
-        operations = pd.factorize(frame["operation"].astype(str))[0].astype(np.int64)
+        operations = pd.factorize(_names(frame, "operation", path))[0].astype(np.int64)
         first_time = pd.Series(times).groupby(operations).transform("first").to_numpy()
         if (apart := np.flatnonzero(first_time != times)).size:
             raise TraceError(
@@ -321,6 +323,17 @@ def _reference_log(path: Path, fmt: str):
             )
     kinds = None if "kind" not in frame.columns else _kinds(frame["kind"], objects, path)
     return times, objects, numeric["size_bytes"].astype(np.int64), operations, kinds
+
+
+def _names(frame: pd.DataFrame, column: str, path: Path) -> np.ndarray:
+    """A column of names as text. A name may be any text ("NA" too), but not none: an empty
+    cell (or a Parquet null) is a hole in the log, which would otherwise pool every such row
+    into one hot object, or one operation."""
+    names = frame[column].astype(str)
+    empty = frame[column].isna().to_numpy() | (names == "").to_numpy()
+    if empty.any():
+        raise TraceError(f"{path.name}:{column}", f"row {int(np.flatnonzero(empty)[0])}: empty")
+    return names.to_numpy()
 
 
 def _kinds(column: pd.Series, objects: np.ndarray, path: Path) -> np.ndarray:

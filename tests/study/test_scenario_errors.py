@@ -692,6 +692,18 @@ BAD_TRACES = [
     # an empty cell names no object (pooled, such rows made one hot object); "NA" is a name
     ("t.csv", b"time_ms,object,size_bytes\n1,NA,3\n2,,3\n", "t.csv:object: row 1: empty"),
     ("t.parquet", _parquet({"object": ["a", None]}), "t.parquet:object: row 1: empty"),
+    # so is an empty operation: such rows were pooled into one operation
+    (
+        "t.csv",
+        b"time_ms,object,size_bytes,operation\n1,a,3,r1\n2,b,3,\n",
+        "operation: row 1: empty",
+    ),
+    ("t.parquet", _parquet({"operation": ["r1", None]}), "t.parquet:operation: row 1: empty"),
+    (  # a row longer than the header: pandas read its columns one place along
+        "t.csv",
+        b"time_ms,object,size_bytes\n0,100,1,500\n",
+        "t.csv: a row has more fields than the header has names",
+    ),
     ("t.txt", b"1,a,10\n", "workload.trace.format: cannot tell the format of t.txt"),
     ("t.parquet", b"not parquet", "t.parquet: cannot read parquet:"),
     ("t.csv", b"time_ms,object,size_bytes\n", "t.csv: the log has no rows"),

@@ -9,12 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nnrpsim.protocol import U32_MAX, CacheObjectKind
 from nnrpsim.scenario.schema import Trace
-from nnrpsim.traces import load_trace
+from nnrpsim.traces import TraceError, load_trace
 
 ROWS = st.lists(
     st.tuples(
@@ -73,6 +74,17 @@ def _request(when: int, blocks: list[int], last_block_tokens: int) -> tuple[int,
     """A Mooncake request whose input_length makes as many 512-token blocks as it has hash ids
     (a request of another length is refused: see test_scenario_errors)."""
     return when, (len(blocks) - 1) * 512 + last_block_tokens if blocks else 0, blocks
+
+
+def test_operation_names_are_text(tmp_path):
+    """``007`` and ``7`` are two operations, as they are two objects (read as numbers, they
+    were one operation at two times: an error)."""
+    path = tmp_path / "log.csv"
+    path.write_text("time_ms,object,size_bytes,operation\n1,a,3,007\n2,b,3,7\n3,c,3,007\n")
+    with pytest.raises(TraceError, match="row 2: an operation's rows must share time_ms"):
+        load_trace(Trace(path=str(path)))
+    path.write_text("time_ms,object,size_bytes,operation\n1,a,3,007\n1,c,3,007\n2,b,3,7\n")
+    assert np.diff(load_trace(Trace(path=str(path))).operation_bounds()).tolist() == [2, 1]
 
 
 @settings(max_examples=60, deadline=None)
