@@ -98,10 +98,11 @@ def counted(count: int, noun: str) -> str:
 
 
 def figures(value: float, count: int = 3) -> str:
-    """``value`` to ``count`` significant figures, without an exponent from 1,000 up:
-    ``2,390`` (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``."""
+    """``value`` to ``count`` significant figures, without an exponent where the figures
+    reach the units: ``2,390`` (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``, and to two
+    figures ``110`` (``.2g`` wrote ``1.1e+02``)."""
     rounded = float(f"{value:.{count}g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 1000 else f"{rounded:.{count}g}"
+    return f"{rounded:,.0f}" if abs(rounded) >= 10 ** (count - 1) else f"{rounded:.{count}g}"
 
 
 def below_one(fraction: float) -> tuple[str, str]:

@@ -29,11 +29,23 @@ def test_durations_take_the_unit_of_the_largest(values_ms, text):
 
 
 @pytest.mark.parametrize(
-    ("value", "text"),
-    [(2_394.6, "2,390"), (1_234_567.0, "1,230,000"), (23.94, "23.9"), (0.01, "0.01"), (60.0, "60")],
+    ("value", "count", "text"),
+    [
+        (2_394.6, 3, "2,390"),
+        (1_234_567.0, 3, "1,230,000"),
+        (23.94, 3, "23.9"),
+        (0.01, 3, "0.01"),
+        (60.0, 3, "60"),
+        (111.6, 2, "110"),  # (.2g wrote 1.1e+02 for 100-999: compare's intervals, say)
+        (-150.0, 2, "-150"),
+        (99.99, 2, "100"),
+        (9.96, 2, "10"),
+        (9.94, 2, "9.9"),
+        (12_345.6, 4, "12,350"),
+    ],
 )
-def test_figures_without_an_exponent(value, text):
-    assert figures(value) == text
+def test_figures_without_an_exponent(value, count, text):
+    assert figures(value, count) == text
 
 
 @pytest.mark.parametrize(
