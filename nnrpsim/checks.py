@@ -1,7 +1,8 @@
 """What a study must tell its reader beside its figures: runs that failed, rules the model
 broke or load it could not keep up with, a warm-up too short for its memory's climb, and
 settings that change nothing or not what they say (a key another setting makes inert, a
-fault out of sight, a TTL the server replaces). ``nnrpsim run`` prints these lines on
+fault out of sight, a TTL the server replaces, a policy whose thresholds cache next to
+nothing). ``nnrpsim run`` prints these lines on
 stderr, and :class:`nnrpsim.study.StudyResult` keeps them; ``nnrpsim validate`` (and
 ``records``, for its point) gives those of a study's setup before anything runs."""
 
@@ -25,6 +26,8 @@ from .inert_keys import (
     workload_kinds,
 )
 from .metrics import METRICS
+from .model.policies import CachePolicy, make_policy
+from .model.policy_reach import PolicyReach, policy_reach
 from .model.workload_means import (
     LEVEL,
     least_warmup_ms,
@@ -63,6 +66,7 @@ def study_warnings(
     return [
         *violation_warnings(summary),
         *uncached_kinds_advice(points, len(points)),
+        *policy_reach_advice(points, len(points)),
         *ignored_key_advice(points, len(points)),
         *unmoved_key_warnings(summary, explained),
         *warmup_warnings(points, series),
@@ -189,6 +193,76 @@ def uncached_kinds_advice(points: list[Point], of_points: int) -> list[str]:
         )
         found.append((text, point.index))
     return _by_text(found, of_points)
+
+
+UNCACHED_SHARE = 0.01
+"""A policy whose thresholds cache the objects of fewer references than this is named."""
+
+REACH_KEYS = (
+    "topology.hosts",
+    "workload.sessions",
+    "workload.operations",
+    "workload.objects",
+    "host_policy.name",
+    "host_policy.min_object_size",
+    "host_policy.min_reuse",
+    "host_policy.connection_ttl",
+)
+"""The keys (and sections) that set which objects a policy's thresholds pass."""
+
+
+def policy_reach_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each set of ``points`` (of ``of_points``) whose host policy's size and
+    reuse thresholds pass the objects of fewer than :data:`UNCACHED_SHARE` of a synthetic
+    workload's references (:func:`nnrpsim.model.policy_reach.policy_reach`, in closed form):
+    its TTL, renewal and memory keys have next to no say there, and a hit rate near zero is
+    the thresholds' verdict on the workload. Not where a key of :data:`REACH_KEYS` is swept
+    (a point that caches nothing may be the grid's point), nor for ``never`` or a trace."""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        scenario = point.scenario
+        if (
+            scenario.host_policy.name == "never"
+            or scenario.workload.trace is not None
+            or any(within(param, REACH_KEYS) for param in point.params)
+            or any(within(key, point.params) for key in REACH_KEYS)
+        ):
+            continue
+        config = model_config(scenario)
+        policy = make_policy(config.policy)
+        per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
+        reach = policy_reach(config.workload, policy, per_host_ms)
+        if reach.cached_share < UNCACHED_SHARE:
+            found.append((_reach_text(scenario, policy, reach), point.index))
+    return _by_text(found, of_points)
+
+
+def _reach_text(scenario: Scenario, policy: CachePolicy, reach: PolicyReach) -> str:
+    least = scenario_text("host_policy.min_object_size", policy.min_object_bytes)
+    uses = []
+    if not math.isnan(reach.private_reuse):
+        uses.append(f"a private object {figures(reach.private_reuse, 2)} times")
+    if not math.isnan(reach.top_shared_reuse):
+        lasting = " while its connection lease lasts" if policy.connection_ttl_ms else ""
+        top = figures(reach.top_shared_reuse, 2)
+        uses.append(f"the most popular shared one {top} times{lasting}")
+    return (
+        f"host_policy.name is {scenario.host_policy.name}, which caches objects larger than "
+        f"{least} expected to be used more than {policy.min_expected_reuse:g} times in their "
+        f"session: those of {_percent(reach.cached_share)} of the references here "
+        f"({_percent(reach.large_enough_share)} are to objects larger than {least}; "
+        f"a session of the mean length, {_duration(scenario.workload.sessions.duration)}, "
+        f"uses {' and '.join(uses)}), so its TTL, renewal and memory keys have next to no say "
+        "and its hit rate is near 0"
+    )
+
+
+def _percent(share: float) -> str:
+    """A share as a percentage: two figures below 10 % (``0.51 %``), and as many decimals
+    as keep a share below one below 100 % (``99.6 %``)."""
+    if share >= 1:
+        return "100 %"
+    return below_one(share)[1] if share >= 0.1 else f"{figures(share * 100, 2)} %"
 
 
 def kind_sizes_advice(points: list[Point], of_points: int) -> list[str]:

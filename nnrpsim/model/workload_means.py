@@ -65,11 +65,11 @@ def clipped_lognormal_mean(mu: float, sigma: float, low: float, high: float) -> 
     still a few GiB."""
     if sigma == 0:
         return min(max(math.exp(mu), low), high)
-    above = high * _normal_cdf((mu - math.log(high)) / sigma)
+    above = high * normal_cdf((mu - math.log(high)) / sigma)
     middle = math.exp(_log_mean_below(high, mu, sigma))
     if low <= 0:
         return middle + above
-    below = low * _normal_cdf((math.log(low) - mu) / sigma)
+    below = low * normal_cdf((math.log(low) - mu) / sigma)
     return below + middle - math.exp(_log_mean_below(low, mu, sigma)) + above
 
 
@@ -81,7 +81,7 @@ def _log_mean_below(edge: float, mu: float, sigma: float) -> float:
     z = (math.log(edge) - mu) / sigma
     x = z - sigma
     if x > -30:  # (then sigma < 30 + sqrt(log edge - mu): its square cannot overflow)
-        return mu + sigma * sigma / 2 + math.log(_normal_cdf(x))
+        return mu + sigma * sigma / 2 + math.log(normal_cdf(x))
     u = 1 / (x * x)
     series = -math.log(-x) - 0.5 * math.log(2 * math.pi) + math.log1p(-u + 3 * u * u - 15 * u**3)
     return math.log(edge) - z * z / 2 + series
@@ -93,6 +93,23 @@ def _inline_bytes(mean_size: np.ndarray) -> np.ndarray:
     return INLINE_OBJECT_HEADER_LEN + mean_size + (INLINE_OBJECT_ALIGN - 1) / 2
 
 
+def references_seen(config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The chance that an operation references each shared object of a namespace, by rank,
+    and each private object of its session, at least once (the operation's distinct objects)."""
+    shared_seen = (
+        1
+        - (1 - popularity(config.shared_objects_per_namespace, config.zipf_alpha))
+        ** config.shared_refs_per_operation
+    )
+    n_private = config.private_objects_per_session
+    private_seen = (
+        np.full(n_private, 1 - (1 - 1 / n_private) ** config.private_refs_per_operation)
+        if n_private
+        else np.zeros(0)
+    )
+    return shared_seen, private_seen
+
+
 @functools.lru_cache(maxsize=1024)
 def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMeans:
     """The means of ``config`` with sessions starting at ``sessions_per_s`` over all hosts
@@ -101,19 +118,12 @@ def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMea
     concurrent = sessions_per_s * config.session_duration_ms / 1000.0
     operations_per_s = concurrent * config.operation_rate_per_s
 
-    per_namespace = config.shared_objects_per_namespace
-    shared_kinds = spread_kinds(config.shared_kinds, per_namespace)
-    shared_sizes = _mean_sizes(shared_kinds, config)
-    shared_seen = (
-        1 - (1 - popularity(per_namespace, config.zipf_alpha)) ** config.shared_refs_per_operation
+    shared_seen, private_seen = references_seen(config)
+    shared_sizes = _mean_sizes(
+        spread_kinds(config.shared_kinds, config.shared_objects_per_namespace), config
     )
-
-    n_private = config.private_objects_per_session
-    private_sizes = _mean_sizes(spread_kinds(config.private_kinds, n_private), config)
-    private_seen = (
-        np.full(n_private, 1 - (1 - 1 / n_private) ** config.private_refs_per_operation)
-        if n_private
-        else np.zeros(0)
+    private_sizes = _mean_sizes(
+        spread_kinds(config.private_kinds, config.private_objects_per_session), config
     )
     inline_per_operation = float(
         shared_seen @ _inline_bytes(shared_sizes) + private_seen @ _inline_bytes(private_sizes)
@@ -157,7 +167,7 @@ def sessions_shorter_share(length_ms: float, mean_ms: float, cv: float) -> float
     if length_ms <= 0:
         return 0.0
     mu = math.log(mean_ms) - sigma2 / 2
-    return _normal_cdf((math.log(length_ms) - mu) / math.sqrt(sigma2))
+    return normal_cdf((math.log(length_ms) - mu) / math.sqrt(sigma2))
 
 
 @functools.lru_cache(maxsize=256)
@@ -204,7 +214,7 @@ def _least_reaching(reaches: Callable[[float], bool], low: float, high: float) -
     return high
 
 
-def _normal_cdf(x: float) -> float:
+def normal_cdf(x: float) -> float:
     return 0.5 * math.erfc(-x / math.sqrt(2.0))
 
 

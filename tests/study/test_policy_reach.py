@@ -1,0 +1,103 @@
+"""A host policy whose thresholds cache next to nothing of the workload is named before the
+run and after it: best_practice in one-minute sessions of an operation every 50 s inlined every
+body, its TTL sweep drew a flat line at a hit rate of 0, and the only word was that the TTL
+"changes nothing" (another key fixes it, or the engine ignores it)."""
+
+from __future__ import annotations
+
+import pytest
+
+import nnrpsim
+from nnrpsim.checks import policy_reach_advice
+from nnrpsim.model.policies import make_policy
+from nnrpsim.model.policy_reach import policy_reach
+from nnrpsim.runner import model_config
+from nnrpsim.scenario import load_scenario
+from nnrpsim.traces import sessions_per_s
+from tests.conftest import SHARED
+from tests.study.advice import advice, run_numbers
+
+STUDY = {
+    "study": {"name": "reach", "seed": 3, "replications": 2, "duration": "20min", "warmup": "0s"},
+    "engine": "vector",
+    "workload": {"sessions": {"rate_per_s": 2, "duration": "60s"}},
+}
+
+
+def _closed_form(*overrides: str) -> float:
+    scenario = load_scenario(STUDY, list(overrides))
+    config = model_config(scenario)
+    per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
+    return policy_reach(config.workload, make_policy(config.policy), per_host_ms).cached_share
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ("workload.operations.rate_per_s=0.05",),
+        ("workload.operations.rate_per_s=0.1", "workload.sessions.duration_cv=1"),
+        ("workload.operations.rate_per_s=0.02",),
+        ("workload.objects.size={median: 1KiB, sigma: 0.5}",),  # sizes about the least
+        (  # fixed lengths: reuse exactly 3 does not pass "more than 3"
+            "host_policy={name: threshold, min_reuse: 3}",
+            "workload.operations.rate_per_s=0.2",
+            "workload.sessions={rate_per_s: 2, duration: 30s, duration_cv: 0}",
+        ),
+        ("host_policy.name=connection_scope", "workload.operations.rate_per_s=0.05"),
+        (
+            "host_policy={name: threshold, min_reuse: 10, min_object_size: 20KiB}",
+            "workload.operations.rate_per_s=0.3",
+            "workload.sessions.duration_cv=2",
+        ),
+    ],
+)
+def test_the_closed_form_share_cached_is_what_the_hosts_cache(overrides):
+    """The share of references whose object the policy caches, against the references the
+    runs did not inline by policy (20 minutes of 2 sessions a second, two replications)."""
+    (inlined,), _ = run_numbers(STUDY, ["inline_rate_policy"], *overrides)
+    assert _closed_form(*overrides) == pytest.approx(1 - inlined, abs=0.025)
+
+
+RARE = "workload.operations.rate_per_s=0.02"
+TOLD = (
+    "host_policy.name is best_practice, which caches objects larger than 1 KiB expected to be "
+    "used more than 2 times in their session: those of 0.51 % of the references here (99.7 % "
+    "are to objects larger than 1 KiB; a session of the mean length, 60 s, uses a private "
+    "object 0.6 times and the most popular shared one 0.45 times), so its TTL, renewal and "
+    "memory keys have next to no say and its hit rate is near 0"
+)
+
+
+def test_a_policy_that_caches_next_to_nothing_is_named_before_and_after_the_run():
+    assert advice(policy_reach_advice, STUDY, RARE) == [f"warning: all points: {TOLD}"]
+    assert f"warning: all points: {TOLD}" in nnrpsim.validate(STUDY, [RARE]).warnings
+    (hit_rate, inlined), said = run_numbers(STUDY, ["hit_rate", "inline_rate_policy"], RARE)
+    assert f"all points: {TOLD}" in said
+    assert hit_rate < 0.01 and inlined > 0.99
+    # sizes the cause: reused often enough, but few objects larger than 1 KiB
+    small = advice(policy_reach_advice, STUDY, "workload.objects.size={median: 900, sigma: 0.05}")
+    assert "(0.46 % are to objects larger than 1 KiB; " in small[0]
+    assert "uses a private object 30 times and the most popular shared one 22 times" in small[0]
+    # a connection's lease counts the reuse over the host's sessions of the namespace
+    connection = "host_policy={name: threshold, min_reuse: 200, connection_ttl: 10s}"
+    told = advice(policy_reach_advice, STUDY, connection)[0]
+    assert "the most popular shared one 110 times while its connection lease lasts" in told
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        (),  # an operation a second: most objects pass
+        ("host_policy.name=always", RARE),
+        ("host_policy.name=never", RARE),  # caches nothing by name, said by its rules
+        ("sweep={grid: {workload.operations.rate_per_s: [0.02, 1]}}",),  # the grid's point
+        (RARE, "sweep={grid: {host_policy.name: [best_practice, always]}}"),
+        (RARE, "sweep={grid: {workload.sessions: [{duration: 60s}, {duration: 10min}]}}"),
+        (  # a trace's one session is not judged
+            f"workload={{trace: {{path: {SHARED / 'data/traces/mooncake_synthetic_trace.jsonl'}}}}}",
+            "study.duration=60s",
+        ),
+    ],
+)
+def test_not_named_where_the_policy_caches_or_the_grid_sweeps_its_reach(overrides):
+    assert advice(policy_reach_advice, STUDY, *overrides) == []
