@@ -2,14 +2,14 @@
 broke or load it could not keep up with, a warm-up too short for its memory's climb, and
 settings that change nothing or not what they say (a key another setting makes inert, a
 fault out of sight, a TTL the server replaces, a policy whose thresholds cache next to
-nothing). ``nnrpsim run`` prints these lines on
+nothing, a size limit most objects exceed). ``nnrpsim run`` prints these lines on
 stderr, and :class:`nnrpsim.study.StudyResult` keeps them; ``nnrpsim validate`` (and
 ``records``, for its point) gives those of a study's setup before anything runs."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +27,7 @@ from .inert_keys import (
 )
 from .metrics import METRICS
 from .model.policies import CachePolicy, make_policy
-from .model.policy_reach import PolicyReach, policy_reach
+from .model.policy_reach import PolicyReach, policy_reach, references_larger_share
 from .model.workload_means import (
     LEVEL,
     least_warmup_ms,
@@ -67,6 +67,7 @@ def study_warnings(
         *violation_warnings(summary),
         *uncached_kinds_advice(points, len(points)),
         *policy_reach_advice(points, len(points)),
+        *size_limit_advice(points, len(points)),
         *ignored_key_advice(points, len(points)),
         *unmoved_key_warnings(summary, explained),
         *warmup_warnings(points, series),
@@ -224,8 +225,7 @@ def policy_reach_advice(points: list[Point], of_points: int) -> list[str]:
         if (
             scenario.host_policy.name == "never"
             or scenario.workload.trace is not None
-            or any(within(param, REACH_KEYS) for param in point.params)
-            or any(within(key, point.params) for key in REACH_KEYS)
+            or _sweeps(point, REACH_KEYS)
         ):
             continue
         config = model_config(scenario)
@@ -235,6 +235,14 @@ def policy_reach_advice(points: list[Point], of_points: int) -> list[str]:
         if reach.cached_share < UNCACHED_SHARE:
             found.append((_reach_text(scenario, policy, reach), point.index))
     return _by_text(found, of_points)
+
+
+def _sweeps(point: Point, keys: tuple[str, ...]) -> bool:
+    """Whether ``point``'s grid sweeps one of ``keys``, a key within one, or a section
+    holding one."""
+    return any(within(param, keys) for param in point.params) or any(
+        within(key, point.params) for key in keys
+    )
 
 
 def _reach_text(scenario: Scenario, policy: CachePolicy, reach: PolicyReach) -> str:
@@ -255,6 +263,66 @@ def _reach_text(scenario: Scenario, policy: CachePolicy, reach: PolicyReach) -> 
         f"uses {' and '.join(uses)}), so its TTL, renewal and memory keys have next to no say "
         "and its hit rate is near 0"
     )
+
+
+LIMITED_SHARE = 0.5
+"""A server size limit that the objects of this share of the references exceed is named."""
+
+SIZE_KEYS = (
+    "topology.max_object_bytes",
+    "topology.gpu_memory",
+    "workload.objects",
+    "workload.trace",
+    "host_policy.name",
+)
+"""The keys (and sections) that set the objects' sizes and the server's limits on them."""
+
+
+def size_limit_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each set of caching ``points`` (of ``of_points``) where most references
+    (:data:`LIMITED_SHARE`) are to objects larger than the server's ``max_object_bytes``,
+    which the hosts inline without a CACHE_PUT (the handshake's ceiling), or than its whole
+    ``gpu_memory``, for which it refuses room: a hit rate near zero that is the limit's, most
+    likely a unit written wrong. In closed form for a synthetic workload, counted for a
+    trace's references in the run. Not where a key of :data:`SIZE_KEYS` is swept (the
+    grid's point), nor where the servers cache no kind of the workload's (named alone)."""
+    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    for point in points:
+        scenario, topology = point.scenario, point.scenario.topology
+        if (
+            scenario.host_policy.name == "never"
+            or _sweeps(point, SIZE_KEYS)
+            or NO_KIND_CACHED.holds(scenario)
+        ):
+            continue
+        larger = _larger_share(scenario)
+        ceiling, budget = topology.max_object_bytes, topology.gpu_memory
+        if (above := larger(ceiling)) >= LIMITED_SHARE:
+            said = scenario_text("topology.max_object_bytes", ceiling)
+            text = (
+                f"topology.max_object_bytes is {said}: {_percent(above)} of the references are "
+                "to larger objects, which the hosts inline without a CACHE_PUT"
+            )
+            found.append((text, point.index))
+        beyond = 0.0 if budget is None else larger(budget) - larger(max(budget, ceiling))
+        if beyond >= LIMITED_SHARE:
+            text = (
+                f"topology.gpu_memory is {scenario_text('topology.gpu_memory', budget)}: "
+                f"{_percent(beyond)} of the references are to objects larger than a server's "
+                "whole budget, for which it refuses room"
+            )
+            found.append((text, point.index))
+    return _by_text(found, of_points)
+
+
+def _larger_share(scenario: Scenario) -> Callable[[int], float]:
+    """The share of a scenario's references made to objects larger than a size: a trace's
+    in the run, counted; a synthetic workload's in closed form."""
+    if (trace := scenario.workload.trace) is not None:
+        sizes = load_trace(trace).before(int(scenario.study.duration)).size
+        return lambda size: float((sizes > size).mean())
+    workload = model_config(scenario).workload
+    return lambda size: references_larger_share(workload, size)
 
 
 def _percent(share: float) -> str:

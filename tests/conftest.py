@@ -22,6 +22,7 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = Path(os.environ.get("NNRPSIM_SHARED", ROOT.parent / "shared"))
+MOONCAKE = SHARED / "data/traces/mooncake_synthetic_trace.jsonl"
 
 
 @pytest.fixture(scope="session")

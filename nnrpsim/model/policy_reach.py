@@ -1,4 +1,5 @@
-"""How much of a synthetic workload a host policy's thresholds let it cache, in closed form.
+"""How much of a synthetic workload a host policy's thresholds let it cache, and how much
+of it lies beyond a size, in closed form.
 
 A host caches an object in a session when the object is larger than the policy's least size
 and its expected reuse there passes the policy's least reuse (shared/spec/nnrp-cache.md section
@@ -65,17 +66,8 @@ def policy_reach(
     )
     private_passes = _longer_weights(_threshold_lengths(policy, private_rate), mean, cv)
 
-    larger = _larger_shares(
-        np.concatenate(
-            [
-                spread_kinds(config.shared_kinds, config.shared_objects_per_namespace),
-                spread_kinds(config.private_kinds, n_private),
-            ]
-        ),
-        config,
-        policy,
-    )
-    seen = np.concatenate([shared_seen, private_seen])
+    kinds, seen = _objects(config)
+    larger = _larger_shares(kinds, config, policy.min_object_bytes)
     cached = seen * np.concatenate([shared_passes, private_passes]) * larger
     references = float(seen.sum())
     if references == 0:
@@ -86,6 +78,28 @@ def policy_reach(
         private_reuse=float(private_rate[0] * mean) if private_seen.sum() > 0 else math.nan,
         top_shared_reuse=float(shared_reuse[0]) if shared_seen.sum() > 0 else math.nan,
     )
+
+
+def references_larger_share(config: WorkloadConfig, size_bytes: int) -> float:
+    """The share of the references (an operation's distinct objects) made to objects larger
+    than ``size_bytes``, as their sizes are drawn (NaN: no references)."""
+    kinds, seen = _objects(config)
+    references = float(seen.sum())
+    if references == 0:
+        return math.nan
+    return float(seen @ _larger_shares(kinds, config, size_bytes)) / references
+
+
+def _objects(config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
+    """The kinds of a namespace's shared objects, then of a session's private ones, and the
+    chance that an operation references each (:func:`references_seen`)."""
+    kinds = np.concatenate(
+        [
+            spread_kinds(config.shared_kinds, config.shared_objects_per_namespace),
+            spread_kinds(config.private_kinds, config.private_objects_per_session),
+        ]
+    )
+    return kinds, np.concatenate(references_seen(config))
 
 
 def _threshold_lengths(policy: CachePolicy, references_per_ms: np.ndarray) -> np.ndarray:
@@ -114,10 +128,10 @@ def _longer_weights(lengths: np.ndarray, mean: float, cv: float) -> np.ndarray:
     )
 
 
-def _larger_shares(kinds: np.ndarray, config: WorkloadConfig, policy: CachePolicy) -> np.ndarray:
+def _larger_shares(kinds: np.ndarray, config: WorkloadConfig, size_bytes: int) -> np.ndarray:
     """For each object of ``kinds``, the chance that its size, drawn from its kind's law and
-    cut to whole bytes in :data:`OBJECT_SIZE_RANGE`, exceeds the policy's least size."""
-    least = policy.min_object_bytes + 1  # whole bytes: larger than the least is at least this
+    cut to whole bytes in :data:`OBJECT_SIZE_RANGE`, exceeds ``size_bytes``."""
+    least = size_bytes + 1  # whole bytes: larger than the size is at least this
     low, high = OBJECT_SIZE_RANGE
     if least <= low:
         return np.ones(len(kinds))

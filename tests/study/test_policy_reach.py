@@ -14,7 +14,7 @@ from nnrpsim.model.policy_reach import policy_reach
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import load_scenario
 from nnrpsim.traces import sessions_per_s
-from tests.conftest import SHARED
+from tests.conftest import MOONCAKE
 from tests.study.advice import advice, run_numbers
 
 STUDY = {
@@ -94,7 +94,7 @@ def test_a_policy_that_caches_next_to_nothing_is_named_before_and_after_the_run(
         (RARE, "sweep={grid: {host_policy.name: [best_practice, always]}}"),
         (RARE, "sweep={grid: {workload.sessions: [{duration: 60s}, {duration: 10min}]}}"),
         (  # a trace's one session is not judged
-            f"workload={{trace: {{path: {SHARED / 'data/traces/mooncake_synthetic_trace.jsonl'}}}}}",
+            f"workload={{trace: {{path: {MOONCAKE}}}}}",
             "study.duration=60s",
         ),
     ],
