@@ -105,11 +105,12 @@ def _objects(config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
 def _threshold_lengths(policy: CachePolicy, references_per_ms: np.ndarray) -> np.ndarray:
     """For each object referenced at ``references_per_ms`` in a session, the session length
     beyond which its expected reuse passes the policy's least (inf: never; 0: always)."""
-    with np.errstate(divide="ignore"):
-        lengths = policy.min_expected_reuse / references_per_ms
-    return np.where(
-        policy.min_expected_reuse < 0, 0.0, np.where(references_per_ms > 0, lengths, np.inf)
-    )
+    if policy.min_expected_reuse < 0:
+        return np.zeros(len(references_per_ms))
+    referenced = references_per_ms > 0
+    lengths = np.full(len(references_per_ms), np.inf)
+    lengths[referenced] = policy.min_expected_reuse / references_per_ms[referenced]
+    return lengths
 
 
 def _longer_weights(lengths: np.ndarray, mean: float, cv: float) -> np.ndarray:

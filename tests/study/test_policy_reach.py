@@ -58,6 +58,16 @@ def test_the_closed_form_share_cached_is_what_the_hosts_cache(overrides):
     assert _closed_form(*overrides) == pytest.approx(1 - inlined, abs=0.025)
 
 
+@pytest.mark.filterwarnings("error")
+def test_objects_no_operation_references_pass_no_least_reuse():
+    """No private references, a least reuse of 0: a private object is never used, so never
+    more than 0 times (0 / 0 warned in numpy)."""
+    none = "workload.operations={private_refs: 0}"
+    assert _closed_form(
+        none, "host_policy={name: threshold, min_reuse: 0, min_object_size: 0}"
+    ) == pytest.approx(_closed_form(none, "host_policy={name: always}"))
+
+
 RARE = "workload.operations.rate_per_s=0.02"
 TOLD = (
     "host_policy.name is best_practice, which caches objects larger than 1 KiB expected to be "
