@@ -208,6 +208,7 @@ REACH_KEYS = (
     "host_policy.min_object_size",
     "host_policy.min_reuse",
     "host_policy.connection_ttl",
+    "workload.trace",
 )
 """The keys (and sections) that set which objects a policy's thresholds pass."""
 
@@ -217,19 +218,23 @@ def policy_reach_advice(points: list[Point], of_points: int) -> list[str]:
     reuse thresholds pass the objects of fewer than :data:`UNCACHED_SHARE` of a synthetic
     workload's references (:func:`nnrpsim.model.policy_reach.policy_reach`, in closed form):
     its TTL, renewal and memory keys have next to no say there, and a hit rate near zero is
-    the thresholds' verdict on the workload. Not where a key of :data:`REACH_KEYS` is swept
-    (a point that caches nothing may be the grid's point), nor for ``never`` or a trace."""
+    the thresholds' verdict on the workload. A trace's objects are all expected to be reused
+    (its one session spans it): there the least size alone decides, counted over the trace's
+    references in the run (a log whose sizes are in KiB, not bytes, say). Not where a key of
+    :data:`REACH_KEYS` is swept (a point that caches nothing may be the grid's point), nor for
+    ``never``."""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         scenario = point.scenario
-        if (
-            scenario.host_policy.name == "never"
-            or scenario.workload.trace is not None
-            or _sweeps(point, REACH_KEYS)
-        ):
+        if scenario.host_policy.name == "never" or _sweeps(point, REACH_KEYS):
             continue
         config = model_config(scenario)
         policy = make_policy(config.policy)
+        if scenario.workload.trace is not None:
+            larger = _larger_share(scenario)(policy.min_object_bytes)
+            if larger < UNCACHED_SHARE:
+                found.append((_trace_reach_text(scenario, policy, larger), point.index))
+            continue
         per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
         reach = policy_reach(config.workload, policy, per_host_ms)
         if reach.cached_share < UNCACHED_SHARE:
@@ -242,6 +247,15 @@ def _sweeps(point: Point, keys: tuple[str, ...]) -> bool:
     holding one."""
     return any(within(param, keys) for param in point.params) or any(
         within(key, point.params) for key in keys
+    )
+
+
+def _trace_reach_text(scenario: Scenario, policy: CachePolicy, larger: float) -> str:
+    least = scenario_text("host_policy.min_object_size", policy.min_object_bytes)
+    return (
+        f"host_policy.name is {scenario.host_policy.name}, which caches objects larger than "
+        f"{least}: those of {_percent(larger)} of the trace's references in the run, so its "
+        "TTL, renewal and memory keys have next to no say and its hit rate is near 0"
     )
 
 

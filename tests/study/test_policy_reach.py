@@ -103,11 +103,28 @@ def test_a_policy_that_caches_next_to_nothing_is_named_before_and_after_the_run(
         ("sweep={grid: {workload.operations.rate_per_s: [0.02, 1]}}",),  # the grid's point
         (RARE, "sweep={grid: {host_policy.name: [best_practice, always]}}"),
         (RARE, "sweep={grid: {workload.sessions: [{duration: 60s}, {duration: 10min}]}}"),
-        (  # a trace's one session is not judged
-            f"workload={{trace: {{path: {MOONCAKE}}}}}",
-            "study.duration=60s",
-        ),
+        # a trace's objects are all expected to be reused: its blocks of 160 MiB pass
+        (f"workload={{trace: {{path: {MOONCAKE}}}}}", "study.duration=60s"),
     ],
 )
 def test_not_named_where_the_policy_caches_or_the_grid_sweeps_its_reach(overrides):
     assert advice(policy_reach_advice, STUDY, *overrides) == []
+
+
+def test_a_traces_objects_below_the_least_size_are_named(tmp_path):
+    """A log whose sizes are KiB, not bytes: every object is 2-63 "bytes", none cached."""
+    log = tmp_path / "log.csv"
+    log.write_text(
+        "time_ms,object,size_bytes\n"
+        + "".join(f"{t},o{t % 97},{2 + t % 61}\n" for t in range(0, 60_000, 50))
+    )
+    overrides = [f"workload={{trace: {{path: {log}}}}}", "study.duration=60s"]
+    told = (
+        "all points: host_policy.name is best_practice, which caches objects larger than 1 KiB: "
+        "those of 0 % of the trace's references in the run, so its TTL, renewal and memory "
+        "keys have next to no say and its hit rate is near 0"
+    )
+    assert advice(policy_reach_advice, STUDY, *overrides) == [f"warning: {told}"]
+    (hit_rate,), said = run_numbers(STUDY, ["hit_rate"], *overrides)
+    assert told in said and hit_rate == 0
+    assert advice(policy_reach_advice, STUDY, *overrides, "host_policy.name=always") == []
