@@ -287,7 +287,6 @@ SIZE_KEYS = (
     "topology.gpu_memory",
     "workload.objects",
     "workload.trace",
-    "host_policy.name",
 )
 """The keys (and sections) that set the objects' sizes and the server's limits on them."""
 

@@ -40,6 +40,11 @@ def test_a_ceiling_below_most_objects_is_named_and_inlines_them():
     )
     assert f"all points: {CEILING}" in said
     assert hit_rate < 0.001 and inlined > 0.999 and installs <= 1
+    # a never baseline beside it: the caching point is named
+    swept = advice(
+        size_limit_advice, STUDY, ceiling, "sweep={grid: {host_policy.name: [never, always]}}"
+    )
+    assert swept == [f"warning: point 1: {CEILING}"]
 
 
 def test_a_budget_below_most_objects_is_named_and_refuses_them():
