@@ -15,7 +15,15 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .display_units import below_one, counted, figures, key_scale, points_text, scenario_text
+from .display_units import (
+    below_one,
+    counted,
+    figures,
+    key_scale,
+    percent,
+    points_text,
+    scenario_text,
+)
 from .inert_keys import (
     INERT_KEYS,
     NO_KIND_CACHED,
@@ -254,7 +262,7 @@ def _trace_reach_text(scenario: Scenario, policy: CachePolicy, larger: float) ->
     least = scenario_text("host_policy.min_object_size", policy.min_object_bytes)
     return (
         f"host_policy.name is {scenario.host_policy.name}, which caches objects larger than "
-        f"{least}: those of {_percent(larger)} of the trace's references in the run, so its "
+        f"{least}: those of {percent(larger)} of the trace's references in the run, so its "
         "TTL, renewal and memory keys have next to no say and its hit rate is near 0"
     )
 
@@ -271,8 +279,8 @@ def _reach_text(scenario: Scenario, policy: CachePolicy, reach: PolicyReach) -> 
     return (
         f"host_policy.name is {scenario.host_policy.name}, which caches objects larger than "
         f"{least} expected to be used more than {policy.min_expected_reuse:g} times in their "
-        f"session: those of {_percent(reach.cached_share)} of the references here "
-        f"({_percent(reach.large_enough_share)} are to objects larger than {least}; "
+        f"session: those of {percent(reach.cached_share)} of the references here "
+        f"({percent(reach.large_enough_share)} are to objects larger than {least}; "
         f"a session of the mean length, {_duration(scenario.workload.sessions.duration)}, "
         f"uses {' and '.join(uses)}), so its TTL, renewal and memory keys have next to no say "
         "and its hit rate is near 0"
@@ -313,7 +321,7 @@ def size_limit_advice(points: list[Point], of_points: int) -> list[str]:
         if (above := larger(ceiling)) >= LIMITED_SHARE:
             said = scenario_text("topology.max_object_bytes", ceiling)
             text = (
-                f"topology.max_object_bytes is {said}: {_percent(above)} of the references are "
+                f"topology.max_object_bytes is {said}: {percent(above)} of the references are "
                 "to larger objects, which the hosts inline without a CACHE_PUT"
             )
             found.append((text, point.index))
@@ -321,7 +329,7 @@ def size_limit_advice(points: list[Point], of_points: int) -> list[str]:
         if beyond >= LIMITED_SHARE:
             text = (
                 f"topology.gpu_memory is {scenario_text('topology.gpu_memory', budget)}: "
-                f"{_percent(beyond)} of the references are to objects larger than a server's "
+                f"{percent(beyond)} of the references are to objects larger than a server's "
                 "whole budget, for which it refuses room"
             )
             found.append((text, point.index))
@@ -336,14 +344,6 @@ def _larger_share(scenario: Scenario) -> Callable[[int], float]:
         return lambda size: float((sizes > size).mean())
     workload = model_config(scenario).workload
     return lambda size: references_larger_share(workload, size)
-
-
-def _percent(share: float) -> str:
-    """A share as a percentage: two figures below 10 % (``0.51 %``), and as many decimals
-    as keep a share below one below 100 % (``99.6 %``)."""
-    if share >= 1:
-        return "100 %"
-    return below_one(share)[1] if share >= 0.1 else f"{figures(share * 100, 2)} %"
 
 
 def kind_sizes_advice(points: list[Point], of_points: int) -> list[str]:

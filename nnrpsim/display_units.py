@@ -113,6 +113,16 @@ def below_one(fraction: float) -> tuple[str, str]:
     return f"{fraction:.{decimals}f}", f"{fraction * 100:.{decimals - 2}f} %"
 
 
+def percent(share: float) -> str:
+    """A share as a percentage: two figures below 10 % (``0.51 %``), and from there as many
+    decimals as keep a share below one below 100 % (``99.97 %``), up to ``over 99.999 %``."""
+    if share >= 1:
+        return "100 %"
+    if share > 0.99999:
+        return "over 99.999 %"
+    return below_one(share)[1] if share >= 0.1 else f"{figures(share * 100, 2)} %"
+
+
 def about(expected: float) -> str:
     """An expected count as an estimate reads: to three significant figures, thousands
     separated (``~103,000 operations``; ``~103,499`` claimed a precision a mean has not)."""

@@ -25,8 +25,11 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from .display_units import counted, points_text
+from .display_units import counted, percent, points_text
 from .engine.stream import ReferenceStream
+from .model.config import ModelConfig
+from .model.policies import make_policy
+from .model.policy_reach import policy_reach
 from .paths import file_problem
 from .protocol import U32_MAX, CacheObjectKind
 from .scenario import Scenario, ScenarioError
@@ -67,8 +70,9 @@ def check_traces(points: list[Point]) -> list[str]:
 
 
 def describe_workloads(points: list[Point]) -> list[str]:
-    """The closed-form means of each synthetic workload the points run, a line for each
-    distinct one with the points that share it (trace workloads are described above)."""
+    """The closed-form means of each synthetic workload the points run, and the share of its
+    references whose objects the host policy's thresholds pass: a line for each distinct one
+    with the points that share it (trace workloads are described above)."""
     from .model.workload_means import describe_means, workload_means
     from .runner import model_config
 
@@ -77,8 +81,24 @@ def describe_workloads(points: list[Point]) -> list[str]:
         if point.scenario.workload.trace is None:
             config = model_config(point.scenario)
             means = workload_means(config.workload, sessions_per_s(point.scenario))
-            described.setdefault(describe_means(means), []).append(point.index)
+            text = describe_means(means) + _thresholds_pass(point.scenario, config)
+            described.setdefault(text, []).append(point.index)
     return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
+
+
+def _thresholds_pass(scenario: Scenario, config: ModelConfig) -> str:
+    """How much of the workload the host policy's size and reuse thresholds let it cache, in
+    closed form: is the spec's rule (more than 1 KiB, reused more than twice) one for this
+    workload? Nothing for ``never``, or a policy that passes every object (``always``)."""
+    policy = make_policy(config.policy)
+    if not policy.caches:
+        return ""
+    per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
+    share = policy_reach(config.workload, policy, per_host_ms).cached_share
+    if not share < 1:
+        return ""
+    name = scenario.host_policy.name
+    return f"; {name}'s thresholds pass the objects of {percent(share)} of the references"
 
 
 def input_digests(points: list[Point]) -> dict[str, str]:

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from nnrpsim.display_units import below_one, durations_text, figures
+from nnrpsim.display_units import below_one, durations_text, figures, percent
 
 NAN = math.nan
 
@@ -60,3 +60,22 @@ def test_figures_without_an_exponent(value, count, text):
 )
 def test_a_share_below_one_keeps_decimals_enough_to_stay_below(fraction, share, percent):
     assert below_one(fraction) == (share, percent)
+
+
+@pytest.mark.parametrize(
+    ("share", "text"),
+    [
+        (0.0, "0 %"),
+        (0.0051, "0.51 %"),
+        (0.0999, "10 %"),
+        (0.5, "50 %"),
+        (0.997, "99.7 %"),
+        (0.999, "99.9 %"),
+        (0.9997, "99.97 %"),
+        (0.99998, "99.998 %"),
+        (0.9999999994, "over 99.999 %"),  # (not 99.99999994 %)
+        (1.0, "100 %"),
+    ],
+)
+def test_percent(share, text):
+    assert percent(share) == text

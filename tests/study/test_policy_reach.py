@@ -9,6 +9,7 @@ import pytest
 
 import nnrpsim
 from nnrpsim.checks import policy_reach_advice
+from nnrpsim.display_units import percent
 from nnrpsim.model.policies import make_policy
 from nnrpsim.model.policy_reach import policy_reach
 from nnrpsim.runner import model_config
@@ -66,6 +67,21 @@ def test_objects_no_operation_references_pass_no_least_reuse():
     assert _closed_form(
         none, "host_policy={name: threshold, min_reuse: 0, min_object_size: 0}"
     ) == pytest.approx(_closed_form(none, "host_policy={name: always}"))
+
+
+@pytest.mark.parametrize(
+    ("policy", "passes"),
+    [("best_practice", "18 %"), ("connection_scope", "69 %"), ("always", None), ("never", None)],
+)
+def test_validate_says_how_much_of_the_workload_the_thresholds_pass(policy, passes):
+    """Is the spec's rule one for this workload? (An operation every 20 s of a minute's
+    session: 18 %; counting a connection's sessions, 69 %; ``always`` passes everything.)"""
+    overrides = ["workload.operations.rate_per_s=0.05", f"host_policy.name={policy}"]
+    (line,) = [line for line in nnrpsim.validate(STUDY, overrides).described if "at once" in line]
+    told = f"; {policy}'s thresholds pass the objects of {passes} of the references"
+    assert line.endswith(told) if passes else "thresholds" not in line
+    if passes:
+        assert passes == percent(_closed_form(*overrides))
 
 
 RARE = "workload.operations.rate_per_s=0.02"
