@@ -18,6 +18,7 @@ and a hit rate near zero is the thresholds' verdict on the workload.
 
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -40,12 +41,35 @@ class PolicyReach:
     top_shared_reuse: float  # of the most popular shared object (NaN: no shared references)
 
 
+@dataclass(frozen=True)
+class Thresholds:
+    """What of a policy decides which objects it caches (its TTLs and renewal do not)."""
+
+    caches: bool
+    min_object_bytes: int
+    min_expected_reuse: float
+    connection_ttl_ms: int | None
+
+
 def policy_reach(
     config: WorkloadConfig, policy: CachePolicy, sessions_per_ms_per_host: float
 ) -> PolicyReach:
     """:class:`PolicyReach` of ``policy`` on ``config``, whose sessions start at
     ``sessions_per_ms_per_host`` on each host (the connection TTL's reuse counts a host's
     sessions)."""
+    thresholds = Thresholds(
+        policy.caches, policy.min_object_bytes, policy.min_expected_reuse, policy.connection_ttl_ms
+    )
+    return _reach(config, thresholds, sessions_per_ms_per_host)
+
+
+@functools.lru_cache(maxsize=1024)
+def _reach(
+    config: WorkloadConfig, policy: Thresholds, sessions_per_ms_per_host: float
+) -> PolicyReach:
+    """:func:`policy_reach`, kept as :func:`~nnrpsim.model.workload_means.workload_means` is:
+    a sweep's points mostly share their workload and thresholds (a TTL sweep: all of them),
+    and ``validate`` asks twice a point."""
     ops_per_ms = config.operation_rate_per_s / 1000.0
     mean, cv = config.session_duration_ms, config.session_duration_cv
     shared_seen, private_seen = references_seen(config)
@@ -80,9 +104,11 @@ def policy_reach(
     )
 
 
+@functools.lru_cache(maxsize=1024)
 def references_larger_share(config: WorkloadConfig, size_bytes: int) -> float:
     """The share of the references (an operation's distinct objects) made to objects larger
-    than ``size_bytes``, as their sizes are drawn (NaN: no references)."""
+    than ``size_bytes``, as their sizes are drawn (NaN: no references). Kept, as
+    :func:`policy_reach` is."""
     kinds, seen = _objects(config)
     references = float(seen.sum())
     if references == 0:
@@ -102,7 +128,7 @@ def _objects(config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
     return kinds, np.concatenate(references_seen(config))
 
 
-def _threshold_lengths(policy: CachePolicy, references_per_ms: np.ndarray) -> np.ndarray:
+def _threshold_lengths(policy: Thresholds, references_per_ms: np.ndarray) -> np.ndarray:
     """For each object referenced at ``references_per_ms`` in a session, the session length
     beyond which its expected reuse passes the policy's least (inf: never; 0: always)."""
     if policy.min_expected_reuse < 0:
