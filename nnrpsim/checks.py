@@ -35,7 +35,7 @@ from .inert_keys import (
 )
 from .metrics import METRICS
 from .model.policies import CachePolicy, make_policy
-from .model.policy_reach import PolicyReach, policy_reach, references_larger_share
+from .model.policy_reach import PolicyReach, references_larger_share
 from .model.workload_means import (
     LEVEL,
     least_warmup_ms,
@@ -49,7 +49,7 @@ from .runner import model_config
 from .scenario import Point, Scenario
 from .scenario.loader import dotted
 from .scenario.schema import SHORT_KEYS, Arrivals, Sessions, Study, Topology, Trace, describe
-from .traces import load_arrivals, load_trace, sessions_per_s
+from .traces import load_arrivals, load_trace, scenario_reach, sessions_per_s
 from .warmup import climb_warning
 
 
@@ -243,8 +243,7 @@ def policy_reach_advice(points: list[Point], of_points: int) -> list[str]:
             if larger < UNCACHED_SHARE:
                 found.append((_trace_reach_text(scenario, policy, larger), point.index))
             continue
-        per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
-        reach = policy_reach(config.workload, policy, per_host_ms)
+        reach = scenario_reach(scenario, config)
         if reach.cached_share < UNCACHED_SHARE:
             found.append((_reach_text(scenario, policy, reach), point.index))
     return _by_text(found, of_points)

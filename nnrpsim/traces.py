@@ -29,7 +29,7 @@ from .display_units import counted, percent, points_text
 from .engine.stream import ReferenceStream
 from .model.config import ModelConfig
 from .model.policies import make_policy
-from .model.policy_reach import policy_reach
+from .model.policy_reach import PolicyReach, policy_reach
 from .paths import file_problem
 from .protocol import U32_MAX, CacheObjectKind
 from .scenario import Scenario, ScenarioError
@@ -86,15 +86,20 @@ def describe_workloads(points: list[Point]) -> list[str]:
     return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
 
 
+def scenario_reach(scenario: Scenario, config: ModelConfig) -> PolicyReach:
+    """:func:`~nnrpsim.model.policy_reach.policy_reach` of a synthetic scenario's host policy
+    on its workload (``config``, its model's)."""
+    per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
+    return policy_reach(config.workload, make_policy(config.policy), per_host_ms)
+
+
 def _thresholds_pass(scenario: Scenario, config: ModelConfig) -> str:
     """How much of the workload the host policy's size and reuse thresholds let it cache, in
     closed form: is the spec's rule (more than 1 KiB, reused more than twice) one for this
     workload? Nothing for ``never``, or a policy that passes every object (``always``)."""
-    policy = make_policy(config.policy)
-    if not policy.caches:
+    if scenario.host_policy.name == "never":
         return ""
-    per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
-    share = policy_reach(config.workload, policy, per_host_ms).cached_share
+    share = scenario_reach(scenario, config).cached_share
     if not share < 1:
         return ""
     name = scenario.host_policy.name

@@ -10,11 +10,9 @@ import pytest
 import nnrpsim
 from nnrpsim.checks import policy_reach_advice
 from nnrpsim.display_units import percent
-from nnrpsim.model.policies import make_policy
-from nnrpsim.model.policy_reach import policy_reach
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import load_scenario
-from nnrpsim.traces import sessions_per_s
+from nnrpsim.traces import scenario_reach
 from tests.conftest import MOONCAKE
 from tests.study.advice import advice, run_numbers
 
@@ -27,9 +25,7 @@ STUDY = {
 
 def _closed_form(*overrides: str) -> float:
     scenario = load_scenario(STUDY, list(overrides))
-    config = model_config(scenario)
-    per_host_ms = sessions_per_s(scenario) / scenario.topology.hosts / 1000
-    return policy_reach(config.workload, make_policy(config.policy), per_host_ms).cached_share
+    return scenario_reach(scenario, model_config(scenario)).cached_share
 
 
 @pytest.mark.parametrize(
