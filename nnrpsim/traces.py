@@ -161,8 +161,7 @@ def _read_arrivals(spec: Arrivals, _version: tuple[int, int]) -> np.ndarray:
     if fmt is None:
         raise TraceError(f"{where}.path", f"not a .csv or .parquet file: {path.name}")
     frame = _read_table(path, fmt)
-    if spec.column not in frame.columns:
-        raise TraceError(f"{path.name}", f"missing column {spec.column!r} ({where}.column)")
+    _check_columns(frame, path, (spec.column,), f" ({where}.column)")
     if frame.empty:
         raise TraceError(str(path), "the log has no rows")
     times = _milliseconds(frame[spec.column])
@@ -308,11 +307,26 @@ def _read_table(path: Path, fmt: str) -> pd.DataFrame:
         raise TraceError(str(path), f"cannot read {fmt}: {str(err).splitlines()[0]}") from None
 
 
+def _check_columns(
+    frame: pd.DataFrame,
+    path: Path,
+    needed: tuple[str, ...],
+    missing_where: str = "",
+    read_too: tuple[str, ...] = (),
+) -> None:
+    """Each ``needed`` column there, and none of the columns read given twice: pandas renames
+    a second ``size_bytes`` to ``size_bytes.1`` and reads the first, without a word."""
+    for column in needed:
+        if column not in frame.columns:
+            raise TraceError(path.name, f"missing column {column!r}{missing_where}")
+    for column in (*needed, *read_too):
+        if column in frame.columns and f"{column}.1" in frame.columns:
+            raise TraceError(path.name, f"column {column!r} given twice")
+
+
 def _reference_log(path: Path, fmt: str):
     frame = _read_table(path, fmt)
-    for column in REFERENCE_LOG_COLUMNS:
-        if column not in frame.columns:
-            raise TraceError(f"{path.name}", f"missing column {column!r}")
+    _check_columns(frame, path, REFERENCE_LOG_COLUMNS, read_too=("operation", "kind"))
     if frame.empty:
         raise TraceError(str(path), "the log has no rows")
     numeric = {}

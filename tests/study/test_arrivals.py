@@ -107,6 +107,7 @@ BAD_ARRIVALS = [
     ("a.csv", "TIMESTAMP\n1\ninf\n", "a.csv:TIMESTAMP: row 1: not a time"),
     ("a.csv", "TIMESTAMP,x\n10,a\n,b\n30,c\n", "a.csv:TIMESTAMP: row 1: not a time"),
     ("a.csv", "TIMESTAMP\ntrue\nfalse\n", "a.csv:TIMESTAMP: row 0: not a time"),
+    ("a.csv", "TIMESTAMP,TIMESTAMP\n10,20\n", "a.csv: column 'TIMESTAMP' given twice"),
 ]
 
 

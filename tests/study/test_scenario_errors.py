@@ -699,6 +699,12 @@ BAD_TRACES = [
         "operation: row 1: empty",
     ),
     ("t.parquet", _parquet({"operation": ["r1", None]}), "t.parquet:operation: row 1: empty"),
+    (  # pandas read the first of two columns alike, and renamed the second
+        "t.csv",
+        b"time_ms,object,size_bytes,size_bytes\n1,a,3,4000\n",
+        "t.csv: column 'size_bytes' given twice",
+    ),
+    ("t.csv", b"time_ms,object,size_bytes,kind,kind\n1,a,3,1,2\n", "column 'kind' given twice"),
     (  # a row longer than the header: pandas read its columns one place along
         "t.csv",
         b"time_ms,object,size_bytes\n0,100,1,500\n",
