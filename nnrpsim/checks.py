@@ -26,6 +26,7 @@ from .display_units import (
 )
 from .inert_keys import (
     INERT_KEYS,
+    NEVER_IGNORES,
     NO_KIND_CACHED,
     WORKLOAD_KINDS,
     inert_reason,
@@ -71,6 +72,9 @@ def study_warnings(
         for key in (points[0].params if points else ())
         if all(inert_reason(point.scenario, key, point.params) for point in points)
     }
+    # (nor a caching key swept where a policy caching next to nothing is named at every point)
+    if points and all(_reach_warning(point) for point in points):
+        explained |= set(NEVER_IGNORES) & set(points[0].params)
     return [
         *violation_warnings(summary),
         *uncached_kinds_advice(points, len(points)),
@@ -231,22 +235,22 @@ def policy_reach_advice(points: list[Point], of_points: int) -> list[str]:
     references in the run (a log whose sizes are in KiB, not bytes, say). Not where a key of
     :data:`REACH_KEYS` is swept (a point that caches nothing may be the grid's point), nor for
     ``never``."""
-    found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
-    for point in points:
-        scenario = point.scenario
-        if scenario.host_policy.name == "never" or _sweeps(point, REACH_KEYS):
-            continue
-        config = model_config(scenario)
-        policy = make_policy(config.policy)
-        if scenario.workload.trace is not None:
-            larger = _larger_share(scenario)(policy.min_object_bytes)
-            if larger < UNCACHED_SHARE:
-                found.append((_trace_reach_text(scenario, policy, larger), point.index))
-            continue
-        reach = scenario_reach(scenario, config)
-        if reach.cached_share < UNCACHED_SHARE:
-            found.append((_reach_text(scenario, policy, reach), point.index))
+    found = [(text, point.index) for point in points if (text := _reach_warning(point))]
     return _by_text(found, of_points)
+
+
+def _reach_warning(point: Point) -> str | None:
+    """:func:`policy_reach_advice`'s text for ``point``, or None where it says nothing."""
+    scenario = point.scenario
+    if scenario.host_policy.name == "never" or _sweeps(point, REACH_KEYS):
+        return None
+    config = model_config(scenario)
+    policy = make_policy(config.policy)
+    if scenario.workload.trace is not None:
+        larger = _larger_share(scenario)(policy.min_object_bytes)
+        return _trace_reach_text(scenario, policy, larger) if larger < UNCACHED_SHARE else None
+    reach = scenario_reach(scenario, config)
+    return _reach_text(scenario, policy, reach) if reach.cached_share < UNCACHED_SHARE else None
 
 
 def _sweeps(point: Point, keys: tuple[str, ...]) -> bool:
