@@ -18,7 +18,8 @@ from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_blo
 
 EXIT_USAGE = 2
 EXIT_RUNS_FAILED = 1
-"""A study whose runs raised: what finished is written, and ``--resume`` runs the rest again."""
+"""A study whose runs raised, or whose worker process died: what finished is written, and
+``--resume`` runs the rest again."""
 EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 """The reader of the output left early (``nnrpsim keys | head -1``): the status a shell gives
@@ -98,7 +99,7 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
     from .printed_tables import summary_table, terminal_width
     from .results import auto_warmups_ms
-    from .study import run
+    from .study import COMPLETE, run
     from .warmup import describe_warmups
 
     result = run(
@@ -120,7 +121,8 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     if warmups := auto_warmups_ms(result.path):
         text += f"\n{describe_warmups(warmups)}"
     failed = "error" in result.runs and result.runs["error"].notna().any()
-    return _Outcome(text, EXIT_RUNS_FAILED) if failed else text
+    stopped = result.status != COMPLETE  # (a worker died: Ctrl-C raises instead)
+    return _Outcome(text, EXIT_RUNS_FAILED) if failed or stopped else text
 
 
 def _compare(args: argparse.Namespace) -> str:

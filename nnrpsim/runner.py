@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
-from multiprocessing import get_context
+from multiprocessing import current_process, get_context
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -307,6 +307,15 @@ def _plan_inputs(scenario: Scenario) -> str:
 
 def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> None:
     """The arguments of :func:`execute`, checked before a study writes anything."""
+    if getattr(current_process(), "_inheriting", False):
+        # A spawned worker runs the parent's main script again as it starts (to unpickle what
+        # it defines). A call outside ``if __name__ == "__main__":`` then comes here, in every
+        # worker: it must not start a study of its own (in the parent's folder), nor go on.
+        raise RuntimeError(
+            "nnrpsim.run or nnrpsim.sweep was called as a worker process started: a script must "
+            'call them under `if __name__ == "__main__":` (each worker runs the main script again '
+            "as it starts)"
+        )
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral)):
         raise ScenarioError("--jobs", f"must be a whole number, got {jobs!r}")
     if jobs is not None and jobs < 1:

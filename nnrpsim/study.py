@@ -29,6 +29,20 @@ from .runner import (
 from .scenario import ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces, input_digests
 
+COMPLETE = "complete"
+"""A study's status once every run it set out to run is written."""
+WORKER_DIED = "interrupted: a worker process died (rerun with --resume)"
+
+
+def worker_died(written: int, runs: int) -> str:
+    """What a study says when one of its worker processes died: the pool is broken, so the
+    study stops there. The pool cannot say why a worker died; these are the two causes seen."""
+    return (
+        f"a worker process died, so the study stopped with {written} of {runs} runs written "
+        "(rerun with --resume): the system kills one that runs out of memory, and a script's "
+        'workers die as they start where it calls nnrpsim.run outside `if __name__ == "__main__":`'
+    )
+
 
 @dataclass(eq=False)  # (two results compare as objects: a field-wise == of frames raises)
 class StudyResult:
@@ -80,7 +94,8 @@ def run(
     check_traces(points)
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     store = ResultStore(path, scenario, resume, input_digests(points))
-    tasks = [task for task in tasks_for(points) if not store.done(task.point, task.replication)]
+    every = tasks_for(points)
+    tasks = [task for task in every if not store.done(task.point, task.replication)]
     if scheduler is None:  # (a cluster's workers have their own memory)
         left = {task.point for task in tasks}  # (on --resume, the points with runs left)
         sizes = point_sizes([point for point in points if point.index in left])
@@ -97,9 +112,9 @@ def run(
                 with shown(bar, shares):
                     for result in execute(tasks, jobs, executor, scheduler, pool, shares, client):
                         store.write(result)
-                status = "complete"
+                status = COMPLETE
             except BrokenProcessPool:
-                status = "interrupted: a worker process died (rerun with --resume)"
+                status = WORKER_DIED
                 pool = None  # (it runs nothing more: the plots are drawn here)
             finally:
                 # (a second Ctrl-C waits for the finished runs' summary)
@@ -117,6 +132,8 @@ def run(
                     summary, runs, series, kinds = store.finalize(meta)
         plots = draw_study(path, pool) if not summary.empty else []
     told = study_warnings(points, runs, summary, series)
+    if status == WORKER_DIED:
+        told.append(f"warning: {worker_died(len(runs), len(every))}")
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 
 

@@ -1,0 +1,83 @@
+"""A worker process that dies ends its study with what it finished written, says so, and exits
+1 (not 0: a script or CI job must see it); a script that calls nnrpsim.run outside the main
+guard is told so by each worker, which starts no study of its own."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pandas as pd
+
+from nnrpsim.cli import main
+from nnrpsim.study import WORKER_DIED
+from tests.conftest import ROOT, SMALL_STUDY, write_yaml
+
+LONGER = {**SMALL_STUDY, "study": {**SMALL_STUDY["study"], "duration": "300s"}}
+"""Runs of about a second each: a worker is killed long before the last is written."""
+
+
+def _kill_a_worker_once_a_run_is_written(runs: Path) -> threading.Thread:
+    def kill() -> None:
+        deadline = time.monotonic() + 120
+        while not list(runs.glob("p*.arrow")) and time.monotonic() < deadline:
+            time.sleep(0.005)
+        os.kill(multiprocessing.active_children()[0].pid, signal.SIGKILL)
+
+    killer = threading.Thread(target=kill, daemon=True)
+    killer.start()
+    return killer
+
+
+def test_a_dead_worker_stops_the_study_keeps_its_runs_and_exits_1(tmp_path, capsys):
+    scenario, out = write_yaml(tmp_path, LONGER), tmp_path / "out"
+    command = ["run", str(scenario), "--out", str(out), "--jobs", "2", "--quiet"]
+    killer = _kill_a_worker_once_a_run_is_written(out / "runs")
+    assert main(command) == 1
+    killer.join()
+    captured = capsys.readouterr()
+    written = pd.read_parquet(out / "runs.parquet")
+    assert 1 <= len(written) < 8
+    died = [line for line in captured.err.splitlines() if "worker process died" in line]
+    assert died == [
+        f"warning: a worker process died, so the study stopped with {len(written)} of 8 runs "
+        "written (rerun with --resume): the system kills one that runs out of memory, and a "
+        "script's workers die as they start where it calls nnrpsim.run outside "
+        '`if __name__ == "__main__":`'
+    ]
+    assert f"results: {out} ({WORKER_DIED})" in captured.out
+    assert main([*command, "--resume"]) == 0
+    assert len(pd.read_parquet(out / "runs.parquet")) == 8
+
+
+def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(tmp_path):
+    scenario = write_yaml(tmp_path, SMALL_STUDY)
+    script = tmp_path / "unguarded.py"
+    script.write_text(
+        "import nnrpsim\n"
+        f"result = nnrpsim.run({str(scenario)!r}, out='out', jobs=2, progress=False)\n"
+        "print(result.status)\n"
+        "print(*result.warnings, sep='\\n')\n"
+    )
+    done = subprocess.run(
+        [sys.executable, str(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(ROOT)},
+        timeout=300,
+    )
+    told = (
+        "RuntimeError: nnrpsim.run or nnrpsim.sweep was called as a worker process started: a "
+        'script must call them under `if __name__ == "__main__":`'
+    )
+    assert done.returncode == 0 and told in done.stderr
+    assert done.stdout.splitlines()[0] == WORKER_DIED
+    assert "stopped with 0 of 8 runs written" in done.stdout
+    assert not list((tmp_path / "out/runs").glob("*.arrow"))
