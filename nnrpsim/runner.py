@@ -251,12 +251,7 @@ def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
     ``tables`` entry per :data:`LONG_TABLES` name. ``progress``: told the share of a DES run
     done as it goes (the vector engine's runs are over in one step)."""
     start = time.perf_counter()
-    record: dict[str, Any] = {
-        "point": task.point,
-        "replication": task.replication,
-        "seed": int(task.seed.generate_state(1)[0]),
-        **task.params,
-    }
+    record = _task_record(task)
     try:
         config, plan, run_seed = run_inputs(task)
         tables: dict[str, dict] = {}
@@ -283,6 +278,25 @@ def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
             name: {k: np.asarray(v).tolist() for k, v in tables.get(name, {}).items()}
             for name in LONG_TABLES
         },
+    }
+
+
+def _task_record(task: Task) -> dict[str, Any]:
+    """What every run's record opens with: which run it is, and its sweep values."""
+    return {
+        "point": task.point,
+        "replication": task.replication,
+        "seed": int(task.seed.generate_state(1)[0]),
+        **task.params,
+    }
+
+
+def lost_run(task: Task, error: str) -> dict[str, Any]:
+    """The result of a run that never came back (its process died): a failed run, as one that
+    raises is, which ``--resume`` runs again."""
+    return {
+        "record": {**_task_record(task), "error": error, "wall_s": 0.0},
+        "tables": {name: {} for name in LONG_TABLES},
     }
 
 
@@ -460,7 +474,14 @@ def dask_client(
             cluster.close()
 
 
+KILLED_ON_DASK = "KilledWorker: the Dask worker running it died (out of memory?)"
+"""A run whose Dask worker died as many times as the scheduler allows (its nanny starts a dead
+worker again, and the cluster goes on with the other runs): distributed's own message runs to
+four lines and names a task key, not the run."""
+
+
 def _dask(tasks: list[Task], client: Client, shares: RunShares | None) -> Iterator[dict[str, Any]]:
+    from dask.distributed import KilledWorker
     from dask.distributed import as_completed as dask_completed
 
     futures = client.map(run_task, tasks, pure=False)
@@ -471,4 +492,8 @@ def _dask(tasks: list[Task], client: Client, shares: RunShares | None) -> Iterat
         slot = slots.pop(future.key)
         if shares is not None:
             shares.done(slot)
-        yield future.result()
+        try:
+            result = future.result()
+        except KilledWorker:
+            result = lost_run(tasks[slot], KILLED_ON_DASK)
+        yield result

@@ -1,6 +1,7 @@
 """A worker process that dies ends its study with what it finished written, says so, and exits
-1 (not 0: a script or CI job must see it); a script that calls nnrpsim.run outside the main
-guard is told so by each worker, which starts no study of its own."""
+1 (not 0: a script or CI job must see it); on Dask, the runs it was running fail and the
+others go on. A script that calls nnrpsim.run outside the main guard is told so by each
+worker, which starts no study of its own."""
 
 from __future__ import annotations
 
@@ -81,3 +82,24 @@ def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(
     assert done.stdout.splitlines()[0] == WORKER_DIED
     assert "stopped with 0 of 8 runs written" in done.stdout
     assert not list((tmp_path / "out/runs").glob("*.arrow"))
+
+
+def test_a_run_whose_dask_worker_died_is_a_failed_run_and_the_others_go_on(tmp_path, capsys):
+    """Dask starts a dead worker again and gives its runs to the others; one that was running
+    on it, tried on as many workers as the scheduler allows, fails with KilledWorker."""
+    import dask
+
+    scenario, out = write_yaml(tmp_path, LONGER), tmp_path / "out"
+    command = ["run", str(scenario), "--out", str(out), "--jobs", "2", "--quiet"]
+    killer = _kill_a_worker_once_a_run_is_written(out / "runs")
+    with dask.config.set({"distributed.scheduler.allowed-failures": 0}):
+        assert main([*command, "--executor", "dask"]) == 1
+    killer.join()
+    captured = capsys.readouterr()
+    runs = pd.read_parquet(out / "runs.parquet")
+    failed = runs["error"].dropna()
+    assert len(runs) == 8 and 1 <= len(failed) < 8
+    assert set(failed) == {"KilledWorker: the Dask worker running it died (out of memory?)"}
+    assert "results: " in captured.out and "(complete)" in captured.out
+    assert main([*command, "--resume"]) == 0
+    assert pd.read_parquet(out / "runs.parquet")["error"].isna().all()
