@@ -10,7 +10,8 @@ from __future__ import annotations
 import json
 import math
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -288,17 +289,31 @@ class ResultStore:
             return False
         return finished
 
+    @contextmanager
+    def _writing(self) -> Iterator[None]:
+        """A write the system refuses (a full disk, a folder gone) as one line naming the
+        folder: each file is written whole or not at all, so what was written stays."""
+        try:
+            yield
+        except OSError as err:
+            raise ScenarioError(
+                "--out",
+                f"cannot write in {self.out}: {err.strerror or err}; the runs written before "
+                "are kept (rerun with --resume once it can be written)",
+            ) from None
+
     def write(self, result: dict[str, Any]) -> None:
         """A run's files (:data:`RUN_FILE`), each written atomically: its long tables, then
         its record, which marks it done."""
         record = result["record"]
         name = self._stem(record["point"], record["replication"]) + RUN_FILE
-        for table, folder in self.table_dirs.items():
-            columns = run_table(result, table)
-            if columns:
-                _write_run_file(folder / name, pa.table(columns))
-        row = pa.Table.from_pylist([{k: cell(v) for k, v in record.items()}])
-        _write_run_file(self.runs_dir / name, row)
+        with self._writing():
+            for table, folder in self.table_dirs.items():
+                columns = run_table(result, table)
+                if columns:
+                    _write_run_file(folder / name, pa.table(columns))
+            row = pa.Table.from_pylist([{k: cell(v) for k, v in record.items()}])
+            _write_run_file(self.runs_dir / name, row)
 
     def finalize(
         self, meta: dict[str, Any]
@@ -313,28 +328,29 @@ class ResultStore:
         tables = {name: _read_all(folder) for name, folder in self.table_dirs.items()}
         summary = summarize(runs)
         kinds = summarize_kinds(tables["kinds"], summary)
-        atomic_write(self.out / "runs.parquet", runs.to_parquet)
-        for name, table in tables.items():
-            atomic_write(self.out / f"{name}.parquet", table.to_parquet)
-        atomic_write(self.out / "summary.parquet", summary.to_parquet)
-        atomic_write(self.out / "summary.csv", lambda p: summary.to_csv(p, index=False))
-        if not kinds.empty:
-            atomic_write(self.out / "kinds.csv", lambda p: kinds.to_csv(p, index=False))
         failed = runs[runs["error"].notna()]
-        write_json(
-            self.out / "manifest.json",
-            {
-                "nnrpsim_version": __version__,
-                "study": self.scenario.study.name,
-                "scenario_hash": self.hash,
-                "scenario": self.scenario.model_dump(mode="json"),
-                "inputs": self.inputs,
-                "runs": len(runs),
-                "seeds": runs[["point", "replication", "seed"]].to_dict("records"),
-                "failures": failed[["point", "replication", "error"]].to_dict("records"),
-                **meta,
-            },
-        )
+        with self._writing():
+            atomic_write(self.out / "runs.parquet", runs.to_parquet)
+            for name, table in tables.items():
+                atomic_write(self.out / f"{name}.parquet", table.to_parquet)
+            atomic_write(self.out / "summary.parquet", summary.to_parquet)
+            atomic_write(self.out / "summary.csv", lambda p: summary.to_csv(p, index=False))
+            if not kinds.empty:
+                atomic_write(self.out / "kinds.csv", lambda p: kinds.to_csv(p, index=False))
+            write_json(
+                self.out / "manifest.json",
+                {
+                    "nnrpsim_version": __version__,
+                    "study": self.scenario.study.name,
+                    "scenario_hash": self.hash,
+                    "scenario": self.scenario.model_dump(mode="json"),
+                    "inputs": self.inputs,
+                    "runs": len(runs),
+                    "seeds": runs[["point", "replication", "seed"]].to_dict("records"),
+                    "failures": failed[["point", "replication", "error"]].to_dict("records"),
+                    **meta,
+                },
+            )
         return summary, runs, tables["timeseries"], kinds
 
 

@@ -27,7 +27,14 @@ from matplotlib.figure import Figure
 from ..checks import StudyWarning
 from ..display_units import bytes_scale, described, key_scale, value_text
 from ..metrics import METRICS, UNITS
-from ..results import read_table, recorded_warmup_ms, swept_columns, unfinished_study_note
+from ..results import (
+    atomic_write,
+    read_table,
+    recorded_warmup_ms,
+    swept_columns,
+    unfinished_study_note,
+)
+from ..scenario import ScenarioError
 from ..scenario.schema import SHORT_KEYS
 from .axes import geometric_middle, log_scale, spans_decades, within_range
 from .placement import MAX_SHARED_LABELS, first_to_last, label_points, place_legend
@@ -55,9 +62,16 @@ LOAD_KEYS = {"workload.sessions.rate_per_s", "workload.operations.rate_per_s"}
 def _save(fig, folder: Path, name: str) -> list[Path]:
     paths = [folder / f"{name}.png", folder / f"{name}.svg"]
     fig.tight_layout()
-    for path in paths:
-        fig.savefig(path, dpi=120)
-    plt.close(fig)
+    try:
+        for path in paths:  # (whole or not at all, as every file of a study)
+            atomic_write(
+                path,
+                lambda temporary, kind=path.suffix[1:]: fig.savefig(
+                    temporary, dpi=120, format=kind
+                ),
+            )
+    finally:
+        plt.close(fig)
     return paths
 
 
@@ -313,13 +327,16 @@ def draw_study(results: Path, pool: ProcessPoolExecutor | None) -> list[Path]:
         else pd.DataFrame()
     )
     folder = results / "plots"
-    folder.mkdir(exist_ok=True)
-    if summary.empty:
-        return []
-    warmup_s = recorded_warmup_ms(results) / 1e3
-    figures = _figures(summary, series, kinds, folder, warmup_s)
-    drawn = pool.map(_draw, figures) if pool is not None else map(_draw, figures)
-    return [path for paths in drawn for path in paths]
+    try:  # (a full disk, say: on a worker, it is raised here too)
+        folder.mkdir(exist_ok=True)
+        if summary.empty:
+            return []
+        warmup_s = recorded_warmup_ms(results) / 1e3
+        figures = _figures(summary, series, kinds, folder, warmup_s)
+        drawn = pool.map(_draw, figures) if pool is not None else map(_draw, figures)
+        return [path for paths in drawn for path in paths]
+    except OSError as err:
+        raise ScenarioError(str(folder), f"cannot draw the plots: {err.strerror or err}") from None
 
 
 Drawing = tuple[Callable[..., list[Path]], tuple]
