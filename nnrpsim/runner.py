@@ -10,13 +10,15 @@ from __future__ import annotations
 import functools
 import numbers
 import os
+import threading
 import time
 import traceback
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
 from dataclasses import dataclass
-from multiprocessing import current_process, get_context
+from multiprocessing import current_process, get_context, parent_process
+from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -404,10 +406,26 @@ def local_workers(
     with ProcessPoolExecutor(
         max_workers=workers,
         mp_context=get_context("spawn"),
-        initializer=None if shares is None else attach,
-        initargs=() if shares is None else (shares.slots,),
+        initializer=_start_worker,
+        initargs=(None if shares is None else shares.slots,),
     ) as pool:
         yield pool
+
+
+def _start_worker(slots: Any) -> None:
+    """A local worker's initializer: it keeps the study's progress ``slots`` (None: none),
+    and ends when the study's process does. Killed (SIGTERM, the OOM killer), that process
+    cannot shut its pool down, and its workers waited on their queue for ever, holding their
+    memory."""
+    if slots is not None:
+        attach(slots)
+    if (parent := parent_process()) is not None:
+        threading.Thread(target=_end_with, args=(parent,), daemon=True).start()
+
+
+def _end_with(parent: BaseProcess) -> None:
+    parent.join()  # (returns once the process is gone)
+    os._exit(1)
 
 
 def _here(tasks: list[Task], shares: RunShares | None) -> Iterator[dict[str, Any]]:

@@ -15,6 +15,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from nnrpsim.cli import main
 from nnrpsim.study import WORKER_DIED
@@ -103,3 +104,49 @@ def test_a_run_whose_dask_worker_died_is_a_failed_run_and_the_others_go_on(tmp_p
     assert "results: " in captured.out and "(complete)" in captured.out
     assert main([*command, "--resume"]) == 0
     assert pd.read_parquet(out / "runs.parquet")["error"].isna().all()
+
+
+def _workers_of(pid: int) -> list[int]:
+    """The spawned worker processes of process ``pid`` (Linux's /proc)."""
+    workers = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+            command = (stat.parent / "cmdline").read_bytes()
+        except (OSError, IndexError):  # (gone in between)
+            continue
+        if int(fields[1]) == pid and b"spawn_main" in command:
+            workers.append(int(stat.parent.name))
+    return workers
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` is there and not a zombie (one an init that does not reap,
+    as in some containers, keeps in /proc)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").is_file(), reason="reads Linux's /proc")
+def test_the_workers_end_when_the_study_process_is_killed(tmp_path):
+    """SIGTERM or the OOM killer ends the study's process at once: its workers, which would
+    have waited on their queue for ever, end within seconds; the runs written are kept."""
+    scenario, out = write_yaml(tmp_path, LONGER), tmp_path / "out"
+    command = [sys.executable, "-m", "nnrpsim", "run", str(scenario), "--out", str(out)]
+    study = subprocess.Popen([*command, "--jobs", "2", "--quiet"], cwd=ROOT)
+    deadline = time.monotonic() + 120
+    while not list((out / "runs").glob("p*.arrow")) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    workers = _workers_of(study.pid)
+    assert len(workers) == 2
+    study.kill()
+    study.wait()
+    deadline = time.monotonic() + 30
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(map(_running, workers))
+    written = len(list((out / "runs").glob("p*.arrow")))
+    assert main(["run", str(scenario), "--out", str(out), "--resume", "--quiet"]) == 0
+    assert written >= 1 and len(pd.read_parquet(out / "runs.parquet")) == 8
