@@ -98,8 +98,8 @@ class _Outcome(NamedTuple):
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
     from .printed_tables import summary_table, terminal_width
-    from .results import auto_warmups_ms
-    from .study import COMPLETE, run
+    from .results import COMPLETE, auto_warmups_ms
+    from .study import run
     from .warmup import describe_warmups
 
     result = run(

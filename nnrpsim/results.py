@@ -147,6 +147,10 @@ def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
     return scenario
 
 
+COMPLETE = "complete"
+"""A study's status once every run it set out to run is written."""
+
+
 def recorded_status(folder: Path) -> str | None:
     """How the study ended, as its manifest records it (``complete``, or how it was
     interrupted); None if it cannot tell."""
@@ -157,7 +161,7 @@ def recorded_status(folder: Path) -> str | None:
 def unfinished_study_note(folder: Path) -> str | None:
     """What to say beside the plots of a study its manifest records as not complete (they
     show its finished runs only); None for a complete study, or one that cannot tell."""
-    if (status := recorded_status(folder)) in (None, "complete"):
+    if (status := recorded_status(folder)) in (None, COMPLETE):
         return None
     return f"{folder}: study {status}; the plots show its finished runs only"
 

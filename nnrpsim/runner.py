@@ -293,7 +293,7 @@ def _task_record(task: Task) -> dict[str, Any]:
     }
 
 
-def lost_run(task: Task, error: str) -> dict[str, Any]:
+def _lost_run(task: Task, error: str) -> dict[str, Any]:
     """The result of a run that never came back (its process died): a failed run, as one that
     raises is, which ``--resume`` runs again."""
     return {
@@ -513,5 +513,5 @@ def _dask(tasks: list[Task], client: Client, shares: RunShares | None) -> Iterat
         try:
             result = future.result()
         except KilledWorker:
-            result = lost_run(tasks[slot], KILLED_ON_DASK)
+            result = _lost_run(tasks[slot], KILLED_ON_DASK)
         yield result

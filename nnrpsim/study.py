@@ -15,7 +15,7 @@ from .checks import StudyWarning, study_warnings
 from .display_units import counted
 from .interrupts import interrupts_deferred
 from .plots import draw_study
-from .results import ResultStore, run_table, summarize, with_derived_metrics
+from .results import COMPLETE, ResultStore, run_table, summarize, with_derived_metrics
 from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import (
@@ -29,8 +29,6 @@ from .runner import (
 from .scenario import ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces, input_digests
 
-COMPLETE = "complete"
-"""A study's status once every run it set out to run is written."""
 WORKER_DIED = "interrupted: a worker process died (rerun with --resume)"
 
 
