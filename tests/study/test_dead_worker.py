@@ -88,7 +88,8 @@ def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(
 def test_a_run_whose_dask_worker_died_is_a_failed_run_and_the_others_go_on(tmp_path, capsys):
     """Dask starts a dead worker again and gives its runs to the others; one that was running
     on it, tried on as many workers as the scheduler allows, fails with KilledWorker."""
-    import dask
+    pytest.importorskip("dask.distributed")  # (imported before the set below, which would
+    import dask  # otherwise take its defaults away again as it ends)
 
     scenario, out = write_yaml(tmp_path, LONGER), tmp_path / "out"
     command = ["run", str(scenario), "--out", str(out), "--jobs", "2", "--quiet"]
