@@ -27,7 +27,7 @@ from .runner import (
     workers_for,
 )
 from .scenario import ScenarioLike, load_scenario, sweep_points
-from .traces import check_traces, input_digests
+from .traces import changed_inputs, check_traces, input_digests
 
 WORKER_DIED = "interrupted: a worker process died (rerun with --resume)"
 
@@ -91,7 +91,8 @@ def run(
     points = sweep_points(scenario)
     check_traces(points)
     path = Path(out) if out is not None else Path("results") / scenario.study.name
-    store = ResultStore(path, scenario, resume, input_digests(points))
+    inputs = input_digests(points)
+    store = ResultStore(path, scenario, resume, inputs)
     every = tasks_for(points)
     tasks = [task for task in every if not store.done(task.point, task.replication)]
     if scheduler is None:  # (a cluster's workers have their own memory)
@@ -129,7 +130,7 @@ def run(
                     }
                     summary, runs, series, kinds = store.finalize(meta)
         plots = draw_study(path, pool) if not summary.empty else []
-    told = study_warnings(points, runs, summary, series)
+    told = [*study_warnings(points, runs, summary, series), *changed_inputs(inputs)]
     if status == WORKER_DIED:
         told.append(f"warning: {worker_died(len(runs), len(every))}")
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
@@ -148,7 +149,7 @@ def sweep(
     check_execution(jobs, "local", None)
     points = sweep_points(scenario)
     check_traces(points)
-    tasks = tasks_for(points)
+    tasks, inputs = tasks_for(points), input_digests(points)
     check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     with bar, shown(bar, shares):
@@ -157,6 +158,6 @@ def sweep(
     summary = summarize(runs.sort_values(["point", "replication"]))
     tables = [run_table(result, "timeseries") for result in results]
     series = pd.concat([pd.DataFrame(table) for table in tables if table] or [pd.DataFrame()])
-    for line in study_warnings(points, runs, summary, series):
+    for line in [*study_warnings(points, runs, summary, series), *changed_inputs(inputs)]:
         warnings.warn(line.removeprefix("warning: "), StudyWarning, stacklevel=2)
     return summary

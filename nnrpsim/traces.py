@@ -114,11 +114,31 @@ def input_digests(points: list[Point]) -> dict[str, str]:
     for point in points:
         workload = point.scenario.workload
         paths |= {spec.path for spec in (workload.trace, workload.sessions.arrivals) if spec}
-    digests = {}
-    for path in sorted(paths):
-        with open(path, "rb") as file:
-            digests[path] = hashlib.file_digest(file, "sha256").hexdigest()[:16]
-    return digests
+    return {path: _digest(path) for path in sorted(paths)}
+
+
+def _digest(path: str) -> str:
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()[:16]
+
+
+def changed_inputs(digests: dict[str, str]) -> list[str]:
+    """A warning for each file of :func:`input_digests` that no longer holds what it held as
+    the study began: each run reads the file as it starts, so runs after the change read the
+    new content, silently, where the manifest records the old."""
+    told = []
+    for path, digest in digests.items():
+        try:
+            now = f"{_digest(path)} now"
+        except OSError as err:
+            now = f"now it cannot be read: {err.strerror or err}"
+        if now != f"{digest} now":
+            told.append(
+                f"warning: {path} changed while the study ran (content {digest} as it began, "
+                f"{now}): runs that began after the change read it as it then was; run the "
+                "study again, into a new folder"
+            )
+    return told
 
 
 def sessions_per_s(scenario: Scenario) -> float:
