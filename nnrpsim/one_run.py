@@ -27,9 +27,10 @@ from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
-from .results import atomic_write, recorded_scenario
+from .results import atomic_write, recorded_inputs, recorded_scenario
 from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
+from .traces import changed_inputs
 from .validation import ADVICE
 
 OUTCOMES = pd.CategoricalDtype([outcome.name.lower() for outcome in RefOutcome])
@@ -85,7 +86,8 @@ class RunRecords:
     error, ``fallbacks_completed`` those that completed."""
     setup_warnings: list[str]
     """What ``nnrpsim validate`` warns of the run's point (``point 3: ...``): a key its
-    settings make inert, a fault out of sight, a TTL the server replaces, a warm-up too short."""
+    settings make inert, a fault out of sight, a TTL the server replaces, a warm-up too short;
+    run from a results folder, each trace or log that changed since its study read it."""
 
     @property
     def title(self) -> str:
@@ -163,8 +165,16 @@ def run_records(
     manifest records. ``progress``: with a progress bar (tqdm's: a widget in a notebook) of
     its simulated time. DES only: the vector engine replays counts, not references one by
     one. Bad input raises :class:`ScenarioError`."""
+    changed = []
     if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
-        scenario = recorded_scenario(Path(scenario), "to run again")
+        folder = Path(scenario)
+        scenario = recorded_scenario(folder, "to run again")
+        changed = [
+            f"warning: {path} changed since the study in {folder} read it (content {then} "
+            f"then, {now}): this run reads it as it is now, so its numbers need not be the "
+            "study's"
+            for path, then, now in changed_inputs(recorded_inputs(folder))
+        ]
     scenario = load_scenario(scenario, overrides)
     points = sweep_points(scenario)
     chosen = _chosen("point", point, len(points), "sweep point")
@@ -192,7 +202,8 @@ def run_records(
         metrics=metrics,
         **_frames(result, plan, config.warmup_ms),
         setup_warnings=[
-            line for advise in ADVICE for line in advise([points[chosen]], len(points))
+            *changed,
+            *(line for advise in ADVICE for line in advise([points[chosen]], len(points))),
         ],
     )
 

@@ -147,6 +147,13 @@ def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
     return scenario
 
 
+def recorded_inputs(folder: Path) -> dict[str, str]:
+    """The digest of each trace and log a study read, by path, as its manifest records them
+    (:func:`~nnrpsim.traces.input_digests`; none where it records none)."""
+    inputs = _manifest_of(folder).get("inputs")
+    return inputs if isinstance(inputs, dict) else {}
+
+
 COMPLETE = "complete"
 """A study's status once every run it set out to run is written."""
 

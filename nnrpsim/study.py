@@ -42,6 +42,18 @@ def worker_died(written: int, runs: int) -> str:
     )
 
 
+def changed_while_running(inputs: dict[str, str]) -> list[str]:
+    """A warning for each trace or log that changed while the study ran: each run reads the
+    file as it starts, so runs after the change read the new content, silently, where the
+    manifest records the old."""
+    return [
+        f"warning: {path} changed while the study ran (content {then} as it began, {now}): runs "
+        "that began after the change read it as it then was; run the study again, into a new "
+        "folder"
+        for path, then, now in changed_inputs(inputs)
+    ]
+
+
 @dataclass(eq=False)  # (two results compare as objects: a field-wise == of frames raises)
 class StudyResult:
     """A finished (or interrupted) study: where it is and what it found."""
@@ -130,7 +142,7 @@ def run(
                     }
                     summary, runs, series, kinds = store.finalize(meta)
         plots = draw_study(path, pool) if not summary.empty else []
-    told = [*study_warnings(points, runs, summary, series), *changed_inputs(inputs)]
+    told = [*study_warnings(points, runs, summary, series), *changed_while_running(inputs)]
     if status == WORKER_DIED:
         told.append(f"warning: {worker_died(len(runs), len(every))}")
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
@@ -158,6 +170,6 @@ def sweep(
     summary = summarize(runs.sort_values(["point", "replication"]))
     tables = [run_table(result, "timeseries") for result in results]
     series = pd.concat([pd.DataFrame(table) for table in tables if table] or [pd.DataFrame()])
-    for line in [*study_warnings(points, runs, summary, series), *changed_inputs(inputs)]:
+    for line in [*study_warnings(points, runs, summary, series), *changed_while_running(inputs)]:
         warnings.warn(line.removeprefix("warning: "), StudyWarning, stacklevel=2)
     return summary

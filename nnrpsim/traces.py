@@ -122,23 +122,18 @@ def _digest(path: str) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()[:16]
 
 
-def changed_inputs(digests: dict[str, str]) -> list[str]:
-    """A warning for each file of :func:`input_digests` that no longer holds what it held as
-    the study began: each run reads the file as it starts, so runs after the change read the
-    new content, silently, where the manifest records the old."""
-    told = []
+def changed_inputs(digests: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Each file of :func:`input_digests` that no longer holds what it held then: its path,
+    its digest then, and what it holds now (``<digest> now``, or why it cannot be read)."""
+    changed = []
     for path, digest in digests.items():
         try:
             now = f"{_digest(path)} now"
         except OSError as err:
             now = f"now it cannot be read: {err.strerror or err}"
         if now != f"{digest} now":
-            told.append(
-                f"warning: {path} changed while the study ran (content {digest} as it began, "
-                f"{now}): runs that began after the change read it as it then was; run the "
-                "study again, into a new folder"
-            )
-    return told
+            changed.append((path, digest, now))
+    return changed
 
 
 def sessions_per_s(scenario: Scenario) -> float:

@@ -1,6 +1,7 @@
 """A trace or arrival log that changes while a study runs: each run reads the file as it
 starts, so the runs after the change read the new content while the manifest records the old.
-The study says so at its end (run, and sweep in memory)."""
+The study says so at its end (run, and sweep in memory); so does ``records``, run again from a
+study's folder after its trace changed."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import pytest
 import nnrpsim
 import nnrpsim.runner as runner
 from nnrpsim.checks import StudyWarning
-from nnrpsim.traces import changed_inputs
+from nnrpsim.cli import main
+from nnrpsim.study import changed_while_running
 from tests.conftest import write_yaml
 
 LINE = '{{"timestamp": {}, "input_length": 600, "hash_ids": [1, 2]}}\n'
@@ -44,7 +46,7 @@ def _changed_after_the_first_run(monkeypatch, trace):
 
 
 def _changed_lines(lines, trace) -> list[str]:
-    return [line for line in lines if "changed while the study ran" in line and str(trace) in line]
+    return [line for line in lines if f"{trace} changed " in line]
 
 
 def test_run_says_a_trace_changed_while_it_ran(tmp_path, traced, monkeypatch):
@@ -75,8 +77,25 @@ def test_sweep_says_a_trace_changed_while_it_ran(traced, monkeypatch):
 
 def test_a_file_gone_by_the_end_is_named_as_changed(tmp_path):
     gone = tmp_path / "gone.jsonl"
-    [line] = changed_inputs({str(gone): "0123456789abcdef"})
+    [line] = changed_while_running({str(gone): "0123456789abcdef"})
     assert line.startswith(
         f"warning: {gone} changed while the study ran (content 0123456789abcdef as it began, "
         "now it cannot be read: No such file or directory)"
+    )
+
+
+def test_records_of_a_study_whose_trace_changed_since_say_so(tmp_path, traced, capsys):
+    """``nnrpsim records`` runs a study's run again from its folder: on a changed trace its
+    numbers are not the run's of ``runs.parquet``, and the command says why."""
+    scenario, trace = traced
+    out = tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--set", "engine=des", "--quiet"]) == 0
+    assert main(["records", str(out), "--quiet"]) == 0
+    assert _changed_lines(capsys.readouterr().err.splitlines(), trace) == []
+    trace.write_text(LINE.format(0) + trace.read_text())  # one request more
+    assert main(["records", str(out), "--quiet"]) == 0
+    [line] = _changed_lines(capsys.readouterr().err.splitlines(), trace)
+    assert line.startswith(f"warning: {trace} changed since the study in {out} read it (content ")
+    assert line.endswith(
+        " now): this run reads it as it is now, so its numbers need not be the study's"
     )
