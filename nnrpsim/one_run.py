@@ -171,7 +171,7 @@ def run_records(
         scenario = recorded_scenario(folder, "to run again")
         changed = [
             f"warning: {path} changed since the study in {folder} read it (content {then} "
-            f"then, {now}): this run reads it as it is now, so its numbers need not be the "
+            f"then, {now} now): this run reads it as it is now, so its numbers need not be the "
             "study's"
             for path, then, now in changed_inputs(recorded_inputs(folder))
         ]

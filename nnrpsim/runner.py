@@ -17,7 +17,7 @@ import traceback
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing import current_process, get_context, parent_process
 from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ import numpy as np
 
 from .engine import CacheLimits
 from .engine.stream import ReferenceStream
+from .input_files import check_inputs
 from .metrics import des_kind_metrics, des_metrics
 from .model import (
     FaultConfig,
@@ -64,6 +65,9 @@ class Task:
     replication: int
     params: dict[str, Any]
     scenario: Scenario
+    inputs: dict[str, str] = field(default_factory=dict)
+    """The digest of each file the run reads, as its study read it first
+    (:mod:`nnrpsim.input_files`): a run that finds other content fails."""
 
     @property
     def seed(self) -> np.random.SeedSequence:
@@ -256,6 +260,7 @@ def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
     start = time.perf_counter()
     record = _task_record(task)
     try:
+        check_inputs(task.inputs)
         config, plan, run_seed = run_inputs(task)
         tables: dict[str, dict] = {}
         if task.scenario.engine == "vector":
@@ -303,12 +308,14 @@ def _lost_run(task: Task, error: str) -> dict[str, Any]:
     }
 
 
-def tasks_for(points: list[Point]) -> list[Task]:
+def tasks_for(points: list[Point], inputs: dict[str, str] | None = None) -> list[Task]:
     """Every run of the sweep (each point's ``study.replications``: it may be swept), those
     that draw one workload plan back to back: a worker process then draws it once
-    (:func:`_synthetic_plan`). Results do not depend on the order."""
+    (:func:`_synthetic_plan`). Results do not depend on the order. ``inputs``: the digests
+    of the files the study reads (:func:`~nnrpsim.traces.input_digests`), checked by each
+    run."""
     tasks = [
-        Task(point.index, replication, point.params, point.scenario)
+        Task(point.index, replication, point.params, point.scenario, inputs or {})
         for point in points
         for replication in range(point.scenario.study.replications)
     ]

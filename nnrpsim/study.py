@@ -27,7 +27,7 @@ from .runner import (
     workers_for,
 )
 from .scenario import ScenarioLike, load_scenario, sweep_points
-from .traces import changed_inputs, check_traces, input_digests
+from .traces import check_traces, input_digests
 
 WORKER_DIED = "interrupted: a worker process died (rerun with --resume)"
 
@@ -40,18 +40,6 @@ def worker_died(written: int, runs: int) -> str:
         "(rerun with --resume): the system kills one that runs out of memory, and a script's "
         'workers die as they start where it calls nnrpsim.run outside `if __name__ == "__main__":`'
     )
-
-
-def changed_while_running(inputs: dict[str, str]) -> list[str]:
-    """A warning for each trace or log that changed while the study ran: each run reads the
-    file as it starts, so runs after the change read the new content, silently, where the
-    manifest records the old."""
-    return [
-        f"warning: {path} changed while the study ran (content {then} as it began, {now}): runs "
-        "that began after the change read it as it then was; run the study again, into a new "
-        "folder"
-        for path, then, now in changed_inputs(inputs)
-    ]
 
 
 @dataclass(eq=False)  # (two results compare as objects: a field-wise == of frames raises)
@@ -105,7 +93,7 @@ def run(
     path = Path(out) if out is not None else Path("results") / scenario.study.name
     inputs = input_digests(points)
     store = ResultStore(path, scenario, resume, inputs)
-    every = tasks_for(points)
+    every = tasks_for(points, inputs)
     tasks = [task for task in every if not store.done(task.point, task.replication)]
     if scheduler is None:  # (a cluster's workers have their own memory)
         left = {task.point for task in tasks}  # (on --resume, the points with runs left)
@@ -142,7 +130,7 @@ def run(
                     }
                     summary, runs, series, kinds = store.finalize(meta)
         plots = draw_study(path, pool) if not summary.empty else []
-    told = [*study_warnings(points, runs, summary, series), *changed_while_running(inputs)]
+    told = study_warnings(points, runs, summary, series)
     if status == WORKER_DIED:
         told.append(f"warning: {worker_died(len(runs), len(every))}")
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
@@ -161,7 +149,7 @@ def sweep(
     check_execution(jobs, "local", None)
     points = sweep_points(scenario)
     check_traces(points)
-    tasks, inputs = tasks_for(points), input_digests(points)
+    tasks = tasks_for(points, input_digests(points))
     check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     with bar, shown(bar, shares):
@@ -170,6 +158,6 @@ def sweep(
     summary = summarize(runs.sort_values(["point", "replication"]))
     tables = [run_table(result, "timeseries") for result in results]
     series = pd.concat([pd.DataFrame(table) for table in tables if table] or [pd.DataFrame()])
-    for line in [*study_warnings(points, runs, summary, series), *changed_while_running(inputs)]:
+    for line in study_warnings(points, runs, summary, series):
         warnings.warn(line.removeprefix("warning: "), StudyWarning, stacklevel=2)
     return summary

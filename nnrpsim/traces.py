@@ -16,7 +16,6 @@
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import warnings
@@ -27,6 +26,7 @@ import pandas as pd
 
 from .display_units import counted, percent, points_text
 from .engine.stream import ReferenceStream
+from .input_files import file_digest
 from .model.config import ModelConfig
 from .model.policies import make_policy
 from .model.policy_reach import PolicyReach, policy_reach
@@ -114,24 +114,20 @@ def input_digests(points: list[Point]) -> dict[str, str]:
     for point in points:
         workload = point.scenario.workload
         paths |= {spec.path for spec in (workload.trace, workload.sessions.arrivals) if spec}
-    return {path: _digest(path) for path in sorted(paths)}
-
-
-def _digest(path: str) -> str:
-    with open(path, "rb") as file:
-        return hashlib.file_digest(file, "sha256").hexdigest()[:16]
+    return {path: file_digest(path) for path in sorted(paths)}
 
 
 def changed_inputs(digests: dict[str, str]) -> list[tuple[str, str, str]]:
     """Each file of :func:`input_digests` that no longer holds what it held then: its path,
-    its digest then, and what it holds now (``<digest> now``, or why it cannot be read)."""
+    its digest then and now. A file that cannot be read is left to its reader, which names
+    the scenario key."""
     changed = []
     for path, digest in digests.items():
         try:
-            now = f"{_digest(path)} now"
-        except OSError as err:
-            now = f"now it cannot be read: {err.strerror or err}"
-        if now != f"{digest} now":
+            now = file_digest(path)
+        except OSError:
+            continue
+        if now != digest:
             changed.append((path, digest, now))
     return changed
 

@@ -1,22 +1,26 @@
-"""A trace or arrival log that changes while a study runs: each run reads the file as it
-starts, so the runs after the change read the new content while the manifest records the old.
-The study says so at its end (run, and sweep in memory); so does ``records``, run again from a
-study's folder after its trace changed."""
+"""The files a study's runs read (traces, arrival logs): each run reads them as it starts, in
+whichever process or machine runs it. A run that finds other content than the study read as
+it began (the file changed since, or a cluster worker's copy differs) fails, saying so,
+where it read the other content silently; ``records``, run again from a study's folder after
+its trace changed, says so."""
 
 from __future__ import annotations
 
 import warnings
 
+import pandas as pd
 import pytest
 
 import nnrpsim
 import nnrpsim.runner as runner
 from nnrpsim.checks import StudyWarning
 from nnrpsim.cli import main
-from nnrpsim.study import changed_while_running
+from nnrpsim.scenario import load_scenario, sweep_points
+from nnrpsim.traces import input_digests
 from tests.conftest import write_yaml
 
 LINE = '{{"timestamp": {}, "input_length": 600, "hash_ids": [1, 2]}}\n'
+OTHER = "holds other content than the study read as it began"
 
 
 @pytest.fixture
@@ -45,43 +49,40 @@ def _changed_after_the_first_run(monkeypatch, trace):
     monkeypatch.setattr(runner, "run_task", then_changed)
 
 
-def _changed_lines(lines, trace) -> list[str]:
-    return [line for line in lines if f"{trace} changed " in line]
-
-
-def test_run_says_a_trace_changed_while_it_ran(tmp_path, traced, monkeypatch):
+def test_runs_after_a_trace_changed_fail_saying_why(tmp_path, traced, monkeypatch):
     scenario, trace = traced
     steady = nnrpsim.run(scenario, out=tmp_path / "steady", jobs=1, progress=False)
-    assert _changed_lines(steady.warnings, trace) == []
+    assert steady.runs["error"].isna().all()
+    digest = input_digests(sweep_points(load_scenario(scenario)))[str(trace)]
     _changed_after_the_first_run(monkeypatch, trace)
     changed = nnrpsim.run(scenario, out=tmp_path / "changed", jobs=1, progress=False)
-    [line] = _changed_lines(changed.warnings, trace)
-    assert line.startswith(f"warning: {trace} changed while the study ran (content ")
-    assert line.endswith(
-        " now): runs that began after the change read it as it then was; run the study "
-        "again, into a new folder"
-    )
-    # (the runs after the change did read the longer trace: one reference more each)
-    assert changed.runs["hit_rate"].nunique() > steady.runs["hit_rate"].nunique()
+    runs = changed.runs.set_index(["point", "replication"])["error"]
+    assert pd.isna(runs.loc[(0, 0)])  # (read before the change)
+    [error] = set(runs.drop((0, 0)))
+    assert error.startswith(f"nnrpsim.scenario.loader.ScenarioError: {trace}: {OTHER} (content ")
+    assert error.endswith("here): it changed since, or this worker's copy differs")
+    assert f"(content {digest} then, " in error
+    assert any(OTHER in line for line in changed.warnings)  # (the failed runs' warning)
 
 
-def test_sweep_says_a_trace_changed_while_it_ran(traced, monkeypatch):
+def test_sweep_in_memory_says_so_too(traced, monkeypatch):
     scenario, trace = traced
     _changed_after_the_first_run(monkeypatch, trace)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         nnrpsim.sweep(scenario, jobs=1, progress=False)
     told = [str(w.message) for w in caught if issubclass(w.category, StudyWarning)]
-    assert len(_changed_lines(told, trace)) == 1
+    assert any(OTHER in line for line in told)
 
 
-def test_a_file_gone_by_the_end_is_named_as_changed(tmp_path):
-    gone = tmp_path / "gone.jsonl"
-    [line] = changed_while_running({str(gone): "0123456789abcdef"})
-    assert line.startswith(
-        f"warning: {gone} changed while the study ran (content 0123456789abcdef as it began, "
-        "now it cannot be read: No such file or directory)"
-    )
+def test_a_worker_whose_copy_differs_fails_its_run(traced):
+    """On a cluster a worker reads the file at the same path on its own machine."""
+    scenario, trace = traced
+    points = sweep_points(load_scenario(scenario))
+    (task, *_) = runner.tasks_for(points, {str(trace): "0123456789abcdef"})
+    assert OTHER in runner.run_task(task)["record"]["error"]
+    (task, *_) = runner.tasks_for(points, input_digests(points))
+    assert runner.run_task(task)["record"]["error"] is None
 
 
 def test_records_of_a_study_whose_trace_changed_since_say_so(tmp_path, traced, capsys):
@@ -91,10 +92,10 @@ def test_records_of_a_study_whose_trace_changed_since_say_so(tmp_path, traced, c
     out = tmp_path / "out"
     assert main(["run", str(scenario), "--out", str(out), "--set", "engine=des", "--quiet"]) == 0
     assert main(["records", str(out), "--quiet"]) == 0
-    assert _changed_lines(capsys.readouterr().err.splitlines(), trace) == []
+    assert f"{trace} changed" not in capsys.readouterr().err
     trace.write_text(LINE.format(0) + trace.read_text())  # one request more
     assert main(["records", str(out), "--quiet"]) == 0
-    [line] = _changed_lines(capsys.readouterr().err.splitlines(), trace)
+    [line] = [line for line in capsys.readouterr().err.splitlines() if f"{trace} changed" in line]
     assert line.startswith(f"warning: {trace} changed since the study in {out} read it (content ")
     assert line.endswith(
         " now): this run reads it as it is now, so its numbers need not be the study's"

@@ -1,0 +1,40 @@
+"""The files a study's runs read (traces, arrival logs), by content: each run reads its files
+as it starts, in whichever process or machine runs it, so a file that changed since the study
+began, or a cluster worker's copy that differs, would give it other input than its study's,
+silently. A digest taken as the study begins goes with each run, which checks it."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import os
+
+from .scenario import ScenarioError
+
+
+def file_digest(path: str) -> str:
+    """The first 16 hex digits of the file's SHA-256, hashed once for each version of it."""
+    version = os.stat(path)
+    return _digest(path, version.st_mtime_ns, version.st_size)
+
+
+@functools.lru_cache(maxsize=16)
+def _digest(path: str, _mtime_ns: int, _size: int) -> str:
+    with open(path, "rb") as file:
+        return hashlib.file_digest(file, "sha256").hexdigest()[:16]
+
+
+def check_inputs(digests: dict[str, str]) -> None:
+    """Refuse a run whose files hold other content than its study read as it began. A file
+    that cannot be read is left to the reader, which names the scenario key."""
+    for path, digest in digests.items():
+        try:
+            now = file_digest(path)
+        except OSError:
+            continue
+        if now != digest:
+            raise ScenarioError(
+                path,
+                f"holds other content than the study read as it began (content {digest} then, "
+                f"{now} here): it changed since, or this worker's copy differs",
+            )
