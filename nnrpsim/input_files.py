@@ -24,17 +24,27 @@ def _digest(path: str, _mtime_ns: int, _size: int) -> str:
         return hashlib.file_digest(file, "sha256").hexdigest()[:16]
 
 
-def check_inputs(digests: dict[str, str]) -> None:
-    """Refuse a run whose files hold other content than its study read as it began. A file
-    that cannot be read is left to the reader, which names the scenario key."""
+def changed_inputs(digests: dict[str, str]) -> list[tuple[str, str, str]]:
+    """Each file of ``digests`` (by path, as :func:`~nnrpsim.traces.input_digests` gives
+    them) that no longer holds what it held then: its path, its digest then and now. A file
+    that cannot be read is left to its reader, which names the scenario key."""
+    changed = []
     for path, digest in digests.items():
         try:
             now = file_digest(path)
         except OSError:
             continue
         if now != digest:
-            raise ScenarioError(
-                path,
-                f"holds other content than the study read as it began (content {digest} then, "
-                f"{now} here): it changed since, or this worker's copy differs",
-            )
+            changed.append((path, digest, now))
+    return changed
+
+
+def check_inputs(digests: dict[str, str]) -> None:
+    """Refuse a run whose files hold other content than its study read as it began."""
+    if changed := changed_inputs(digests):
+        path, then, now = changed[0]
+        raise ScenarioError(
+            path,
+            f"holds other content than the study read as it began (content {then} then, {now} "
+            "here): it changed since, or this worker's copy differs",
+        )

@@ -22,6 +22,7 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from .display_units import counted, described
+from .input_files import changed_inputs
 from .metrics import METRICS, des_metrics, wire_saving
 from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
@@ -30,7 +31,6 @@ from .protocol import CacheObjectKind
 from .results import atomic_write, recorded_inputs, recorded_scenario
 from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
-from .traces import changed_inputs
 from .validation import ADVICE
 
 OUTCOMES = pd.CategoricalDtype([outcome.name.lower() for outcome in RefOutcome])

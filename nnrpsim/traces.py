@@ -117,21 +117,6 @@ def input_digests(points: list[Point]) -> dict[str, str]:
     return {path: file_digest(path) for path in sorted(paths)}
 
 
-def changed_inputs(digests: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Each file of :func:`input_digests` that no longer holds what it held then: its path,
-    its digest then and now. A file that cannot be read is left to its reader, which names
-    the scenario key."""
-    changed = []
-    for path, digest in digests.items():
-        try:
-            now = file_digest(path)
-        except OSError:
-            continue
-        if now != digest:
-            changed.append((path, digest, now))
-    return changed
-
-
 def sessions_per_s(scenario: Scenario) -> float:
     """Sessions starting per second over all hosts: the Poisson rate of each host, or the
     arrival log's rate over the run (arrivals after its end are dropped)."""
