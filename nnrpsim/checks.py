@@ -23,12 +23,14 @@ from .display_units import (
     percent,
     points_text,
     scenario_text,
+    value_text,
 )
 from .inert_keys import (
     INERT_KEYS,
     NEVER_IGNORES,
     NO_KIND_CACHED,
     WORKLOAD_KINDS,
+    inert_in,
     inert_reason,
     unused_kind_sizes,
     within,
@@ -89,6 +91,7 @@ def study_warnings(
         *fault_time_advice(points, len(points)),
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
+        *idle_backoff_warnings(points, runs),
         *failure_warnings(runs),
     ]
 
@@ -676,6 +679,32 @@ def _arrivals_span(spec: Arrivals, session_ms: float, study: Study) -> str | Non
         f"{_duration(session_ms)} session)"
     )
     return _idle_end(last + session_ms, study, what)
+
+
+BACKOFF = "host_policy.refused_put_backoff"
+
+
+def idle_backoff_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
+    """A refusal back-off set, not swept, where no run's server refused a CACHE_PUT after the
+    warm-up: it acts only after a refusal, and a server refuses room only where reclaiming
+    and evicting cannot make it, which the scenario's memory and eviction rules decide as the
+    run goes (a budget with LRU eviction refuses nothing but objects larger than itself). Set
+    to study the back-off, it drew numbers it had no say in. The points where a rule gives it
+    no say whatever the run (unlimited memory, policy ``never``) are left out: the first
+    :func:`inert_key_advice` names before the run; the second is a baseline."""
+    if not points or BACKOFF in points[0].params or "refused_puts" not in runs:
+        return []
+    backoff = points[0].scenario.host_policy.refused_put_backoff
+    live = [point.index for point in points if not inert_in(point.scenario, BACKOFF)]
+    done = runs[runs["point"].isin(live) & runs["error"].isna()]
+    if not backoff or done.empty or (done["refused_puts"] > 0).any():
+        return []
+    return [
+        f"warning: {_whose(live, len(points))}: {BACKOFF} is {value_text(BACKOFF, backoff)}, "
+        "but no server refused a CACHE_PUT after the warm-up in any run, so it had next to no "
+        "say: a server refuses room only where reclaiming expired leases and evicting cannot "
+        "make it (eviction: none, or an object larger than its whole budget)"
+    ]
 
 
 def failure_warnings(runs: pd.DataFrame) -> list[str]:

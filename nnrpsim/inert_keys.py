@@ -329,6 +329,11 @@ def within(key: str, params: Collection[str]) -> bool:
     return any(f"{key}.".startswith(f"{param}.") for param in params)
 
 
+def inert_in(scenario: Scenario, key: str) -> bool:
+    """Whether a rule gives ``key`` no say in ``scenario``, whether or not a word is due."""
+    return any(key in rule.keys and rule.holds(scenario) for rule in INERT_RULES)
+
+
 def inert_reason(scenario: Scenario, key: str, swept: Collection[str]) -> str | None:
     """Why ``key`` changes nothing in ``scenario``, whose sweep sets the ``swept`` keys, or
     None when it may change something or a word would be noise: where a key a rule reads is
