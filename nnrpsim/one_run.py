@@ -165,7 +165,7 @@ def run_records(
     manifest records. ``progress``: with a progress bar (tqdm's: a widget in a notebook) of
     its simulated time. DES only: the vector engine replays counts, not references one by
     one. Bad input raises :class:`ScenarioError`."""
-    changed = []
+    changed: list[str] = []  # (run from a results folder: its inputs that changed since)
     if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
         folder = Path(scenario)
         scenario = recorded_scenario(folder, "to run again")
