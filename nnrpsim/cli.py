@@ -272,7 +272,9 @@ def _add_scenario_commands(commands) -> None:
     run.add_argument("scenario", help="a scenario YAML file")
     run.add_argument("--out", help="results folder (default results/<study name>)")
     _add_set_option(run)
-    run.add_argument("--jobs", type=int, help="worker processes (default: all cores)")
+    run.add_argument(
+        "--jobs", type=int, help="worker processes (default: every core this process may use)"
+    )
     run.add_argument(
         "--executor",
         choices=("local", "dask"),

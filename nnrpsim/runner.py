@@ -27,6 +27,7 @@ import numpy as np
 from .engine import CacheLimits
 from .engine.stream import ReferenceStream
 from .input_files import check_inputs
+from .machine_cpus import usable_cpus
 from .metrics import des_kind_metrics, des_metrics
 from .model import (
     FaultConfig,
@@ -364,9 +365,10 @@ def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> N
 
 
 def workers_for(jobs: int | None, n_tasks: int) -> int:
-    """How many runs :func:`execute` runs at once: ``jobs``, or one per core, and never more
-    than there are tasks."""
-    return min(jobs or os.cpu_count() or 1, max(n_tasks, 1))
+    """How many runs :func:`execute` runs at once: ``jobs``, or one per core this process may
+    use (:func:`~nnrpsim.machine_cpus.usable_cpus`: a container's quota counts), and never
+    more than there are tasks."""
+    return min(jobs or usable_cpus(), max(n_tasks, 1))
 
 
 def execute(
@@ -378,7 +380,7 @@ def execute(
     shares: RunShares | None = None,
     client: Client | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Yield each task's result as it finishes (``jobs`` None: one per core; never more
+    """Yield each task's result as it finishes (``jobs`` None: one per usable core; never more
     workers than tasks, and none started for no task). ``pool``: local workers to run them on
     (:func:`local_workers`, given the same ``shares``), else the runs start their own; so
     ``client`` on Dask (:func:`dask_client`). ``shares``: where task i's share done goes, slot
