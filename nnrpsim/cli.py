@@ -7,6 +7,7 @@ never a traceback; a study whose runs raised is written all the same, names them
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -394,6 +395,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     # The command line writes its plots to files: a backend the shell's environment names for
     # interactive work (or misspells, which fails matplotlib's import) has no say in them.
     os.environ["MPLBACKEND"] = "Agg"
+    # An output encoding without a character the tables use (compare's "±", with
+    # PYTHONIOENCODING=ascii) shows it as "?", not a traceback after the work is done.
+    if isinstance(sys.stdout, io.TextIOWrapper):
+        sys.stdout.reconfigure(errors="replace")
     command = None
     try:
         args = build_parser().parse_args(argv)
