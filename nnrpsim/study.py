@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 import warnings
 from collections.abc import Sequence
+from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -40,6 +41,23 @@ def worker_died(written: int, runs: int) -> str:
         "(rerun with --resume): the system kills one that runs out of memory, and a script's "
         'workers die as they start where it calls nnrpsim.run outside `if __name__ == "__main__":`'
     )
+
+
+PLOT_WORKER_DIED = (
+    "a worker process died while drawing the plots, so this process drew them again: the "
+    "runs and tables were written by then; the system kills a worker that runs out of memory"
+)
+
+
+def _plots_of(path: Path, pool: ProcessPoolExecutor | None) -> tuple[list[Path], bool]:
+    """The study's plots, drawn by its workers; and whether one of them died while drawing,
+    and this process drew them all instead (each file is written whole or not at all, so
+    drawing one again is harmless), rather than end a study whose runs are written in a
+    traceback."""
+    try:
+        return draw_study(path, pool), False
+    except BrokenProcessPool:
+        return draw_study(path, None), True
 
 
 @dataclass(eq=False)  # (two results compare as objects: a field-wise == of frames raises)
@@ -129,10 +147,12 @@ def run(
                         "point_warmups_ms": [point.scenario.study.warmup for point in points],
                     }
                     summary, runs, series, kinds = store.finalize(meta)
-        plots = draw_study(path, pool) if not summary.empty else []
+        plots, redrawn = _plots_of(path, pool) if not summary.empty else ([], False)
     told = study_warnings(points, runs, summary, series)
     if status == WORKER_DIED:
         told.append(f"warning: {worker_died(len(runs), len(every))}")
+    if redrawn:
+        told.append(f"warning: {PLOT_WORKER_DIED}")
     return StudyResult(path, summary, runs, series, status, plots, kinds, told)
 
 

@@ -17,8 +17,10 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from nnrpsim import plots
 from nnrpsim.cli import main
-from nnrpsim.study import WORKER_DIED
+from nnrpsim.plots import plot_study
+from nnrpsim.study import PLOT_WORKER_DIED, WORKER_DIED
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
 LONGER = {**SMALL_STUDY, "study": {**SMALL_STUDY["study"], "duration": "300s"}}
@@ -56,6 +58,30 @@ def test_a_dead_worker_stops_the_study_keeps_its_runs_and_exits_1(tmp_path, caps
     assert f"results: {out} ({WORKER_DIED})" in captured.out
     assert main([*command, "--resume"]) == 0
     assert len(pd.read_parquet(out / "runs.parquet")) == 8
+
+
+def _dies_in_a_worker() -> list[Path]:
+    """A figure whose drawing kills the worker process that draws it (as the OOM killer
+    would), and draws nothing where the study's own process draws it."""
+    if multiprocessing.parent_process() is not None:
+        os._exit(1)
+    return []
+
+
+def test_a_worker_that_dies_drawing_the_plots_leaves_them_drawn_by_the_study(
+    tmp_path, capsys, monkeypatch
+):
+    figures = plots._figures
+    monkeypatch.setattr(plots, "_figures", lambda *args: [(_dies_in_a_worker, ()), *figures(*args)])
+    scenario, out = write_yaml(tmp_path, SMALL_STUDY), tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--jobs", "2", "--quiet"]) == 0
+    captured = capsys.readouterr()
+    assert f"warning: {PLOT_WORKER_DIED}" in captured.err.splitlines()
+    assert "Traceback" not in captured.err
+    drawn = sorted(path.name for path in (out / "plots").glob("*.png"))
+    assert drawn and f"{len(drawn)} plots" in captured.out
+    monkeypatch.setattr(plots, "_figures", figures)
+    assert sorted(path.name for path in plot_study(out) if path.suffix == ".png") == drawn
 
 
 def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(tmp_path):
