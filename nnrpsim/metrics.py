@@ -27,6 +27,7 @@ METRICS = (
     "installs",
     "renewals",
     "refused_puts",
+    "evictions",
     "invalidations",
     "p50_latency_ms",
     "p99_latency_ms",
@@ -144,7 +145,7 @@ def des_metrics(
     # of, whose bytes count, and a run that fell behind saved less than nothing, inlining all)
     inline_all = result.all_inline_bytes - base.get("all_inline_bytes", 0)
     metrics["wire_bytes_saved"] = float(inline_all - cache_cost)
-    for name in ("installs", "renewals", "refused_puts"):
+    for name in ("installs", "renewals", "refused_puts", "evictions"):
         metrics[name] = float(result.counters[name] - base.get(name, 0))
     metrics["invalidations"] = float(
         sum(result.invalidations.values()) - base.get("invalidations", 0)
@@ -331,6 +332,7 @@ def vector_metrics(
         ),
         "renewals": float(sweep.renewals[index]),
         "refused_puts": float(sweep.rejected[index] + sweep.along_rejected[index]),
+        "evictions": float(sweep.evictions[index]),
         "invalidations": float(sweep.invalidated_misses[index]),
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),

@@ -77,7 +77,7 @@ class RunRecords:
     (``cache_control``: PUT, ACK, INVALIDATE and ERROR headers, fallback resubmissions) and
     everything else (``control``); resends over a lossy link are not in it."""
     counters: dict[str, int]
-    """The whole run's ``installs``, ``renewals``, ``refused_puts``,
+    """The whole run's ``installs``, ``renewals``, ``refused_puts``, ``evictions``,
     ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs) and ``retransmissions``."""
     audit: dict[str, int]
     """The invariant auditor's counts (the whole run): its violations must be 0 (hits on an

@@ -189,6 +189,7 @@ class Recorder:
         self.installs = 0
         self.renewals = 0
         self.refused_puts = 0  # CACHE_ACKs that refused (installs, renewals, sources alike)
+        self.evictions = 0  # live leases the servers evicted for room (PUTs, memory pressure)
         self.reinstalls_after_expiry = 0
         self.hot_path_frames = 0
         # what the operations' object blocks would take inline, each operation's as it starts:

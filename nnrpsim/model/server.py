@@ -140,6 +140,7 @@ class Server:
         for ack in acks:
             sim.sent += 1
             sent.append(sim.sent)
+            recorder.evictions += len(ack.evicted)
             if ack.expired:
                 self.notify([obj for obj in ack.expired if obj not in installing], _EXPIRED)
             if ack.evicted:
@@ -209,4 +210,5 @@ class Server:
         excess = self.table.held_bytes - capacity
         if excess > 0:
             evicted = self.table.evict(excess) or []
+            self.sim.recorder.evictions += len(evicted)
             self.notify(evicted, ReasonCode.EVICTED)

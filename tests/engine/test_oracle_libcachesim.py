@@ -1,4 +1,4 @@
-"""libcachesim (GPL, test-only) as the eviction oracle: same LRU and FIFO hit ratios.
+"""libcachesim (GPL, test-only) as the eviction oracle: same LRU and FIFO hits and evictions.
 
 Its Python wheel ignores TTLs, so leases here never expire: this checks eviction alone.
 """
@@ -20,7 +20,9 @@ ORACLE_GENERAL = np.dtype([("time", "<u4"), ("obj", "<u8"), ("size", "<u4"), ("n
 N_REQUESTS = 1_000_000
 
 
-def _libcachesim_hits(stream, capacity: int, policy: str, path) -> int:
+def _libcachesim_hits_and_evictions(stream, capacity: int, policy: str, path) -> tuple[int, int]:
+    """Its hits, and its evictions: every miss inserts (no object here is larger than the
+    cache), and what it holds at the end is what was inserted and not evicted."""
     records = np.zeros(len(stream), dtype=ORACLE_GENERAL)
     records["time"] = stream.time_ms // 1000
     records["obj"] = stream.object_id + 1
@@ -30,7 +32,8 @@ def _libcachesim_hits(stream, capacity: int, policy: str, path) -> int:
     reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE)
     cache = {"lru": lcs.LRU, "fifo": lcs.FIFO}[policy](capacity)
     miss_ratio, _ = cache.process_trace(reader)
-    return round((1 - miss_ratio) * len(stream))
+    misses = round(miss_ratio * len(stream))
+    return len(stream) - misses, misses - cache.get_n_obj()
 
 
 @pytest.mark.parametrize(
@@ -52,6 +55,8 @@ def test_lru_and_fifo_hit_ratios_match_libcachesim(tmp_path, name, alpha, n_obje
     capacity = int(object_sizes.sum() * 0.05)
     for policy in ("lru", "fifo"):
         ours = replay(stream, [U32_MAX], "non_reset", capacity_bytes=capacity, policy=policy)
-        theirs = _libcachesim_hits(stream, capacity, policy, tmp_path / f"{policy}.bin")
-        assert int(ours.hits[0]) == theirs, policy
+        theirs = _libcachesim_hits_and_evictions(
+            stream, capacity, policy, tmp_path / f"{policy}.bin"
+        )
+        assert (int(ours.hits[0]), int(ours.evictions[0])) == theirs, policy
         assert 0.05 < ours.hit_rate[0] < 0.95

@@ -252,6 +252,7 @@ def test_a_reference_made_along_installs_a_missing_lease_and_does_nothing_else(
         "renewals": [int(reset)],
         "renewal_bytes": [10 * reset],
         "rejected": [0],
+        "evictions": [0],
         "hit_bytes": [10],
         "install_bytes": [10],
         "along_puts": [2],

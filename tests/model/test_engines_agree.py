@@ -34,6 +34,7 @@ ALIKE = (
     "installs",
     "renewals",
     "refused_puts",
+    "evictions",
     "miss_rate_cache_miss",
     "miss_rate_lease_expired",
     "inline_rate_policy",

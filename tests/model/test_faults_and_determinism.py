@@ -85,6 +85,19 @@ def test_memory_pressure_evicts_and_completes():
     assert held.max() <= 0.05 * (4 << 20)
 
 
+def test_the_leases_memory_pressure_evicts_are_counted():
+    """Ended as the budget shrinks: what the shrink evicted, each announced to at most both
+    hosts, is in the faulted run's evictions beyond the same run's without it."""
+    faults = FaultConfig(memory_pressure_at_ms=30_000.0, memory_pressure_fraction=0.05)
+    faulted, clean = (
+        simulate(_config(faults=chosen, duration_ms=30_000.0), 5)
+        for chosen in (faults, FaultConfig())
+    )
+    announced = faulted.invalidations["evicted"] - clean.invalidations["evicted"]
+    assert announced > 50
+    assert faulted.counters["evictions"] - clean.counters["evictions"] >= announced / 2
+
+
 def test_same_seed_same_results_different_seed_different_stream():
     first, again, other = (simulate(_config(), seed) for seed in (7, 7, 8))
     for name, column in first.references.items():

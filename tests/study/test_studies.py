@@ -1767,8 +1767,8 @@ def test_over_instant_links_the_engines_agree_exactly_on_library_studies(
     tmp_path, name, duration, grid
 ):
     """With no network and no processing time the vector run is the DES: the same hits,
-    installs, renewals and refused PUTs at every point (one replication, some of the points;
-    the first two shortened)."""
+    installs, renewals, refused PUTs and evictions at every point (one replication, some of
+    the points; the first two shortened)."""
     raw = yaml.safe_load((ROOT / f"scenarios/{name}.yaml").read_text())
     raw["study"].update(duration=duration, warmup="10s", replications=1)
     raw["sweep"]["grid"] = grid(raw["sweep"]["grid"])
@@ -1780,7 +1780,7 @@ def test_over_instant_links_the_engines_agree_exactly_on_library_studies(
         summaries[engine] = nnrpsim.run(scenario, out=out, jobs=1, progress=False).summary
     des, vector = summaries["des"], summaries["vector"]
     assert len(des) >= 2 and des["installs"].min() > 0
-    for metric in ("hit_rate", "installs", "renewals", "refused_puts"):
+    for metric in ("hit_rate", "installs", "renewals", "refused_puts", "evictions"):
         assert des[metric].tolist() == vector[metric].tolist(), metric
 
 

@@ -77,6 +77,7 @@ def replay_on_table(
         """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
         ack = table.install_one(obj, now, asked, size)
         ended(ack.expired + ack.evicted, now)
+        counts["evictions"] += len(ack.evicted)
         evicted_in_frame.extend(ack.evicted)  # its hosts are told once its references are decided
         if ack.status == CacheAckStatus.REJECTED:
             return False

@@ -37,7 +37,7 @@ def ordered_capacity(
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
     misses = [0] * len(EndReason)
     expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
-    hits = renewals = installs = rejected = used = live_ms_bytes = install_bytes = 0
+    hits = renewals = installs = rejected = evictions = used = live_ms_bytes = install_bytes = 0
     renewal_bytes = rejected_bytes = along_puts = along_put_bytes = along_rejected = 0
     # with per_object: per object, installs and rejections (its inline references are the
     # host's, its other references hit) and live byte-milliseconds
@@ -250,6 +250,7 @@ def ordered_capacity(
             while used + size > capacity:
                 # the oldest (last=False, positional: a keyword costs on the hot path)
                 victim, (expires, start, victim_size, _) = evict_oldest(False)
+                evictions += 1
                 used -= victim_size
                 end = expires if expires < t else t  # (min() is a call: the hot path)
                 live_ms_bytes += (end - start) * victim_size
@@ -325,6 +326,7 @@ def ordered_capacity(
         renewals=renewals,
         renewal_bytes=renewal_bytes,
         rejected=rejected,
+        evictions=evictions,
         hit_bytes=hit_bytes,
         install_bytes=install_bytes,
         along_puts=along_puts,

@@ -25,6 +25,7 @@ COUNTS = (
     "renewals",
     "renewal_bytes",
     "rejected",
+    "evictions",
     "hit_bytes",
     "install_bytes",
     "along_puts",
@@ -50,7 +51,9 @@ class ReplayResult:
     (``along_put_bytes`` their bodies), ``along_rejected`` those refused: the PUTs of
     references made along, and the PUT a host sends of an object in the same burst as its
     source's, which the server refused (the object's body goes inline all the same, counted
-    in ``inlined_after_invalidate``; refused too, it counts as ``rejected``).
+    in ``inlined_after_invalidate``; refused too, it counts as ``rejected``). ``evictions``
+    are the live leases the capacity or entry limit evicted to make room (a lease that had run
+    out, reclaimed first, is not one), whether or not their objects were referenced again.
     ``inlined_after_invalidate`` are the misses (``inlined_bytes`` their sizes) whose host
     sent the body inline instead of referencing it: once after the server ended the lease
     under it (``inline_after_invalidate``), or because the PUT of its source was refused.
@@ -70,6 +73,7 @@ class ReplayResult:
     renewals: np.ndarray
     renewal_bytes: np.ndarray
     rejected: np.ndarray
+    evictions: np.ndarray
     hit_bytes: np.ndarray
     install_bytes: np.ndarray
     along_puts: np.ndarray

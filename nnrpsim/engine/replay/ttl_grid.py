@@ -100,13 +100,14 @@ def _sum_min(values: np.ndarray, weights: np.ndarray, grid: np.ndarray) -> np.nd
 
 
 def _sequential_only(zeros: np.ndarray) -> dict[str, np.ndarray]:
-    """The counts only the sequential rules make (refusals and back-offs, references made
-    along, inline turns): none in the vectorised closed forms, which have no capacity and none
-    of those."""
-    names = ("rejected", "along_puts", "along_put_bytes", "along_rejected", "backed_off")
-    return dict.fromkeys(
-        (*names, "backed_off_bytes", "inlined_after_invalidate", "inlined_bytes"), zeros
+    """The counts only the sequential rules make (refusals, evictions and back-offs,
+    references made along, inline turns): none in the vectorised closed forms, which have no
+    capacity and none of those."""
+    names = (
+        *("rejected", "evictions", "along_puts", "along_put_bytes", "along_rejected"),
+        *("backed_off", "backed_off_bytes", "inlined_after_invalidate", "inlined_bytes"),
     )
+    return dict.fromkeys(names, zeros)
 
 
 def reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
