@@ -23,7 +23,6 @@ from .display_units import (
     percent,
     points_text,
     scenario_text,
-    value_text,
 )
 from .inert_keys import (
     INERT_KEYS,
@@ -91,7 +90,7 @@ def study_warnings(
         *fault_time_advice(points, len(points)),
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
-        *idle_backoff_warnings(points, runs),
+        *idle_rule_warnings(points, runs),
         *failure_warnings(runs),
     ]
 
@@ -162,13 +161,16 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
     return warnings
 
 
+_DEFAULTS = {key: default for key, default, _ in describe()}
+"""Each scenario key's default (a trace's keys too)."""
+
+
 def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
     """A warning for each key that ``points`` (of ``of_points``) set away from its default,
     without sweeping it, where another setting makes it change nothing
     (:func:`nnrpsim.inert_keys.inert_reason`): ``invalidation_sweep``'s 5 ms links run with
     ``--set engine=vector``, ``faults.announce_restart`` without a restart. A swept key,
     :func:`ignored_key_advice` names."""
-    defaults = {key: default for key, default, _ in describe()}  # (a trace's keys too)
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
         values = point.scenario.model_dump()
@@ -176,7 +178,7 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
             if key not in SHORT_KEYS:
                 continue  # (a section: its keys are judged one by one)
             value = dotted(values, key)
-            if within(key, point.params) or value == defaults[key]:
+            if within(key, point.params) or value == _DEFAULTS[key]:
                 continue
             reason = inert_reason(point.scenario, key, point.params)
             if reason is not None:
@@ -682,28 +684,59 @@ def _arrivals_span(spec: Arrivals, session_ms: float, study: Study) -> str | Non
 
 
 BACKOFF = "host_policy.refused_put_backoff"
+EVICTION = "topology.eviction"
 
 
-def idle_backoff_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
-    """A refusal back-off set, not swept, where no run's server refused a CACHE_PUT after the
-    warm-up: it acts only after a refusal, and a server refuses room only where reclaiming
-    and evicting cannot make it, which the scenario's memory and eviction rules decide as the
-    run goes (a budget with LRU eviction refuses nothing but objects larger than itself). Set
-    to study the back-off, it drew numbers it had no say in. The points where a rule gives it
-    no say whatever the run (unlimited memory, policy ``never``) are left out: the first
-    :func:`inert_key_advice` names before the run; the second is a baseline."""
-    if not points or BACKOFF in points[0].params or "refused_puts" not in runs:
+def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
+    """Rules that act only on what the run does, set away from their defaults and not swept,
+    where no run after the warm-up did it, at the points a rule leaves them a say: they drew
+    numbers they had next to no say in, with no word. Whether a server refuses a CACHE_PUT or
+    evicts a lease, the scenario's memory and eviction rules decide as the run goes (a budget
+    with LRU eviction refuses nothing but objects larger than itself; one that never fills
+    evicts nothing). The points where a rule gives them no say whatever the run (unlimited
+    memory, policy ``never``) are left out: the first :func:`inert_key_advice` names before
+    the run; the second is a baseline."""
+    return [
+        *_idle_rule(
+            points,
+            runs,
+            BACKOFF,
+            ("refused_puts",),
+            "no server refused a CACHE_PUT after the warm-up in any run, so it had next to no "
+            "say: a server refuses room only where reclaiming expired leases and evicting "
+            "cannot make it (eviction: none, or an object larger than its whole budget)",
+        ),
+        *_idle_rule(
+            points,
+            runs,
+            EVICTION,
+            ("evictions", "refused_puts"),
+            "no server evicted a lease or refused a CACHE_PUT after the warm-up in any run, so "
+            "it had no say: the budget (topology.gpu_memory, max_cache_entries) never filled",
+        ),
+    ]
+
+
+def _idle_rule(
+    points: list[Point], runs: pd.DataFrame, key: str, acts: tuple[str, ...], why: str
+) -> list[str]:
+    """The warning of :func:`idle_rule_warnings` for ``key``, which has its say where a run
+    counts any of ``acts``; none where a run's count is unknown (one an earlier version
+    wrote has no evictions)."""
+    if not points or within(key, points[0].params) or any(c not in runs for c in acts):
         return []
-    backoff = points[0].scenario.host_policy.refused_put_backoff
-    live = [point.index for point in points if not inert_in(point.scenario, BACKOFF)]
-    done = runs[runs["point"].isin(live) & runs["error"].isna()]
-    if not backoff or done.empty or (done["refused_puts"] > 0).any():
+    value = dotted(points[0].scenario.model_dump(), key)
+    live = [point.index for point in points if not inert_in(point.scenario, key)]
+    done = runs.loc[runs["point"].isin(live) & runs["error"].isna(), list(acts)]
+    if (
+        value == _DEFAULTS[key]
+        or done.empty
+        or done.isna().any(axis=None)
+        or (done > 0).any(axis=None)
+    ):
         return []
     return [
-        f"warning: {_whose(live, len(points))}: {BACKOFF} is {value_text(BACKOFF, backoff)}, "
-        "but no server refused a CACHE_PUT after the warm-up in any run, so it had next to no "
-        "say: a server refuses room only where reclaiming expired leases and evicting cannot "
-        "make it (eviction: none, or an object larger than its whole budget)"
+        f"warning: {_whose(live, len(points))}: {key} is {scenario_text(key, value)}, but {why}"
     ]
 
 

@@ -1,0 +1,118 @@
+"""A refusal back-off (``host_policy.refused_put_backoff``) acts only after a server refuses a
+CACHE_PUT, and an eviction rule (``topology.eviction``) only where the budget fills; whether
+one does the run decides: a budget with LRU eviction refuses nothing but objects larger than
+itself, and a large one never fills. Set, not swept, where no run did what calls on it, each
+is named after the run; where memory is unlimited, before it (by the inert-key rule, not
+again here)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import nnrpsim
+from nnrpsim.checks import idle_rule_warnings
+from nnrpsim.scenario import parse_scenario, sweep_points
+
+IDLE = "host_policy.refused_put_backoff is 5 s, but no server refused a CACHE_PUT"
+
+
+def _study(topology: dict, backoff="5s", sweep=None) -> dict:
+    study = {
+        "study": {"duration": "3min", "warmup": "2min", "replications": 2},
+        "engine": "vector",
+        "topology": topology,
+        "host_policy": {"refused_put_backoff": backoff},
+    }
+    return {**study, "sweep": {"grid": sweep}} if sweep else study
+
+
+def _told(tmp_path, scenario: dict, counted: str = "refused_puts") -> tuple[list[str], float]:
+    result = nnrpsim.run(scenario, out=tmp_path / "out", jobs=1, progress=False)
+    return result.warnings, float(result.runs[counted].sum())
+
+
+def test_a_backoff_no_refusal_called_on_is_named(tmp_path):
+    told, refused = _told(tmp_path, _study({"gpu_memory": "64MiB", "eviction": "lru"}))
+    assert refused == 0
+    [line] = [line for line in told if IDLE in line]
+    assert line == (
+        f"warning: all points: {IDLE} after the warm-up in any run, so it had next to no say: "
+        "a server refuses room only where reclaiming expired leases and evicting cannot make "
+        "it (eviction: none, or an object larger than its whole budget)"
+    )
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        _study({"gpu_memory": "4MiB", "eviction": "none"}),  # refusals: it has its say
+        _study({"gpu_memory": "64MiB", "eviction": "lru"}, "0s"),  # none set
+        _study({"gpu_memory": "64MiB"}, sweep={"host_policy.refused_put_backoff": ["1s", "5s"]}),
+        _study({"gpu_memory": None}),  # the inert-key rule names it, before the run
+    ],
+    ids=["refused", "unset", "swept", "unlimited"],
+)
+def test_not_named_where_it_acts_or_is_named_otherwise(tmp_path, scenario):
+    told, refused = _told(tmp_path, scenario)
+    assert not [line for line in told if "no server refused a CACHE_PUT" in line]
+    if scenario["topology"].get("eviction") == "none":
+        assert refused > 0
+    if scenario["topology"]["gpu_memory"] is None:
+        assert any("host_policy.refused_put_backoff" in line for line in told)
+
+
+def test_a_never_baseline_beside_it_does_not_hide_it(tmp_path):
+    scenario = _study(
+        {"gpu_memory": "64MiB", "eviction": "lru"},
+        sweep={"host_policy.name": ["never", "best_practice"]},
+    )
+    told, _ = _told(tmp_path, scenario)
+    assert [line for line in told if IDLE in line and line.startswith("warning: point 1: ")]
+
+
+UNFILLED = "topology.eviction is 'fifo', but no server evicted a lease"
+
+
+def test_an_eviction_rule_whose_budget_never_filled_is_named(tmp_path):
+    scenario = _study({"gpu_memory": "1GiB", "eviction": "fifo"}, "0s")
+    told, evicted = _told(tmp_path, scenario, "evictions")
+    assert evicted == 0
+    [line] = [line for line in told if UNFILLED in line]
+    assert line == (
+        f"warning: all points: {UNFILLED} or refused a CACHE_PUT after the warm-up in any run, "
+        "so it had no say: the budget (topology.gpu_memory, max_cache_entries) never filled"
+    )
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        _study({"gpu_memory": "4MiB", "eviction": "fifo"}, "0s"),  # evictions: it has its say
+        _study({"gpu_memory": "1MiB", "eviction": "none"}, "0s"),  # refusals: its say
+        _study({"gpu_memory": "1GiB"}, "0s"),  # the default
+        _study({"gpu_memory": "1GiB"}, "0s", sweep={"topology.eviction": ["fifo", "size"]}),
+        _study({"gpu_memory": None, "eviction": "fifo"}, "0s"),  # named before the run
+    ],
+    ids=["evicting", "refusing", "default", "swept", "unlimited"],
+)
+def test_an_eviction_rule_is_not_named_where_it_acts_or_is_named_otherwise(tmp_path, scenario):
+    told, _ = _told(tmp_path, scenario)
+    assert not [line for line in told if "no server evicted a lease" in line]
+    runs = pd.read_parquet(tmp_path / "out/runs.parquet")
+    rule = scenario["topology"].get("eviction")
+    if rule == "fifo" and scenario["topology"]["gpu_memory"] == "4MiB":
+        assert runs["evictions"].sum() > 0
+    if rule == "none":
+        assert runs["evictions"].sum() == 0 and runs["refused_puts"].sum() > 0
+    if scenario["topology"]["gpu_memory"] is None:
+        assert any("topology.eviction is 'fifo', but topology.gpu_memory" in line for line in told)
+
+
+def test_runs_an_earlier_version_wrote_without_evictions_name_nothing():
+    points = sweep_points(parse_scenario(_study({"gpu_memory": "1GiB", "eviction": "fifo"}, "0s")))
+    runs = pd.DataFrame({"point": [0, 0], "error": [None, None], "refused_puts": [0.0, 0.0]})
+    assert idle_rule_warnings(points, runs) == []
+    named = idle_rule_warnings(points, runs.assign(evictions=[0.0, 0.0]))
+    assert len(named) == 1 and UNFILLED in named[0]
+    assert idle_rule_warnings(points, runs.assign(evictions=[0.0, float("nan")])) == []
