@@ -521,8 +521,8 @@ def test_the_vector_run_holds_about_what_the_model_holds():
 
 @pytest.mark.parametrize("capacity", [None, 40])
 def test_after_a_warm_up_the_vector_run_counts_what_the_model_counts(capacity):
-    """Both engines count only what happens after the warm-up: the vector run replays the
-    warm-up alone and takes it away (``replay_after``)."""
+    """Both engines count only what happens after the warm-up: the vector run takes away what
+    it counted by the warm-up's end (``replay_after``)."""
     stream = _stream(1 / MEAN_GAP)
     warmup = 400_000
     while warmup in stream.time_ms:  # (which side of the cut a reference then falls on is

@@ -18,7 +18,7 @@ from ..table import LeaseTable
 from .frame import Frame
 from .host_rules import HostRules
 from .modes import renewal_margin
-from .result import COUNTS, INVALIDATED, peak_of_spans, tally
+from .result import COUNTS, INVALIDATED, counted_after, peak_of_spans, tally
 
 
 def replay_on_table(
@@ -29,8 +29,10 @@ def replay_on_table(
     renew_margin: float = 1.0,
     inline_after_invalidate: bool = False,
     refused_backoff_ms: int = 0,
+    from_ms: int | None = None,
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
+    Counted from ``from_ms`` on (None: the stream's start; see :func:`~.sweep.replay_after`).
 
     Live bytes are integrated as the ordered path does: a lease is live from its install until
     its expiry (moved by renewals) or its end, whichever comes first."""
@@ -52,12 +54,15 @@ def replay_on_table(
     leases: dict[int, tuple[int, int, int, int]] = {}
     spans: list[tuple[int, int, int]] = []  # each lease's live span: (start, end, size)
 
+    cut_ms = cast(int, stream.start_ms) if from_ms is None else from_ms
+
     def ended(objects: list[int], now: int) -> None:
         for gone in objects:
             stale.discard(gone)
             start, expires, gone_size, _ = leases.pop(gone)
             end = min(expires, now)
-            object_live_ms_bytes[gone] += (end - start) * gone_size
+            if end > cut_ms:  # (its part from the cut on)
+                object_live_ms_bytes[gone] += (end - max(start, cut_ms)) * gone_size
             spans.append((start, end, gone_size))
 
     def lapse(obj: int, now: int) -> int | None:
@@ -142,7 +147,29 @@ def replay_on_table(
             k += 1
         return k
 
+    def totals() -> dict[str, float]:
+        """The counts so far, every frame before the one under way done (see
+        :func:`~.result.counted_after`)."""
+        now = dict(counts)
+        for name in ("hits", "hit_bytes", "renewals", "renewal_bytes"):
+            now[name] += getattr(frame, name)
+        now["installs"] -= frame.unput  # put, yet their bodies inline: PUTs no reference follows
+        now["install_bytes"] -= frame.unput_bytes
+        now["along_puts"] += frame.unput
+        now["along_put_bytes"] += frame.unput_bytes
+        return tally(
+            list(misses),
+            **now,
+            **host.counts(),
+            object_hits=object_hits.copy(),
+            object_rejected=object_rejected.copy(),
+            object_inlined=np.array(host.inlined_of, dtype=np.int64),
+        )
+
     k = 0
+    # the counts before the first reference counted (``from_ms`` on): taken away at the end
+    cut = int(np.searchsorted(stream.time_ms, cut_ms, side="left"))
+    early: dict[str, float] | None = None
     # a frame's references are decided before any of its PUTs (see ordered_capacity)
     object_ids = stream.object_id.tolist()
     for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
@@ -160,7 +187,9 @@ def replay_on_table(
     ):
         new_frame = op != frame.op
         if new_frame:
-            frame.begin(op, t)
+            frame.begin(op, t)  # (the frame before it done)
+        if i == cut:
+            early = totals()
         k = changes_before(k, i)
         if new_frame:
             at_start = frame.decide(lapse, object_ids, i)
@@ -215,23 +244,14 @@ def replay_on_table(
             object_rejected[obj] += 1
             host.refused(obj, t)
     frame.done()
-    for name in ("hits", "hit_bytes", "renewals", "renewal_bytes"):
-        counts[name] += getattr(frame, name)
-    counts["installs"] -= frame.unput  # put, yet their bodies inline: PUTs no reference follows
-    counts["install_bytes"] -= frame.unput_bytes
-    counts["along_puts"] += frame.unput
-    counts["along_put_bytes"] += frame.unput_bytes
+    whole = totals()
     changes_before(k, len(stream))  # those after the last reference end leases too
-    ended(list(leases), cast(int, stream.end_ms))
-    object_live = np.array(object_live_ms_bytes, dtype=np.float64) / stream.duration_ms
-    return tally(
-        misses,
-        **counts,
-        **host.counts(),
-        mean_live_bytes=float(object_live.sum()),
-        object_hits=object_hits,
-        object_live_bytes=object_live,
-        object_rejected=object_rejected,
-        object_inlined=np.array(host.inlined_of, dtype=np.int64),
-        peak_live_bytes=peak_of_spans(spans),
-    )
+    end_ms = cast(int, stream.end_ms)
+    ended(list(leases), end_ms)
+    object_live = np.array(object_live_ms_bytes, dtype=np.float64) / (end_ms - cut_ms)
+    return {
+        **counted_after(whole, whole if early is None else early),
+        "mean_live_bytes": float(object_live.sum()),
+        "object_live_bytes": object_live,
+        "peak_live_bytes": peak_of_spans(spans),
+    }

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
-from itertools import count, repeat
+from itertools import count, islice, repeat
 
 import numpy as np
 
@@ -13,7 +13,7 @@ from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from .frame import Frame
 from .host_rules import HostRules
-from .result import EVICTED, EXPIRED, INVALIDATED, peak_of_spans, tally
+from .result import EVICTED, EXPIRED, INVALIDATED, counted_after, peak_of_spans, tally
 
 
 def ordered_capacity(
@@ -25,13 +25,16 @@ def ordered_capacity(
     per_object: bool,
     inline_once: bool,
     backoff: int,
+    from_ms: int | None = None,
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest); only
-    an object larger than the capacity is refused.
+    an object larger than the capacity is refused. Counted from ``from_ms`` on (None: the
+    stream's start; see :func:`~.sweep.replay_after`).
 
     A lease is live from its install until its expiry (pushed on by renewals) or its end,
-    whichever comes first: that span is booked, per object, when the lease ends."""
+    whichever comes first: that span is booked, per object, when the lease ends (its part
+    from ``from_ms`` on in the live bytes; all of it in the peak)."""
     # obj -> (expires, installed, size, from when a hit renews it)
     entries: OrderedDict[int, tuple[int, int, int, float]] = OrderedDict()
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
@@ -54,6 +57,7 @@ def ordered_capacity(
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     lru, ttls = policy == "lru", stream.ttls(ttl)
+    cut_ms = stream.start_ms if from_ms is None else from_ms
     # else no lease ends by expiry in the window
     can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
     asks = repeat(ttl) if stream.ttl_scale is None else ttls.tolist()  # (repeat: the hot path)
@@ -90,9 +94,11 @@ def ordered_capacity(
         expires, start, size, _ = entries.pop(obj)
         used -= size
         end = min(expires, now)
-        live_ms_bytes += (end - start) * size
+        if end > cut_ms:
+            live_ms_bytes += (end - max(start, cut_ms)) * size
+            if per_object:
+                live_of[obj] += (end - max(start, cut_ms)) * size
         if per_object:
-            live_of[obj] += (end - start) * size
             spans.append((start, end, size))
         ended[obj] = reason
         stale.discard(obj)
@@ -156,11 +162,14 @@ def ordered_capacity(
             k += 1
         return k
 
+    # the counts before the first reference counted (``from_ms`` on), taken away at the end
+    cut = int(np.searchsorted(stream.time_ms, cut_ms, side="left"))
+    taken: list[dict[str, float]] = []  # (before the cut, then at the end)
     # A frame's references are decided before any of its PUTs: as its leases stood when it
     # began (object -> its lapse then, None while live), sources put along once a frame.
     object_ids = stream.object_id.tolist()
     at_start: dict[int, int | None] = {}
-    for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
+    rows = zip(
         count(),
         stream.time_ms.tolist(),
         object_ids,
@@ -171,172 +180,209 @@ def ordered_capacity(
         repeat(-1) if stream.frame_source is None else stream.frame_source.tolist(),
         repeat(-1) if stream.operation is None else stream.operation.tolist(),
         strict=False,  # (the count and the constants, repeat(), never end)
-    ):
-        new_frame = frames and op != frame.op
-        if new_frame:
-            frame.begin(op, t)
-        if k < n_inv and inv_pos[k] <= i:
-            k = changes_before(k, i)
-        if new_frame:
-            at_start = frame.decide(lapse, object_ids, i)
-        entry = get(obj)
-        if frames:
-            live = at_start[obj] is None
-        else:
-            live = entry is not None and t < entry[0] and not (stale and obj in stale)
-        if made_from >= 0:
-            source_lapse = at_start.get(made_from, lapse(made_from, t))
-            host.follow_source(obj, made_from, t, live, source_lapse)
-        if only_along:
+    )
+    # up to the cut, then the rest (a part each: no test of each reference for the cut)
+    for part in (islice(rows, cut), rows):
+        for i, t, obj, size, only_along, asked, follower, made_from, op in part:
+            new_frame = frames and op != frame.op
+            if new_frame:
+                frame.begin(op, t)  # (the frame before it done)
+            if k < n_inv and inv_pos[k] <= i:
+                k = changes_before(k, i)
+            if new_frame:
+                at_start = frame.decide(lapse, object_ids, i)
+            entry = get(obj)
             if frames:
-                along_source[follower] = obj
-                if obj in put_along:
-                    continue  # put once a frame
-            # a lease in place is not touched, not renewed; else the host may put one
-            lapsed = at_start[obj] if frames else lapse(obj, t)
-            if live or not host.puts_along(obj, follower, t, lapsed):
-                continue
-            if frames:
-                put_along.add(obj)
-            along_puts += 1
-            along_put_bytes += size
-        elif blocked and (went := host.take_blocked(obj, live)) is not None:
-            misses[went[0]] += 1  # no source for it: inline, its lease untouched
-            host.send_inline(obj, size, t, *went)
-            continue
-        elif live and frames:  # it waits for the frame's PUTs (which may have evicted it)
-            source = made_from if made_from >= 0 else along_source.get(obj, -1)
-            pending.append((obj, size, asked, source))
-            continue
-        elif live:
-            hits += 1
-            if lru:
-                touch(obj)
-            if t >= entry[3]:  # near enough its expiry: renewed
-                renew(obj, t, size, asked)
-                renewals += 1
-                renewal_bytes += size
-            continue
-        orphan = False
-        if put_anyway and host.take_orphan(obj):  # (put, yet inline: no source)
-            orphan = size <= capacity and not (obj in told or t < until.get(obj, t))
-        if entry is not None:  # run out, or stale: a new version replaces it
-            drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
-        if track and not only_along:
-            charged = INVALIDATED if orphan else ended_get(obj, never)
-            misses[charged] += 1
-        if (
-            (told or until)
-            and not only_along
-            and host.goes_inline(obj, size, t, ended_get(obj, never))
-        ):
-            continue  # its inline turn, or backing off after a refusal: no PUT
-        if used + size > capacity:
-            while expiries and expiries[0][0] <= t:
-                expires, victim = heapq.heappop(expiries)
-                if victim in entries and entries[victim][0] == expires:
-                    drop(victim, t, EndReason.EXPIRED)
-            if size > capacity:
-                if only_along:
-                    along_rejected += 1
-                    host.refused(obj, t, follower)
+                live = at_start[obj] is None
+            else:
+                live = entry is not None and t < entry[0] and not (stale and obj in stale)
+            if made_from >= 0:
+                source_lapse = at_start.get(made_from, lapse(made_from, t))
+                host.follow_source(obj, made_from, t, live, source_lapse)
+            if only_along:
+                if frames:
+                    along_source[follower] = obj
+                    if obj in put_along:
+                        continue  # put once a frame
+                # a lease in place is not touched, not renewed; else the host may put one
+                lapsed = at_start[obj] if frames else lapse(obj, t)
+                if live or not host.puts_along(obj, follower, t, lapsed):
                     continue
-                rejected += 1
-                rejected_bytes += size
-                host.refused(obj, t)
-                if per_object:
-                    rejected_of[obj] += 1
+                if frames:
+                    put_along.add(obj)
+                along_puts += 1
+                along_put_bytes += size
+            elif blocked and (went := host.take_blocked(obj, live)) is not None:
+                misses[went[0]] += 1  # no source for it: inline, its lease untouched
+                host.send_inline(obj, size, t, *went)
                 continue
-            while used + size > capacity:
-                # the oldest (last=False, positional: a keyword costs on the hot path)
-                victim, (expires, start, victim_size, _) = evict_oldest(False)
-                evictions += 1
-                used -= victim_size
-                end = expires if expires < t else t  # (min() is a call: the hot path)
-                live_ms_bytes += (end - start) * victim_size
-                if per_object:  # (inline, as in drop: this loop is the replay's hot path)
-                    live_of[victim] += (end - start) * victim_size
-                    spans.append((start, end, victim_size))
-                if track:
-                    ended[victim] = evicted
-                if inline_once:
-                    # (host.ended_under_host, inline: the hot path); a frame's hosts are
-                    # told once its references are decided
-                    if frames:
-                        evicted_in_frame.append(victim)
-                    else:
-                        told.add(victim)
-                if stale:
-                    stale.discard(victim)
-        expires = t + asked
-        entries[obj] = (expires, t, size, expires - margin * asked if margin else no_renewal)
-        if can_expire:
-            push(expiries, (expires, obj))
-        used += size
-        if only_along:
-            told.discard(obj)  # a fresh lease (a refused PUT leaves the turn to come)
-            continue
-        if orphan:  # a PUT no reference follows: the body goes inline
-            along_puts += 1
-            along_put_bytes += size
-            host.send_inline(obj, size, t, INVALIDATED, False)
-            continue
-        installs += 1
-        if per_object:
-            installs_of[obj] += 1
-        install_bytes += size
-        if frames:
-            installed.append(
-                (obj, size, charged, made_from if made_from >= 0 else along_source.get(obj, -1))
-            )
-    frame.done()
-    hits += frame.hits
-    renewals += frame.renewals
-    renewal_bytes += frame.renewal_bytes
-    installs -= frame.unput  # put, yet their bodies inline: PUTs no reference follows
-    install_bytes -= frame.unput_bytes
-    along_puts += frame.unput
-    along_put_bytes += frame.unput_bytes
+            elif live and frames:  # it waits for the frame's PUTs (which may have evicted it)
+                source = made_from if made_from >= 0 else along_source.get(obj, -1)
+                pending.append((obj, size, asked, source))
+                continue
+            elif live:
+                hits += 1
+                if lru:
+                    touch(obj)
+                if t >= entry[3]:  # near enough its expiry: renewed
+                    renew(obj, t, size, asked)
+                    renewals += 1
+                    renewal_bytes += size
+                continue
+            orphan = False
+            if put_anyway and host.take_orphan(obj):  # (put, yet inline: no source)
+                orphan = size <= capacity and not (obj in told or t < until.get(obj, t))
+            if entry is not None:  # run out, or stale: a new version replaces it
+                drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
+            if track and not only_along:
+                charged = INVALIDATED if orphan else ended_get(obj, never)
+                misses[charged] += 1
+            if (
+                (told or until)
+                and not only_along
+                and host.goes_inline(obj, size, t, ended_get(obj, never))
+            ):
+                continue  # its inline turn, or backing off after a refusal: no PUT
+            if used + size > capacity:
+                while expiries and expiries[0][0] <= t:
+                    expires, victim = heapq.heappop(expiries)
+                    if victim in entries and entries[victim][0] == expires:
+                        drop(victim, t, EndReason.EXPIRED)
+                if size > capacity:
+                    if only_along:
+                        along_rejected += 1
+                        host.refused(obj, t, follower)
+                        continue
+                    rejected += 1
+                    rejected_bytes += size
+                    host.refused(obj, t)
+                    if per_object:
+                        rejected_of[obj] += 1
+                    continue
+                while used + size > capacity:
+                    # the oldest (last=False, positional: a keyword costs on the hot path)
+                    victim, (expires, start, victim_size, _) = evict_oldest(False)
+                    evictions += 1
+                    used -= victim_size
+                    end = expires if expires < t else t  # (min() is a call: the hot path)
+                    if end > cut_ms:  # (inline, as in drop: this loop is the replay's hot path)
+                        live = (end - (start if start > cut_ms else cut_ms)) * victim_size
+                        live_ms_bytes += live
+                        if per_object:
+                            live_of[victim] += live
+                    if per_object:
+                        spans.append((start, end, victim_size))
+                    if track:
+                        ended[victim] = evicted
+                    if inline_once:
+                        # (host.ended_under_host, inline: the hot path); a frame's hosts are
+                        # told once its references are decided
+                        if frames:
+                            evicted_in_frame.append(victim)
+                        else:
+                            told.add(victim)
+                    if stale:
+                        stale.discard(victim)
+            expires = t + asked
+            entries[obj] = (expires, t, size, expires - margin * asked if margin else no_renewal)
+            if can_expire:
+                push(expiries, (expires, obj))
+            used += size
+            if only_along:
+                told.discard(obj)  # a fresh lease (a refused PUT leaves the turn to come)
+                continue
+            if orphan:  # a PUT no reference follows: the body goes inline
+                along_puts += 1
+                along_put_bytes += size
+                host.send_inline(obj, size, t, INVALIDATED, False)
+                continue
+            installs += 1
+            if per_object:
+                installs_of[obj] += 1
+            install_bytes += size
+            if frames:
+                installed.append(
+                    (obj, size, charged, made_from if made_from >= 0 else along_source.get(obj, -1))
+                )
+        frame.done()  # (as the next frame would begin, or the last is done)
+        counts = {
+            "hits": hits,
+            "installs": installs,
+            "renewals": renewals,
+            "renewal_bytes": renewal_bytes,
+            "rejected": rejected,
+            "rejected_bytes": rejected_bytes,
+            "evictions": evictions,
+            "install_bytes": install_bytes,
+            "along_puts": along_puts,
+            "along_put_bytes": along_put_bytes,
+            "along_rejected": along_rejected,
+        }
+        upto = len(stream) if taken else cut
+        taken.append(
+            _totals(stream, upto, capacity, track, frame, counts, installs_of, rejected_of)
+        )
     changes_before(k, len(stream))  # those after the last reference end leases too
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
-    mean_live_bytes = live_ms_bytes / stream.duration_ms
-    counted_bytes = int(stream.size[~along].sum())
+    span = stream.end_ms - cut_ms
+    return {
+        **counted_after(taken[1], taken[0]),
+        "mean_live_bytes": live_ms_bytes / span,
+        "object_live_bytes": np.array(live_of, dtype=np.float64) / span,
+        "peak_live_bytes": peak_of_spans(spans),
+    }
+
+
+def _totals(
+    stream: ReferenceStream,
+    upto: int,
+    capacity: int,
+    track: bool,
+    frame: Frame,
+    counts: dict[str, int],
+    installs_of: list[int],
+    rejected_of: list[int],
+) -> dict[str, float]:
+    """The counts of :func:`ordered_capacity`'s references before ``upto``, every frame among
+    them done (see :func:`~.result.counted_after`): ``counts``, its own as they stand, with
+    its frame's, its hosts' and its misses (``frame``'s), and per object (none: not kept)."""
+    host, misses, n_objects = frame.host, list(frame.misses), len(installs_of)
+    counted = ~stream.along_mask[:upto]
     # misses install, fail or go inline
     inline_bytes = host.inlined_bytes + host.backed_off_bytes
-    hit_bytes = counted_bytes - install_bytes - rejected_bytes - inline_bytes
+    put = counts["installs"] - frame.unput  # (less those put, yet inline: no reference follows)
+    put_bytes = counts["install_bytes"] - frame.unput_bytes
+    hit_bytes = int(stream.size[:upto][counted].sum()) - put_bytes - inline_bytes
     if not track:  # an object that never fits misses cold every time; others once, then evicted
-        too_big = stream.size > capacity
-        fitting = stream.object_id[~too_big]
+        too_big = stream.size[:upto] > capacity
+        fitting = stream.object_id[:upto][~too_big]
         # distinct objects, by a count per id (numpy 2.4's np.unique hashes, a tenth as fast)
+        never = int(EndReason.NEVER_INSTALLED)
         misses[never] = np.count_nonzero(np.bincount(fitting)) + int(too_big.sum())
-        misses[evicted] = installs + rejected - misses[never]
-    references_of = (
-        np.bincount(stream.object_id[~along], minlength=n_objects)
-        if per_object
-        else np.zeros(0, int)
-    )
+        misses[EVICTED] = put + counts["rejected"] - misses[never]
     object_rejected = np.array(rejected_of, dtype=np.int64)
     object_inlined = np.array(host.inlined_of, dtype=np.int64)
-    installs_or_not = np.array(installs_of, dtype=np.int64) + object_rejected + object_inlined
+    object_hits = np.zeros(0, dtype=np.int64)
+    if n_objects:  # its other references hit
+        references_of = np.bincount(stream.object_id[:upto][counted], minlength=n_objects)
+        installs_or_not = np.array(installs_of, dtype=np.int64) + object_rejected + object_inlined
+        object_hits = references_of - installs_or_not
     return tally(
         misses,
-        hits=hits,
-        installs=installs,
-        renewals=renewals,
-        renewal_bytes=renewal_bytes,
-        rejected=rejected,
-        evictions=evictions,
-        hit_bytes=hit_bytes,
-        install_bytes=install_bytes,
-        along_puts=along_puts,
-        along_put_bytes=along_put_bytes,
-        along_rejected=along_rejected,
+        hits=counts["hits"] + frame.hits,
+        installs=put,
+        renewals=counts["renewals"] + frame.renewals,
+        renewal_bytes=counts["renewal_bytes"] + frame.renewal_bytes,
+        rejected=counts["rejected"],
+        evictions=counts["evictions"],
+        hit_bytes=hit_bytes - counts["rejected_bytes"],
+        install_bytes=put_bytes,
+        along_puts=counts["along_puts"] + frame.unput,
+        along_put_bytes=counts["along_put_bytes"] + frame.unput_bytes,
+        along_rejected=counts["along_rejected"],
         **host.counts(),
-        mean_live_bytes=mean_live_bytes,
-        object_hits=references_of - installs_or_not,
-        object_live_bytes=np.array(live_of, dtype=np.float64) / stream.duration_ms,
+        object_hits=object_hits,
         object_rejected=object_rejected,
         object_inlined=object_inlined,
-        peak_live_bytes=peak_of_spans(spans),
     )

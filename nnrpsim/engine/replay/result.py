@@ -138,9 +138,21 @@ def peak_of_spans(spans: list[tuple[int, int, int]]) -> int:
     return peak_live(starts, ends, sizes)
 
 
+PER_OBJECT_COUNTS = ("object_hits", "object_rejected", "object_inlined")
+"""The per-object arrays that count references, as :data:`COUNTS` count them all."""
+
+
+def counted_after(whole: dict[str, float], early: dict[str, float]) -> dict[str, float]:
+    """A sequential run's counts from a cut on: those of the whole run (:func:`tally`) less
+    those before it (``early``, taken as its first reference after the cut came, the frames
+    before it done). A replay is causal, each reference faring alike whatever comes after
+    it, so the references before the cut fared as in a run that ended there."""
+    return {name: whole[name] - early[name] for name in (*COUNTS, *PER_OBJECT_COUNTS)}
+
+
 def tally(misses: list[int], **counts) -> dict[str, float]:
-    """One sequential run's counts, per-object arrays and live bytes; ``misses`` are indexed by
-    the EndReason that preceded them."""
+    """One sequential run's counts, and its per-object ones; ``misses`` are indexed by the
+    EndReason that preceded them."""
     return {
         "cold_misses": misses[EndReason.NEVER_INSTALLED] + misses[EndReason.RELEASED],
         "expired_misses": misses[EndReason.EXPIRED],

@@ -43,6 +43,8 @@ def replay(
     refused_backoff_ms: int = 0,
     max_cache_entries: int = 0,
     renewal: str = "touch",
+    *,
+    from_ms: int | None = None,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
@@ -63,8 +65,13 @@ def replay(
     CACHE_PUT was refused sends that object inline, without a PUT, for that long after (and
     what is made from it, when the PUT was of a source made ``along``); only a capacity
     refuses PUTs. ``max_cache_entries`` and ``renewal`` are :class:`CacheLimits`'s: an entry
-    limit or a renewal that extends replay on the lease table itself.
+    limit or a renewal that extends replay on the lease table itself. ``from_ms``: count
+    only from then on (:func:`replay_after`).
     """
+    if from_ms is not None and from_ms >= stream.end_ms:
+        raise ValueError(f"from_ms must be before the stream's end ({stream.end_ms} ms)")
+    if from_ms is not None and from_ms <= stream.start_ms:
+        from_ms = None  # (all of it)
     margin = renewal_margin(mode, renew_margin)
     grid = _check_grid(ttl_grid)
     if refused_backoff_ms < 0:
@@ -90,7 +97,14 @@ def replay(
         capacity_bytes, policy = int(stream.size.sum()), "lru"
     if capacity_bytes is None and not on_table:
         sweep = reset_grid if margin else non_reset_grid
-        return sweep(stream, grid, per_object)
+        if from_ms is None:
+            return sweep(stream, grid, per_object)
+        return _grid_after(
+            sweep(stream, grid, per_object),
+            sweep(stream.before(from_ms), grid, per_object),
+            stream,
+            from_ms,
+        )
     if policy in ("lru", "fifo") and not on_table:
         with cyclic_gc_paused():  # millions of short-lived tuples, no reference cycles
             runs = [
@@ -103,6 +117,7 @@ def replay(
                     per_object,
                     inline_after_invalidate,
                     refused_backoff_ms,
+                    from_ms,
                 )
                 for t in grid
             ]
@@ -116,26 +131,37 @@ def replay(
                 renew_margin,
                 inline_after_invalidate,
                 refused_backoff_ms,
+                from_ms,
             )
             for t in grid
         ]
-    return stack_runs(grid, stream.counted, runs, per_object)
+    counted = stream.counted if from_ms is None else _counted_from(stream, from_ms)
+    return stack_runs(grid, counted, runs, per_object)
+
+
+def _counted_from(stream: ReferenceStream, from_ms: int) -> int:
+    """The references that count from ``from_ms`` on: all but those made along."""
+    return int((~stream.along_mask[stream.time_ms >= from_ms]).sum())
 
 
 def replay_after(stream: ReferenceStream, from_ms: int, ttl_grid, *args, **kwargs) -> ReplayResult:
     """:func:`replay`, counting only the references from ``from_ms`` on (a warm-up cut), and
     live bytes over ``[from_ms, end)``; ``peak_live_bytes`` stays the whole window's.
 
-    It replays the window before ``from_ms`` alone and takes that away. A replay is causal, a
-    reference faring alike whatever comes after it, so those references fared alike in both
-    runs, and the leases the earlier window left live at its end were live alike until then.
+    The sequential paths count the references before the cut as they pass it, and take that
+    away at the end (:func:`~.result.counted_after`); the vectorised grids replay the window
+    before ``from_ms`` alone and take that away. A replay is causal, a reference faring alike
+    whatever comes after it, so those references fared alike in both, and the leases the
+    earlier window left live at its end were live alike until then.
     """
-    full = replay(stream, ttl_grid, *args, **kwargs)
-    if from_ms <= stream.start_ms:
-        return full
-    if from_ms >= stream.end_ms:
-        raise ValueError(f"from_ms must be before the stream's end ({stream.end_ms} ms)")
-    early = replay(stream.before(from_ms), ttl_grid, *args, **kwargs)
+    return replay(stream, ttl_grid, *args, from_ms=from_ms, **kwargs)
+
+
+def _grid_after(
+    full: ReplayResult, early: ReplayResult, stream: ReferenceStream, from_ms: int
+) -> ReplayResult:
+    """A vectorised grid's result from ``from_ms`` on: ``full``'s, less ``early``'s (the same
+    grid over the window before ``from_ms``)."""
     whole, before = stream.duration_ms, from_ms - stream.start_ms
     counts = {name: getattr(full, name) - getattr(early, name) for name in COUNTS}
     # (a difference of two rounded totals: where nothing is live after the cut it may come
