@@ -483,13 +483,18 @@ def dask_client(
 
     cluster = None
     if scheduler is None:
-        cluster = LocalCluster(
-            n_workers=workers_for(jobs, n_tasks),
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-            host="127.0.0.1",
-        )
+        try:
+            cluster = LocalCluster(
+                n_workers=workers_for(jobs, n_tasks),
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=None,
+                host="127.0.0.1",
+            )
+        except RuntimeError as err:  # (a worker that did not start: distributed says why)
+            raise ScenarioError(
+                "--executor", f"Dask's local cluster did not start ({err}): {WORKERS_FAILED}"
+            ) from None
     try:
         client = Client(scheduler or cluster, timeout=SCHEDULER_TIMEOUT_S)
     except OSError as err:
@@ -502,6 +507,14 @@ def dask_client(
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+WORKERS_FAILED = (
+    "its workers' errors are above; a script's workers fail so where it calls nnrpsim.run "
+    'outside `if __name__ == "__main__":`'
+)
+"""Where a worker of the study's LocalCluster did not start, distributed raises a bare "Nanny
+failed to start." after the worker's own traceback."""
 
 
 KILLED_ON_DASK = "KilledWorker: the Dask worker running it died (out of memory?)"

@@ -1,7 +1,7 @@
 """A worker process that dies ends its study with what it finished written, says so, and exits
 1 (not 0: a script or CI job must see it); on Dask, the runs it was running fail and the
 others go on. A script that calls nnrpsim.run outside the main guard is told so by each
-worker, which starts no study of its own."""
+worker, which starts no study of its own, and on Dask by the script's own error too."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ import pytest
 from nnrpsim import plots
 from nnrpsim.cli import main
 from nnrpsim.plots import plot_study
+from nnrpsim.runner import WORKERS_FAILED
 from nnrpsim.study import PLOT_WORKER_DIED, WORKER_DIED
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
@@ -84,16 +85,15 @@ def test_a_worker_that_dies_drawing_the_plots_leaves_them_drawn_by_the_study(
     assert sorted(path.name for path in plot_study(out) if path.suffix == ".png") == drawn
 
 
-def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(tmp_path):
+def _unguarded(tmp_path: Path, arguments: str, after: str = "") -> subprocess.CompletedProcess:
+    """A script that calls ``nnrpsim.run`` on a small study with ``arguments``, outside the
+    main guard, then runs ``after``: run in a process of its own."""
     scenario = write_yaml(tmp_path, SMALL_STUDY)
     script = tmp_path / "unguarded.py"
     script.write_text(
-        "import nnrpsim\n"
-        f"result = nnrpsim.run({str(scenario)!r}, out='out', jobs=2, progress=False)\n"
-        "print(result.status)\n"
-        "print(*result.warnings, sep='\\n')\n"
+        f"import nnrpsim\nresult = nnrpsim.run({str(scenario)!r}, {arguments})\n{after}"
     )
-    done = subprocess.run(
+    return subprocess.run(
         [sys.executable, str(script)],
         cwd=tmp_path,
         capture_output=True,
@@ -101,6 +101,11 @@ def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(
         env={**os.environ, "PYTHONPATH": str(ROOT)},
         timeout=300,
     )
+
+
+def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(tmp_path):
+    shown = "print(result.status)\nprint(*result.warnings, sep='\\n')\n"
+    done = _unguarded(tmp_path, "out='out', jobs=2, progress=False", shown)
     told = (
         "RuntimeError: nnrpsim.run or nnrpsim.sweep was called as a worker process started: a "
         'script must call them under `if __name__ == "__main__":`'
@@ -109,6 +114,36 @@ def test_a_script_without_the_main_guard_is_told_and_its_workers_start_no_study(
     assert done.stdout.splitlines()[0] == WORKER_DIED
     assert "stopped with 0 of 8 runs written" in done.stdout
     assert not list((tmp_path / "out/runs").glob("*.arrow"))
+
+
+def test_a_script_without_the_main_guard_on_dask_is_told_in_one_line(tmp_path):
+    """Its cluster's workers each print the line above as they fail to start; distributed
+    then raised a bare "Nanny failed to start." in the script, which now says what to do."""
+    pytest.importorskip("dask.distributed")
+    done = _unguarded(tmp_path, "out='out', jobs=2, executor='dask', progress=False")
+    assert done.returncode == 1
+    assert "nnrpsim.run or nnrpsim.sweep was called as a worker process started" in done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        "nnrpsim.scenario.loader.ScenarioError: --executor: Dask's local cluster did not start "
+        f"(Nanny failed to start.): {WORKERS_FAILED}"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_local_dask_cluster_that_does_not_start_is_one_line(tmp_path, capsys, monkeypatch):
+    distributed = pytest.importorskip("dask.distributed")
+
+    def refused(**_):
+        raise RuntimeError("Nanny failed to start.")
+
+    monkeypatch.setattr(distributed, "LocalCluster", refused)
+    scenario, out = write_yaml(tmp_path, SMALL_STUDY), tmp_path / "out"
+    assert main(["run", str(scenario), "--out", str(out), "--executor", "dask"]) == 2
+    assert capsys.readouterr().err.splitlines() == [
+        "error: --executor: Dask's local cluster did not start (Nanny failed to start.): "
+        f"{WORKERS_FAILED}"
+    ]
+    assert not out.exists()
 
 
 def test_a_run_whose_dask_worker_died_is_a_failed_run_and_the_others_go_on(tmp_path, capsys):
