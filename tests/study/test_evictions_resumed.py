@@ -1,0 +1,40 @@
+"""``evictions`` came after the other metrics: a folder an earlier version began holds runs
+without it. Resumed, its summary averages each point's evictions over the runs that counted
+them (NaN where none did), and every other figure stays as it was."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+
+import nnrpsim
+from tests.conftest import SMALL_STUDY, write_yaml
+
+EVICTING = {**SMALL_STUDY, "engine": "vector", "topology": {"gpu_memory": "160KiB"}}
+
+
+def _without_evictions(path) -> None:
+    """Rewrite a run's file as an earlier version wrote it: no ``evictions`` column."""
+    with pa.OSFile(str(path)) as source:
+        table = pa.ipc.open_file(source).read_all()
+    table = table.drop_columns(["evictions"])
+    with pa.OSFile(str(path), "wb") as sink, pa.ipc.new_file(sink, table.schema) as writer:
+        writer.write_table(table)
+
+
+def test_a_resumed_folder_averages_evictions_over_the_runs_that_counted_them(tmp_path):
+    scenario, out = write_yaml(tmp_path, EVICTING), tmp_path / "out"
+    first = nnrpsim.run(scenario, out=out, jobs=1, progress=False)
+    counted = first.runs.set_index(["point", "replication"])["evictions"]
+    assert (counted > 0).all()
+    for stem in ("p0000-r000", "p0001-r000", "p0001-r001"):
+        _without_evictions(out / f"runs/{stem}.arrow")
+    again = nnrpsim.run(scenario, out=out, resume=True, jobs=1, progress=False)
+    summary = again.summary.set_index("point")
+    assert summary.loc[0, "evictions"] == counted[0, 1]
+    assert np.isnan(summary.loc[1, "evictions"])
+    assert summary.loc[2, "evictions"] == counted[2].mean()
+    others = [c for c in first.summary.columns if not c.startswith("evictions")]
+    pd.testing.assert_frame_equal(again.summary[others], first.summary[others])
+    assert not [line for line in again.warnings if "eviction" in line]
