@@ -685,6 +685,7 @@ def _arrivals_span(spec: Arrivals, session_ms: float, study: Study) -> str | Non
 
 BACKOFF = "host_policy.refused_put_backoff"
 EVICTION = "topology.eviction"
+IN_FLIGHT = "workload.operations.max_in_flight"
 
 
 def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
@@ -693,7 +694,8 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
     numbers they had next to no say in, with no word. Whether a server refuses a CACHE_PUT or
     evicts a lease, the scenario's memory and eviction rules decide as the run goes (a budget
     with LRU eviction refuses nothing but objects larger than itself; one that never fills
-    evicts nothing). The points where a rule gives them no say whatever the run (unlimited
+    evicts nothing); whether a session's operations overlap enough to fill its in-flight
+    window, its load and the network's delays. The points where a rule gives them no say whatever the run (unlimited
     memory, policy ``never``) are left out: the first :func:`inert_key_advice` names before
     the run; the second is a baseline."""
     return [
@@ -713,6 +715,14 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
             ("evictions", "refused_puts"),
             "no server evicted a lease or refused a CACHE_PUT after the warm-up in any run, so "
             "it had no say: the budget (topology.gpu_memory, max_cache_entries) never filled",
+        ),
+        *_idle_rule(
+            points,
+            runs,
+            IN_FLIGHT,
+            ("operations_waited",),
+            "no operation waited for an in-flight slot after the warm-up in any run, so it had "
+            "no say: a larger limit gives the same numbers",
         ),
     ]
 

@@ -34,6 +34,7 @@ METRICS = (
     "peak_link_utilisation",
     "peak_server_load",
     "operations_behind",
+    "operations_waited",
     "invariant_violations",
 )
 """Every run reports these; the summary adds ``<metric>_ci95`` for each."""
@@ -72,6 +73,7 @@ UNITS = {
     "peak_link_utilisation": "fraction of link capacity",
     "peak_server_load": "workers busy on average",
     "operations_behind": "operations",
+    "operations_waited": "operations",
 }
 
 _SERVER_ERRORS = (
@@ -162,6 +164,9 @@ def des_metrics(
         for index, busy in enumerate(result.server_busy_ms)
     ) / (result.config.duration_ms - warmup_ms)
     metrics["operations_behind"] = float(result.operations_behind)
+    metrics["operations_waited"] = float(
+        result.counters["operations_waited"] - base.get("operations_waited", 0)
+    )
     metrics["invariant_violations"] = float(result.violations)
     return {name: metrics[name] for name in METRICS if name not in DERIVED_METRICS}
 
@@ -339,5 +344,6 @@ def vector_metrics(
         "peak_link_utilisation": float("nan"),
         "peak_server_load": float("nan"),
         "operations_behind": 0.0,
+        "operations_waited": float("nan"),  # (no timing: no operation waits)
         "invariant_violations": 0.0,
     }

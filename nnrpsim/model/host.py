@@ -237,7 +237,8 @@ class Host:
                 yield sim.timeout(wait)
                 now += wait  # what the clock reads now, as SimPy computes it
             objects = window.start(now)
-            if objects is None:
+            if objects is None:  # max_in_flight outstanding: it waits for a reply
+                recorder.operations_waited += 1
                 objects = yield from window.slot()
                 now = env.now
             start = now

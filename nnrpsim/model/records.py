@@ -190,6 +190,7 @@ class Recorder:
         self.renewals = 0
         self.refused_puts = 0  # CACHE_ACKs that refused (installs, renewals, sources alike)
         self.evictions = 0  # live leases the servers evicted for room (PUTs, memory pressure)
+        self.operations_waited = 0  # operations that waited for an in-flight slot to start
         self.reinstalls_after_expiry = 0
         self.hot_path_frames = 0
         # what the operations' object blocks would take inline, each operation's as it starts:

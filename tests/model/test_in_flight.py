@@ -37,34 +37,39 @@ def _config(limit: int, duration_ms: float) -> ModelConfig:
     )
 
 
-def _expected_starts(planned_ms: list[float], limit: int) -> list[float]:
+def _expected_starts(planned_ms: list[float], limit: int) -> tuple[list[float], int]:
     """In plan order; each at its planned time, or when the reply that leaves ``limit - 1``
-    others outstanding arrives."""
+    others outstanding arrives; and how many found ``limit`` outstanding, and waited."""
     starts: list[float] = []
+    waited = 0
     for planned in planned_ms:
         at = max(planned, HANDSHAKE_MS, starts[-1] if starts else 0.0)
         outstanding = sorted(s + ROUND_TRIP_MS for s in starts if s + ROUND_TRIP_MS > at)
         if len(outstanding) >= limit:
             at = outstanding[len(outstanding) - limit]
+            waited += 1
         starts.append(at)
-    return starts
+    return starts, waited
 
 
-def _starts(planned_ms: list[float], limit: int) -> np.ndarray:
+def _starts(planned_ms: list[float], limit: int) -> tuple[np.ndarray, int]:
+    """The operations' starts, and how many waited for a slot (the run's count)."""
     result = simulate(
         _config(limit, max(planned_ms) + 50.0),
         1,
         one_object_each(planned_ms, 4096, max(planned_ms) + 100.0),
     )
     assert result.violations == 0
-    return np.sort(result.operations["start_ms"])
+    return np.sort(result.operations["start_ms"]), result.counters["operations_waited"]
 
 
 @pytest.mark.parametrize("limit", [1, 2, 4, 8])
 def test_a_burst_goes_out_limit_at_a_time(limit):
     planned = [10.0] * 8
     expected = [10.0 + ROUND_TRIP_MS * (i // limit) for i in range(8)]
-    assert _starts(planned, limit) == pytest.approx(expected, abs=1e-6)
+    starts, waited = _starts(planned, limit)
+    assert starts == pytest.approx(expected, abs=1e-6)
+    assert waited == 8 - limit  # (all but the first window's)
 
 
 @pytest.mark.parametrize("limit", [1, 2, 3, 4])
@@ -72,13 +77,19 @@ def test_a_burst_goes_out_limit_at_a_time(limit):
 def test_staggered_operations_follow_the_window_rule(limit, seed):
     gaps = np.random.default_rng(seed).exponential(0.7, 60)
     planned = (HANDSHAKE_MS + np.cumsum(gaps)).tolist()
-    assert _starts(planned, limit) == pytest.approx(_expected_starts(planned, limit), abs=1e-6)
+    (starts, waited), (expected, expected_waited) = (
+        _starts(planned, limit),
+        _expected_starts(planned, limit),
+    )
+    assert starts == pytest.approx(expected, abs=1e-6)
+    assert waited == expected_waited > 0
 
 
 def test_one_in_flight_waits_for_each_reply():
     """The window of one is the old rule: each operation waits for the previous reply."""
     planned = [10.0, 10.5, 11.0, 20.0]
-    assert _starts(planned, 1) == pytest.approx([10.0, 12.0, 14.0, 20.0], abs=1e-6)
+    starts, waited = _starts(planned, 1)
+    assert starts == pytest.approx([10.0, 12.0, 14.0, 20.0], abs=1e-6) and waited == 2
 
 
 def test_overlapping_operations_keep_the_rules():

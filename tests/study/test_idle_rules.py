@@ -1,9 +1,11 @@
 """A refusal back-off (``host_policy.refused_put_backoff``) acts only after a server refuses a
-CACHE_PUT, and an eviction rule (``topology.eviction``) only where the budget fills; whether
-one does the run decides: a budget with LRU eviction refuses nothing but objects larger than
-itself, and a large one never fills. Set, not swept, where no run did what calls on it, each
-is named after the run; where memory is unlimited, before it (by the inert-key rule, not
-again here)."""
+CACHE_PUT, an eviction rule (``topology.eviction``) only where the budget fills, and an
+in-flight limit (``workload.operations.max_in_flight``) only where a session's operations
+fill it; whether they do the run decides: a budget with LRU eviction refuses nothing but
+objects larger than itself, a large one never fills, and operations a second apart over fast
+links never overlap. Set, not swept, where no run did what calls on it, each is named after
+the run; where a setting gives it no say whatever the run (unlimited memory, the vector
+engine's timing), before it (by the inert-key rule, not again here)."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from nnrpsim.checks import idle_rule_warnings
 from nnrpsim.scenario import parse_scenario, sweep_points
 
 IDLE = "host_policy.refused_put_backoff is 5 s, but no server refused a CACHE_PUT"
+UNFILLED = "topology.eviction is 'fifo', but no server evicted a lease"
+IN_FLIGHT = "workload.operations.max_in_flight is 2, but no operation waited"
 
 
 def _study(topology: dict, backoff="5s", sweep=None) -> dict:
@@ -32,15 +36,42 @@ def _told(tmp_path, scenario: dict, counted: str = "refused_puts") -> tuple[list
     return result.warnings, float(result.runs[counted].sum())
 
 
-def test_a_backoff_no_refusal_called_on_is_named(tmp_path):
-    told, refused = _told(tmp_path, _study({"gpu_memory": "64MiB", "eviction": "lru"}))
-    assert refused == 0
-    [line] = [line for line in told if IDLE in line]
-    assert line == (
-        f"warning: all points: {IDLE} after the warm-up in any run, so it had next to no say: "
-        "a server refuses room only where reclaiming expired leases and evicting cannot make "
-        "it (eviction: none, or an object larger than its whole budget)"
-    )
+def _des(topology: dict, operations: dict) -> dict:
+    return {
+        "study": {"duration": "60s", "warmup": "20s", "replications": 2},
+        "topology": topology,
+        "workload": {"sessions": {"duration": "20s"}, "operations": operations},
+    }
+
+
+NAMED = [
+    (
+        _study({"gpu_memory": "64MiB", "eviction": "lru"}),
+        "refused_puts",
+        f"{IDLE} after the warm-up in any run, so it had next to no say: a server refuses room "
+        "only where reclaiming expired leases and evicting cannot make it (eviction: none, or "
+        "an object larger than its whole budget)",
+    ),
+    (
+        _study({"gpu_memory": "1GiB", "eviction": "fifo"}, "0s"),
+        "evictions",
+        f"{UNFILLED} or refused a CACHE_PUT after the warm-up in any run, so it had no say: the "
+        "budget (topology.gpu_memory, max_cache_entries) never filled",
+    ),
+    (
+        _des({}, {"max_in_flight": 2}),
+        "operations_waited",
+        f"{IN_FLIGHT} for an in-flight slot after the warm-up in any run, so it had no say: a "
+        "larger limit gives the same numbers",
+    ),
+]
+
+
+@pytest.mark.parametrize(("scenario", "counted", "said"), NAMED, ids=["backoff", "evict", "flight"])
+def test_a_rule_that_nothing_in_the_runs_called_on_is_named(tmp_path, scenario, counted, said):
+    told, count = _told(tmp_path, scenario, counted)
+    assert count == 0
+    assert [line for line in told if said[:40] in line] == [f"warning: all points: {said}"]
 
 
 @pytest.mark.parametrize(
@@ -69,20 +100,6 @@ def test_a_never_baseline_beside_it_does_not_hide_it(tmp_path):
     )
     told, _ = _told(tmp_path, scenario)
     assert [line for line in told if IDLE in line and line.startswith("warning: point 1: ")]
-
-
-UNFILLED = "topology.eviction is 'fifo', but no server evicted a lease"
-
-
-def test_an_eviction_rule_whose_budget_never_filled_is_named(tmp_path):
-    scenario = _study({"gpu_memory": "1GiB", "eviction": "fifo"}, "0s")
-    told, evicted = _told(tmp_path, scenario, "evictions")
-    assert evicted == 0
-    [line] = [line for line in told if UNFILLED in line]
-    assert line == (
-        f"warning: all points: {UNFILLED} or refused a CACHE_PUT after the warm-up in any run, "
-        "so it had no say: the budget (topology.gpu_memory, max_cache_entries) never filled"
-    )
 
 
 @pytest.mark.parametrize(
@@ -116,3 +133,23 @@ def test_runs_an_earlier_version_wrote_without_evictions_name_nothing():
     named = idle_rule_warnings(points, runs.assign(evictions=[0.0, 0.0]))
     assert len(named) == 1 and UNFILLED in named[0]
     assert idle_rule_warnings(points, runs.assign(evictions=[0.0, float("nan")])) == []
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        _des({"link": {"latency": "400ms"}}, {"max_in_flight": 2, "rate_per_s": 5}),  # it binds
+        _des({}, {}),  # the default
+        {**_des({}, {"max_in_flight": 2}), "engine": "vector"},  # named before the run
+    ],
+    ids=["binding", "default", "vector"],
+)
+def test_an_in_flight_limit_is_not_named_where_it_binds_or_is_named_otherwise(tmp_path, scenario):
+    told, _ = _told(tmp_path, scenario)
+    assert not [line for line in told if "no operation waited" in line]
+    runs = pd.read_parquet(tmp_path / "out/runs.parquet")
+    if scenario.get("engine") == "vector":
+        assert runs["operations_waited"].isna().all()
+        assert any("max_in_flight is 2, but the vector engine" in line for line in told)
+    elif scenario["workload"]["operations"]:
+        assert (runs["operations_waited"] > 0).all()
