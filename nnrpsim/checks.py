@@ -695,9 +695,10 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
     evicts a lease, the scenario's memory and eviction rules decide as the run goes (a budget
     with LRU eviction refuses nothing but objects larger than itself; one that never fills
     evicts nothing); whether a session's operations overlap enough to fill its in-flight
-    window, its load and the network's delays. The points where a rule gives them no say whatever the run (unlimited
-    memory, policy ``never``) are left out: the first :func:`inert_key_advice` names before
-    the run; the second is a baseline."""
+    window, its load and the network's delays. The points where a rule gives them no say
+    whatever the run (unlimited memory, the vector engine's timing, policy ``never``) are left
+    out: :func:`inert_key_advice` names the first two before the run; the last is a
+    baseline."""
     return [
         *_idle_rule(
             points,
@@ -732,7 +733,7 @@ def _idle_rule(
 ) -> list[str]:
     """The warning of :func:`idle_rule_warnings` for ``key``, which has its say where a run
     counts any of ``acts``; none where a run's count is unknown (one an earlier version
-    wrote has no evictions)."""
+    wrote has no ``evictions`` or ``operations_waited``)."""
     if not points or within(key, points[0].params) or any(c not in runs for c in acts):
         return []
     value = dotted(points[0].scenario.model_dump(), key)

@@ -78,7 +78,8 @@ class RunRecords:
     everything else (``control``); resends over a lossy link are not in it."""
     counters: dict[str, int]
     """The whole run's ``installs``, ``renewals``, ``refused_puts``, ``evictions``,
-    ``operations_waited``, ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs) and ``retransmissions``."""
+    ``operations_waited``, ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs)
+    and ``retransmissions``."""
     audit: dict[str, int]
     """The invariant auditor's counts (the whole run): its violations must be 0 (hits on an
     expired lease, a wrong version or stale content, a reference after an invalidation, an
