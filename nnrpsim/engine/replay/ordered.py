@@ -94,10 +94,11 @@ def ordered_capacity(
         expires, start, size, _ = entries.pop(obj)
         used -= size
         end = min(expires, now)
-        if end > cut_ms:
-            live_ms_bytes += (end - max(start, cut_ms)) * size
+        if end > cut_ms:  # (its part from the cut on)
+            counted_bytes = (end - max(start, cut_ms)) * size
+            live_ms_bytes += counted_bytes
             if per_object:
-                live_of[obj] += (end - max(start, cut_ms)) * size
+                live_of[obj] += counted_bytes
         if per_object:
             spans.append((start, end, size))
         ended[obj] = reason
@@ -266,10 +267,10 @@ def ordered_capacity(
                     used -= victim_size
                     end = expires if expires < t else t  # (min() is a call: the hot path)
                     if end > cut_ms:  # (inline, as in drop: this loop is the replay's hot path)
-                        live = (end - (start if start > cut_ms else cut_ms)) * victim_size
-                        live_ms_bytes += live
+                        counted_bytes = (end - (start if start > cut_ms else cut_ms)) * victim_size
+                        live_ms_bytes += counted_bytes
                         if per_object:
-                            live_of[victim] += live
+                            live_of[victim] += counted_bytes
                     if per_object:
                         spans.append((start, end, victim_size))
                     if track:
