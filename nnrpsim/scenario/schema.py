@@ -135,7 +135,9 @@ class Topology(Section):
         30_000.0, gt=0, le=U32_MAX, description="Lease TTL when the host sends no hint (whole ms)."
     )
     eviction: Literal["lru", "fifo", "ttl", "size", "none"] = Field(
-        "lru", description="Victim order when an install does not fit; none rejects instead."
+        "lru",
+        description="Victim order when an install does not fit (evictions counts the "
+        "victims); none rejects instead.",
     )
     sweep_interval: Duration = Field(1_000.0, gt=0, description="Period of the expiry sweep.")
     renewal: Literal["touch", "extend"] = Field(
@@ -254,7 +256,8 @@ class Operations(Section):
         ge=1,
         le=U16_MAX,
         description="Operations a session may have outstanding (SESSION_OPEN's "
-        "max_in_flight_operations); 1: each waits for the previous reply.",
+        "max_in_flight_operations); 1: each waits for the previous reply (operations_waited "
+        "counts those that waited).",
     )
 
 
