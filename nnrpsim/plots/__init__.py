@@ -26,7 +26,7 @@ from matplotlib.figure import Figure
 
 from ..checks import StudyWarning
 from ..display_units import bytes_scale, described, key_scale, value_text
-from ..metrics import METRICS, UNITS
+from ..metrics import UNITS
 from ..results import (
     atomic_write,
     read_table,
@@ -527,15 +527,16 @@ OVER_TIME = (  # time-series column, how servers combine, what the axis says, th
         "server_load_over_time",
     ),
 )
-LATER_METRICS = ("wire_saving",)
-"""Metrics that results written before them lack (``wire_saving``: 2026-12-04): the plots of
-such a summary leave them out."""
-_NEEDED_METRICS = [metric for metric in METRICS if metric not in LATER_METRICS]
+_READ_METRICS = ("hit_rate", "mean_gpu_bytes")
+"""The metrics the plots read of every summary, which every version wrote. Each other metric
+is drawn where the summary has it: one an earlier version wrote may lack those added since
+(``wire_saving``, 2026-12-04; ``evictions`` and ``operations_waited``, 2026-12-05), and a
+metric added later needs no word here."""
 NEEDED_SUMMARY_COLUMNS = (
     "point",
     "replications",
-    *_NEEDED_METRICS,
-    *(f"{metric}_ci95" for metric in _NEEDED_METRICS),
+    *_READ_METRICS,
+    *(f"{metric}_ci95" for metric in _READ_METRICS),
 )
 NEEDED_SERIES_COLUMNS = ("point", "replication", "time_ms", *(column for column, *_ in OVER_TIME))
 NEEDED_KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")

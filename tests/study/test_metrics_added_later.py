@@ -1,6 +1,7 @@
-"""``evictions`` came after the other metrics: a folder an earlier version began holds runs
-without it. Resumed, its summary averages each point's evictions over the runs that counted
-them (NaN where none did), and every other figure stays as it was."""
+"""``evictions`` and ``operations_waited`` came after the other metrics (2026-12-05): a folder
+an earlier version wrote holds runs and a summary without them. Resumed, its summary averages
+each point's evictions over the runs that counted them (NaN where none did), every other
+figure as it was; ``nnrpsim plot`` of its summary draws every figure."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 
 import nnrpsim
+from nnrpsim.cli import main
 from tests.conftest import SMALL_STUDY, write_yaml
 
 EVICTING = {**SMALL_STUDY, "engine": "vector", "topology": {"gpu_memory": "160KiB"}}
@@ -38,3 +40,18 @@ def test_a_resumed_folder_averages_evictions_over_the_runs_that_counted_them(tmp
     others = [c for c in first.summary.columns if not c.startswith("evictions")]
     pd.testing.assert_frame_equal(again.summary[others], first.summary[others])
     assert not [line for line in again.warnings if "eviction" in line]
+
+
+def test_the_plots_of_a_summary_written_before_them_are_all_drawn(tmp_path, capsys):
+    scenario, out = write_yaml(tmp_path, EVICTING), tmp_path / "out"
+    drawn = {path.name for path in nnrpsim.run(scenario, out=out, jobs=1, progress=False).plots}
+    later = ["evictions", "operations_waited"]
+    summary = pd.read_parquet(out / "summary.parquet")
+    summary.drop(columns=[*later, *(f"{name}_ci95" for name in later)]).to_parquet(
+        out / "summary.parquet"
+    )
+    for name in drawn:
+        (out / "plots" / name).unlink()
+    assert main(["plot", str(out)]) == 0
+    assert {path.name for path in (out / "plots").iterdir()} == drawn
+    assert capsys.readouterr().err == ""
