@@ -8,7 +8,10 @@ the next build, so a build that is not current would run old code without a word
 records a digest of each source it compiled (``BUILD_RECORD``); ``import nnrpsim`` compares
 them before any of those modules loads, and if one differs, if the record is missing, or if
 ``NNRPSIM_INTERPRETED`` is set, all of them load from their sources (compiled modules call one
-another directly: half a build is no build). Only an out-of-date build warns.
+another directly: half a build is no build). Only an out-of-date build warns. An extension
+of a module the recorded build did not compile (an earlier build's, which compiled more) cannot
+load at all, its code not in the build's shared library: that module loads from its source,
+the build's modules compiled.
 """
 
 from __future__ import annotations
@@ -52,16 +55,29 @@ def module_name(source: str) -> str:
     return f"{__package__}.{source[:-3].replace('/', '.')}"
 
 
-def out_of_date(directory: Path) -> list[str]:
-    """The sources with an extension that is not their current build: changed since it was
-    compiled, or compiled by a build that left no record of them."""
+def _record(directory: Path) -> dict[str, str] | None:
     record_path = directory / BUILD_RECORD
-    record = json.loads(record_path.read_text()) if record_path.is_file() else {}
+    return json.loads(record_path.read_text()) if record_path.is_file() else None
+
+
+def out_of_date(directory: Path) -> list[str]:
+    """The sources the recorded build compiled that changed since, or, without a record, every
+    source with an extension: what makes the build not current."""
+    record = _record(directory)
+    if record is None:
+        return extensions(directory)
     return [
         name
         for name in extensions(directory)
-        if record.get(name) != source_digest(directory / name)
+        if name in record and record[name] != source_digest(directory / name)
     ]
+
+
+def left_behind(directory: Path) -> list[str]:
+    """The sources with an extension that the recorded build did not compile: an earlier
+    build's (which compiled more), whose module the build's shared library does not hold."""
+    record = _record(directory)
+    return [] if record is None else [name for name in extensions(directory) if name not in record]
 
 
 class _FromSources(importlib.abc.MetaPathFinder):
@@ -78,8 +94,8 @@ class _FromSources(importlib.abc.MetaPathFinder):
 
 
 def _choose() -> str:
-    """Load every compiled module of this package from its source unless the build is current;
-    say which way it went."""
+    """Load every compiled module of this package from its source unless the build is current
+    (and those it left behind, always); say which way it went."""
     compiled = extensions(PACKAGE_DIR)
     if not compiled:
         return "interpreted (not compiled)"
@@ -88,6 +104,7 @@ def _choose() -> str:
     else:
         changed = out_of_date(PACKAGE_DIR)
         if not changed:
+            _load_from_sources(left_behind(PACKAGE_DIR))
             return "compiled"
         status = (
             f"interpreted ({', '.join(changed)} changed since the build)"
@@ -100,11 +117,14 @@ def _choose() -> str:
             RuntimeWarning,
             stacklevel=2,
         )
-    sys.meta_path.insert(
-        0,
-        _FromSources({module_name(name): PACKAGE_DIR / name for name in compiled}),
-    )
+    _load_from_sources(compiled)
     return status
+
+
+def _load_from_sources(sources: list[str]) -> None:
+    if sources:
+        finder = _FromSources({module_name(name): PACKAGE_DIR / name for name in sources})
+        sys.meta_path.insert(0, finder)
 
 
 STATUS = _choose()

@@ -1,12 +1,14 @@
 """The compiled model is its sources compiled: the same records, bit for bit; and an extension
-whose source has changed since the build is never what runs."""
+whose source has changed since the build, or that the build did not make, is never what runs."""
 
 from __future__ import annotations
 
 import hashlib
 import importlib
+import importlib.machinery
 import json
 import os
+import shutil
 import subprocess
 import sys
 from dataclasses import fields, replace
@@ -21,6 +23,7 @@ from nnrpsim.compiled import (
     INTERPRETED_VARIABLE,
     PACKAGE_DIR,
     extensions,
+    left_behind,
     module_name,
     out_of_date,
     source_digest,
@@ -169,7 +172,8 @@ def test_the_compiled_model_and_table_give_the_records_of_their_sources():
 
 @compiled_only
 def test_the_variable_loads_every_compiled_module_from_its_source():
-    names = tuple(module_name(source) for source in extensions(PACKAGE_DIR))
+    built = set(extensions(PACKAGE_DIR)) - set(left_behind(PACKAGE_DIR))
+    names = tuple(module_name(source) for source in sorted(built))
     # the event loop's core and the lease table, at least
     assert {"nnrpsim.model.host", "nnrpsim.model.server", "nnrpsim.engine.table"} <= set(names)
     compiled = [importlib.import_module(name).__file__ for name in names]
@@ -214,6 +218,62 @@ def test_an_extension_is_current_only_while_its_source_is_what_was_compiled(tmp_
     (directory / "plain.py").write_text("z = 4\n")  # not compiled: no concern of the build
     (directory / "engine/stream.py").write_text("s = 2\n")
     assert out_of_date(directory) == ["engine/table.py", "link.py"]
+    assert left_behind(directory) == []
+
+
+def test_an_extension_the_recorded_build_did_not_make_is_left_behind_not_out_of_date(tmp_path):
+    so = ".cpython-311-x86_64-linux-gnu.so"
+    sources = {"host.py": "x = 1\n", "engine/table.py": "t = 1\n", "engine/stream.py": "s = 1\n"}
+    directory = _package(
+        tmp_path,
+        sources,
+        [f"host{so}", f"engine/table{so}", f"engine/stream{so}"],  # stream's: an earlier build's
+        None,  # (written below)
+    )
+    record = {name: source_digest(directory / name) for name in ("host.py", "engine/table.py")}
+    (directory / BUILD_RECORD).write_text(json.dumps(record))
+    assert out_of_date(directory) == []  # the build is current
+    assert left_behind(directory) == ["engine/stream.py"]
+    (directory / "engine/stream.py").write_text("s = 2\n")  # its source is no concern either
+    assert out_of_date(directory) == [] and left_behind(directory) == ["engine/stream.py"]
+    (directory / BUILD_RECORD).unlink()  # no record: no build is current, none left behind
+    assert out_of_date(directory) == extensions(directory) and left_behind(directory) == []
+
+
+@compiled_only
+def test_an_extension_an_earlier_build_left_loads_from_its_source_and_the_build_runs(tmp_path):
+    # a copy of the package, with an extension of a module this build does not compile (one an
+    # earlier build made, which compiled more): the build's shared library lacks its code
+    copy = tmp_path / "nnrpsim"
+    shutil.copytree(PACKAGE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    compiled = set(extensions(PACKAGE_DIR))
+    plain = next(
+        path.relative_to(PACKAGE_DIR).as_posix()
+        for path in sorted((PACKAGE_DIR / "engine/replay").glob("*.py"))
+        if path.relative_to(PACKAGE_DIR).as_posix() not in compiled and path.stem != "__init__"
+    )
+    suffix = next(  # of this build's extension of frame.py
+        suffix
+        for suffix in importlib.machinery.EXTENSION_SUFFIXES
+        if (PACKAGE_DIR / f"engine/replay/frame{suffix}").is_file()
+    )
+    shutil.copy(PACKAGE_DIR / f"engine/replay/frame{suffix}", copy / f"{plain[:-3]}{suffix}")
+    assert plain in left_behind(copy)
+    name = module_name(plain)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            f"import nnrpsim, {name} as left, nnrpsim.model.host as host; "
+            "print(nnrpsim.BUILD_STATUS, left.__file__.endswith('.py'), host.__file__[-3:])",
+        ],
+        cwd=tmp_path,  # (the copy, before the installed package)
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout == "compiled True .so\n"
+    assert "RuntimeWarning" not in run.stderr
 
 
 @compiled_only
