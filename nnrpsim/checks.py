@@ -770,9 +770,10 @@ def unmoved_key_warnings(summary: pd.DataFrame, explained: Collection[str] = ())
     """A warning for each swept key whose values gave the same numbers wherever the other
     swept keys stood (their runs draw the same random numbers, so a key that changes the
     runs at all almost always changes some number): nothing it sets reached the runs, or its
-    range never binds. Its flat curve would read as "it does not matter" where another key
-    fixed it. A key that moves the numbers somewhere (a TTL beside a ``never`` baseline) is
-    not named, nor one ``explained`` already (by :func:`ignored_key_advice`)."""
+    range never binds, or (a TTL's key) the budget evicted every lease before it ran out. Its
+    flat curve would read as "it does not matter" where another key fixed it. A key that
+    moves the numbers somewhere (a TTL beside a ``never`` baseline) is not named, nor one
+    ``explained`` already (by :func:`ignored_key_advice`)."""
     done = summary[summary["failures"] == 0] if "failures" in summary else summary
     metrics = [metric for metric in METRICS if metric in done]
     if len(done) < 2 or not metrics:
@@ -792,15 +793,50 @@ def unmoved_key_warnings(summary: pd.DataFrame, explained: Collection[str] = ())
         varied = groups[key].nunique(dropna=False) > 1
         if varied.any() and (groups["numbers"].nunique()[varied] == 1).all():
             unmoved.append(key)
-    if not unmoved:
-        return []
-    whose = "its" if len(unmoved) == 1 else "each one's"
-    return [
-        f"warning: {', '.join(unmoved)}: {whose} values "
-        "gave the same numbers wherever the other swept keys stood: nothing it sets reached "
-        "the runs (another key fixes it, or the engine ignores it) or its range never binds "
-        "(a GPU budget that never fills)"
-    ]
+    # a TTL the budget overruled: every lease evicted before it could run out
+    overruled = [key for key in unmoved if key in TTL_KEYS] if _evicted_before_expiry(done) else []
+    found = []
+    for keys, why in (
+        (
+            [key for key in unmoved if key not in overruled],
+            "nothing it sets reached the runs (another key fixes it, or the engine ignores it) "
+            "or its range never binds (a GPU budget that never fills)",
+        ),
+        (
+            overruled,
+            "no reference found its lease run out in any run, and the servers evicted leases "
+            "at every point (evictions): the budget (topology.gpu_memory, max_cache_entries) "
+            "ended the leases before a TTL could; a larger one lets the TTL act",
+        ),
+    ):
+        if keys:
+            whose = "its" if len(keys) == 1 else "each one's"
+            found.append(
+                f"warning: {', '.join(keys)}: {whose} values gave the same numbers wherever the "
+                f"other swept keys stood: {why}"
+            )
+    return found
+
+
+TTL_KEYS = (
+    "host_policy.ttl_hint",
+    "host_policy.ttl_fraction",
+    "host_policy.connection_ttl",
+    "topology.default_lease_ttl",
+    "topology.ttl_floor",
+    "topology.ttl_ceiling",
+)
+"""The keys that set the TTL a lease is granted."""
+
+
+def _evicted_before_expiry(summary: pd.DataFrame) -> bool:
+    """Whether at every point of ``summary`` no reference found its lease run out and the
+    servers evicted leases (unknown, as in runs of an earlier version: no)."""
+    if not {"miss_rate_lease_expired", "evictions"} <= set(summary):
+        return False
+    expired = summary["miss_rate_lease_expired"].to_numpy(dtype=float)
+    evicted = summary["evictions"].to_numpy(dtype=float)
+    return bool((expired == 0).all() and (evicted > 0).all())
 
 
 def _figures_kept(values: np.ndarray, figures: int) -> np.ndarray:

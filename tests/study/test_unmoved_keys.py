@@ -8,6 +8,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 
 import nnrpsim
 from nnrpsim.checks import StudyWarning, unmoved_key_warnings
@@ -52,6 +53,56 @@ def test_a_budget_that_never_fills_is_named_by_its_numbers():
         "topology.gpu_memory: its values gave the same numbers wherever the other swept keys "
         "stood: nothing it sets reached the runs (another key fixes it, or the engine ignores "
         "it) or its range never binds (a GPU budget that never fills)"
+    ]
+
+
+OVERRULED = (
+    f"{TTL}: its values gave the same numbers wherever the other swept keys stood: no "
+    "reference found its lease run out in any run, and the servers evicted leases at every "
+    "point (evictions): the budget (topology.gpu_memory, max_cache_entries) ended the leases "
+    "before a TTL could; a larger one lets the TTL act"
+)
+
+
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_a_ttl_a_budget_overrules_is_named_with_the_budget(engine):
+    """One lease at a time: each PUT evicts the last before its TTL can end it. The generic
+    reason ("a budget that never fills") said the opposite of what happened."""
+    study = {**_study(topology={"max_cache_entries": 1}), "engine": engine}
+    assert OVERRULED in _told(study)
+    study["topology"]["max_cache_entries"] = 4  # leases run out: the TTL moves the numbers
+    assert not [line for line in _told(study) if line.startswith(f"{TTL}: its values")]
+
+
+def test_the_budget_is_named_only_where_every_point_evicted_and_no_lease_ran_out():
+    rows = [(0, "best_practice", 0.25), (1, "best_practice", 0.75)]
+    flat = {"hit_rate": [0.4, 0.4], "miss_rate_lease_expired": [0.0, 0.0]}
+    assert unmoved_key_warnings(_summary(rows, {**flat, "evictions": [5.0, 5.0]})) == [
+        f"warning: {OVERRULED}"
+    ]
+    # not where a point evicted nothing (a never baseline), where a lease ran out, or where
+    # evictions were not counted (an earlier version's runs: NaN, or no column)
+    baseline = {"hit_rate": [0.4, 0.4, 0.0, 0.0], "miss_rate_lease_expired": 0.0}
+    for other in (
+        _summary(POLICIES_BY_TTLS, {**baseline, "evictions": [5.0, 5.0, 0.0, 0.0]}),
+        _summary(rows, {**flat, "miss_rate_lease_expired": 0.01, "evictions": 5.0}),
+        _summary(rows, {**flat, "evictions": np.nan}),
+        _summary(rows, flat),
+    ):
+        (line,) = unmoved_key_warnings(other)
+        assert line.startswith(f"warning: {TTL}: its values")
+        assert line.endswith("(a GPU budget that never fills)")
+    # a key that sets no TTL gets the general reason, beside the TTL's own line
+    both = pd.DataFrame(
+        {"point": range(4), TTL: [0.25, 0.25, 0.75, 0.75], RATE: [0, 0.02, 0, 0.02]}
+        | {"replications": 1, "failures": 0, "hit_rate": 0.4}
+        | {"miss_rate_lease_expired": 0.0, "evictions": 5.0}
+    )
+    assert unmoved_key_warnings(both) == [
+        f"warning: {RATE}: its values gave the same numbers wherever the other swept keys "
+        "stood: nothing it sets reached the runs (another key fixes it, or the engine ignores "
+        "it) or its range never binds (a GPU budget that never fills)",
+        f"warning: {OVERRULED}",
     ]
 
 
