@@ -22,6 +22,7 @@ METRICS = (
     "peak_gpu_bytes",
     "memory_settled_s",
     "wire_bytes",
+    "wire_bytes_resent",
     "wire_bytes_saved",
     "wire_saving",
     "installs",
@@ -66,6 +67,7 @@ UNITS = {
     "peak_gpu_bytes": "bytes",
     "memory_settled_s": "s",
     "wire_bytes": "bytes",
+    "wire_bytes_resent": "bytes",
     "wire_bytes_saved": "bytes",
     "wire_saving": ALL_INLINE_FRACTION,
     "p50_latency_ms": "ms",
@@ -147,7 +149,7 @@ def des_metrics(
     # of, whose bytes count, and a run that fell behind saved less than nothing, inlining all)
     inline_all = result.all_inline_bytes - base.get("all_inline_bytes", 0)
     metrics["wire_bytes_saved"] = float(inline_all - cache_cost)
-    for name in ("installs", "renewals", "refused_puts", "evictions"):
+    for name in ("wire_bytes_resent", "installs", "renewals", "refused_puts", "evictions"):
         metrics[name] = float(result.counters[name] - base.get(name, 0))
     metrics["invalidations"] = float(
         sum(result.invalidations.values()) - base.get("invalidations", 0)
@@ -265,12 +267,14 @@ FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(Messa
 PUT_ACK = packet_bytes(MessageType.CACHE_PUT) + packet_bytes(MessageType.CACHE_ACK)
 
 
-def wire_saving(wire_bytes: np.ndarray, saved: np.ndarray) -> np.ndarray:
+def wire_saving(wire_bytes: np.ndarray, saved: np.ndarray, resent: np.ndarray) -> np.ndarray:
     """Each run's ``wire_bytes_saved`` as a fraction of what the links would carry if every
-    body went inline, the bytes sent plus those saved: one scale for every workload (the
-    bytes saved grow with the objects' sizes, the load and the run's length). NaN where
-    nothing was sent (one of :data:`DERIVED_METRICS`)."""
-    all_inline = np.asarray(wire_bytes, dtype=np.float64) + np.asarray(saved, dtype=np.float64)
+    body went inline, the bytes sent (less those ``resent`` after a loss, which inlining
+    would have lost alike) plus those saved: one scale for every workload (the bytes saved
+    grow with the objects' sizes, the load and the run's length) and every loss rate. NaN
+    where nothing was sent (one of :data:`DERIVED_METRICS`)."""
+    sent = np.asarray(wire_bytes, dtype=np.float64) - np.asarray(resent, dtype=np.float64)
+    all_inline = sent + np.asarray(saved, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(all_inline > 0, saved / all_inline, np.nan)
 
@@ -331,6 +335,7 @@ def vector_metrics(
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
         "memory_settled_s": float("nan"),
         "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
+        "wire_bytes_resent": 0.0,  # (no network: a link's loss it refuses)
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(
             sweep.installs[index] + sweep.along_puts[index] - sweep.along_rejected[index]

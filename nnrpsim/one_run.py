@@ -78,8 +78,9 @@ class RunRecords:
     everything else (``control``); resends over a lossy link are not in it."""
     counters: dict[str, int]
     """The whole run's ``installs``, ``renewals``, ``refused_puts``, ``evictions``,
-    ``operations_waited``, ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs)
-    and ``retransmissions``."""
+    ``operations_waited``, ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs),
+    ``retransmissions`` and ``wire_bytes_resent`` (their bytes: ``wire_bytes`` less them is
+    the sum of :attr:`wire_bytes`)."""
     audit: dict[str, int]
     """The invariant auditor's counts (the whole run): its violations must be 0 (hits on an
     expired lease, a wrong version or stale content, a reference after an invalidation, an
@@ -193,7 +194,9 @@ def run_records(
         result = simulate(config, run_seed, plan, lambda share: bar.update(share - bar.n))
     measured = des_metrics(result, config.warmup_ms, not run.workload.follows_a_log)
     measured["wire_saving"] = float(
-        wire_saving(measured["wire_bytes"], measured["wire_bytes_saved"])
+        wire_saving(
+            measured["wire_bytes"], measured["wire_bytes_saved"], measured["wire_bytes_resent"]
+        )
     )
     metrics = {name: measured[name] for name in METRICS}  # (in the runs table's order)
     return RunRecords(

@@ -472,12 +472,14 @@ def _unreadable(path: Path, err: Exception) -> ScenarioError:
 
 
 def with_derived_metrics(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs with ``wire_saving``, derived from their ``wire_bytes`` and
-    ``wire_bytes_saved``, beside them: for every run, those an earlier version wrote too
-    (resumed, or compared), and none for a failed run."""
+    """The runs with ``wire_saving``, derived from their ``wire_bytes``,
+    ``wire_bytes_resent`` and ``wire_bytes_saved``, beside them: for every run, those an
+    earlier version wrote too (resumed, or compared; one that counted no resent bytes, before
+    2026-12-05, as if none were), and none for a failed run."""
     if runs.empty or "wire_bytes_saved" not in runs:
         return runs
-    saving = wire_saving(runs["wire_bytes"], runs["wire_bytes_saved"])
+    resent = runs["wire_bytes_resent"].fillna(0.0) if "wire_bytes_resent" in runs else 0.0
+    saving = wire_saving(runs["wire_bytes"], runs["wire_bytes_saved"], resent)
     runs = runs.drop(columns="wire_saving", errors="ignore")
     runs.insert(runs.columns.get_loc("wire_bytes_saved") + 1, "wire_saving", saving)
     return runs

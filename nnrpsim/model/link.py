@@ -31,6 +31,7 @@ class Link:
         self.idle: list[tuple[float, float]] = []  # (start, end), in order, before busy_until
         self.bytes_sent = 0
         self.retransmissions = 0
+        self.bytes_resent = 0  # (in bytes_sent too)
 
     def free_at(self, now: float) -> float:
         """When a frame queued ``now`` starts to leave, at the latest: after the frames ahead."""
@@ -48,6 +49,7 @@ class Link:
         if self.loss:
             attempts = int(self.rng.geometric(1.0 - self.loss))
             self.retransmissions += attempts - 1
+            self.bytes_resent += n_bytes * (attempts - 1)
             n_bytes *= attempts
             busy *= attempts
             delay += (attempts - 1) * self.retransmit_timeout_ms

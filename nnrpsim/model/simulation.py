@@ -194,6 +194,7 @@ class Simulation:
         return {
             **{f"wire_{name}": n for name, n in recorder.wire.as_dict().items()},
             "wire_bytes_total": sum(link.bytes_sent for link in links),
+            "wire_bytes_resent": sum(link.bytes_resent for link in links),
             "all_inline_bytes": recorder.all_inline_bytes,
             "installs": recorder.installs,
             "renewals": recorder.renewals,
@@ -344,6 +345,7 @@ class Simulation:
                 "reinstalls_after_expiry": recorder.reinstalls_after_expiry,
                 "hot_path_frames": recorder.hot_path_frames,
                 "retransmissions": sum(link.retransmissions for link in links),
+                "wire_bytes_resent": sum(link.bytes_resent for link in links),
             },
             audit=auditor.as_dict(),
             violations=auditor.violations,

@@ -102,7 +102,13 @@ class Study(Section):
 class Link(Section):
     latency: Duration = Field(0.5, ge=0, description="One-way latency, e.g. 0.5ms.")
     bandwidth: Rate = Field(1.25e9, gt=0, description="Link rate, e.g. 10Gbit/s or 1.25GB/s.")
-    loss: float = Field(0.0, ge=0, lt=1, description="Probability that a transmission is lost.")
+    loss: float = Field(
+        0.0,
+        ge=0,
+        lt=1,
+        description="Probability that a transmission is lost (wire_bytes_resent counts the "
+        "bytes sent again).",
+    )
     retransmit_timeout: Duration = Field(20.0, gt=0, description="Wait before a resend.")
 
 

@@ -57,6 +57,10 @@ def test_link_loss_retransmits_and_completes():
     result = simulate(_config(uplink=lossy, downlink=lossy), 3)
     _assert_sound(result)
     assert result.counters["retransmissions"] > 0
+    # each byte sent once in its class, the resends beside (a fifth lost: a quarter resent)
+    resent = result.counters["wire_bytes_resent"]
+    assert sum(result.wire.values()) + resent == result.wire_bytes_total
+    assert 0.15 < resent / sum(result.wire.values()) < 0.35
     clean = simulate(_config(), 3)
     assert result.operations["latency_ms"].mean() > clean.operations["latency_ms"].mean()
 
