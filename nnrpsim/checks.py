@@ -51,7 +51,7 @@ from .runner import model_config
 from .scenario import Point, Scenario
 from .scenario.loader import dotted
 from .scenario.schema import SHORT_KEYS, Arrivals, Sessions, Study, Topology, Trace, describe
-from .traces import load_arrivals, load_trace, scenario_reach, sessions_per_s
+from .traces import load_arrivals, load_trace, resized_objects, scenario_reach, sessions_per_s
 from .warmup import climb_warning
 
 
@@ -90,6 +90,7 @@ def study_warnings(
         *fault_time_advice(points, len(points)),
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
+        *trace_sizes_advice(points, len(points)),
         *idle_rule_warnings(points, runs),
         *failure_warnings(runs),
     ]
@@ -626,6 +627,28 @@ def log_span_advice(points: list[Point], of_points: int) -> list[str]:
             text = None
         if text:
             found.append((text, point.index))
+    return _by_text(found, of_points)
+
+
+def trace_sizes_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each trace the ``points`` (of ``of_points``) replay that references an
+    object with several sizes: each replays at its largest, every reference of it, so a log
+    that keeps one name for an object's versions (or for parts of it) has its bytes
+    overstated, and the cache's memory, without a word."""
+    found: list[tuple[str, int]] = []
+    for point in points:
+        if (spec := point.scenario.workload.trace) is not None and (n := resized_objects(spec)):
+            trace = load_trace(spec)
+            found.append(
+                (
+                    f"{n:,} of the {counted(trace.n_objects, 'object')} of "
+                    f"{Path(spec.path).name} {'is' if n == 1 else 'are'} referenced with "
+                    "several sizes: every reference to one replays at its largest (an object "
+                    "has one size here: where a new version changes it, name each version an "
+                    "object of its own)",
+                    point.index,
+                )
+            )
     return _by_text(found, of_points)
 
 

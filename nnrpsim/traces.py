@@ -187,6 +187,16 @@ def load_trace(spec: Trace) -> ReferenceStream:
     """A trace's reference stream, read once for each version of the file, as
     :func:`load_arrivals` reads a log (the check before a study and its runs in one process
     share it; a run takes its window with ``before``)."""
+    return _loaded(spec)[0]
+
+
+def resized_objects(spec: Trace) -> int:
+    """How many of a trace's objects it references with several sizes (each replays at its
+    largest: see :func:`load_trace`)."""
+    return _loaded(spec)[1]
+
+
+def _loaded(spec: Trace) -> tuple[ReferenceStream, int]:
     path = Path(spec.path)
     if problem := file_problem(path):
         raise TraceError("workload.trace.path", f"{problem}: {path}")
@@ -195,7 +205,7 @@ def load_trace(spec: Trace) -> ReferenceStream:
 
 
 @functools.lru_cache(maxsize=4)
-def _read_trace(spec: Trace, _version: tuple[int, int]) -> ReferenceStream:
+def _read_trace(spec: Trace, _version: tuple[int, int]) -> tuple[ReferenceStream, int]:
     path, fmt = Path(spec.path), spec.read_as
     if fmt is None:
         raise TraceError("workload.trace.format", f"cannot tell the format of {path.name}")
@@ -211,17 +221,20 @@ def _read_trace(spec: Trace, _version: tuple[int, int]) -> ReferenceStream:
     object_ids, uniques = pd.factorize(pd.Series(objects[order]))
     per_object = np.zeros(len(uniques), dtype=np.int64)
     np.maximum.at(per_object, object_ids, sizes[order])  # one size per object: its largest
+    least = np.full(len(uniques), np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(least, object_ids, sizes[order])
     object_kind = None
     if kinds is not None:
         object_kind = np.zeros(len(uniques), dtype=np.uint8)
         object_kind[object_ids] = kinds[order]
-    return ReferenceStream(
+    stream = ReferenceStream(
         times,
         object_ids,
         per_object[object_ids],
         operation=operations[order],
         object_kind=object_kind,
     )
+    return stream, int(np.count_nonzero(least != per_object))
 
 
 def _mooncake(path: Path, spec: Trace):

@@ -18,6 +18,7 @@ from .checks import (
     policy_reach_advice,
     server_advice,
     size_limit_advice,
+    trace_sizes_advice,
     ttl_bound_advice,
     uncached_kinds_advice,
     warmup_advice,
@@ -31,6 +32,7 @@ from .warmup import describe_warmups
 ADVICE = (
     warmup_advice,
     log_span_advice,
+    trace_sizes_advice,
     link_advice,
     server_advice,
     uncached_kinds_advice,
