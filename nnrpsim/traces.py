@@ -57,6 +57,7 @@ def check_traces(points: list[Point]) -> list[str]:
             f"{counted(len(stream.operation_bounds()) - 1, 'operation')} "
             f"to {counted(stream.n_objects, 'object')} over {stream.duration_ms / 1000:,.1f} s"
             + _kind_counts(stream)
+            + _repeats(stream)
         )
     for spec in sorted({workload.sessions.arrivals for workload in workloads} - {None}, key=str):
         times = load_arrivals(spec)
@@ -134,6 +135,22 @@ def _kind_counts(stream: ReferenceStream) -> str:
     codes, counts = np.unique(stream.object_kind, return_counts=True)
     named = [f"{n:,} {CacheObjectKind(c).name.lower()}" for c, n in zip(codes, counts, strict=True)]
     return f" ({', '.join(named)})"
+
+
+def _repeats(stream: ReferenceStream) -> str:
+    """The references that name an object their operation names already: a frame references
+    an object once (:func:`~nnrpsim.model.workload.stream_plan`), so a run counts them once."""
+    bounds = stream.operation_bounds()
+    operation = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
+    pairs = operation * (stream.n_objects + 1) + stream.object_id
+    repeated = len(stream) - len(np.unique(pairs))
+    if not repeated:
+        return ""
+    if repeated == 1:
+        return "; 1 reference repeats an object within its operation: a run counts it once"
+    return (
+        f"; {repeated:,} references repeat an object within their operation: a run counts each once"
+    )
 
 
 ARRIVALS = "workload.sessions.arrivals"

@@ -1,6 +1,8 @@
-"""A reference log that gives an object several sizes is replayed with one size per object,
-its largest: said so by ``validate`` and by the study, where it had been silent (a log that
-keeps one name for an object's versions has its bytes and memory overstated)."""
+"""What a run makes of a reference log otherwise than it is written is said so. An object of
+several sizes replays at its largest, every reference of it: ``validate`` and the study warn,
+where they had been silent (a log that keeps one name for an object's versions has its
+bytes and memory overstated). An object an operation names twice is referenced once:
+``validate``'s description of the trace counts those references."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ import numpy as np
 import nnrpsim
 from nnrpsim.checks import StudyWarning
 from nnrpsim.cli import main
+from nnrpsim.one_run import run_records
 from nnrpsim.scenario import load_scenario
 from nnrpsim.traces import load_trace
 from tests.conftest import write_yaml
@@ -62,3 +65,32 @@ def test_a_log_with_one_size_per_object_is_not_named(tmp_path, capsys):
     raw = _scenario(tmp_path, [(t, o, 2000) for t, o, _ in ROWS])
     assert main(["validate", str(write_yaml(tmp_path, raw))]) == 0
     assert capsys.readouterr().err == ""
+
+
+def test_an_object_an_operation_names_again_is_said_to_count_once(tmp_path, capsys):
+    log = tmp_path / "ops.csv"
+    rows = ["0,a,2000,1", "0,a,2000,1", "0,b,2000,1", "5,a,2000,2", "9,b,2000,3", "9,b,2000,3"]
+    log.write_text("time_ms,object,size_bytes,operation\n" + "\n".join(rows) + "\n")
+    raw = {
+        "study": {"name": "ops", "duration": "10ms", "warmup": "0s", "replications": 1},
+        "workload": {"trace": {"path": str(log), "format": "csv"}},
+    }
+    path = write_yaml(tmp_path, raw)
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1] == (
+        "  trace ops.csv (time_scale 1): 6 references in 3 operations to 2 objects over 0.0 s; "
+        "2 references repeat an object within their operation: a run counts each once"
+    )
+    assert len(run_records(path, progress=False).references) == 4
+    log.write_text("time_ms,object,size_bytes,operation\n" + "\n".join(rows[1:]) + "\n")
+    assert main(["validate", str(path)]) == 0
+    assert (
+        capsys.readouterr()
+        .out.splitlines()[1]
+        .endswith(
+            "over 0.0 s; 1 reference repeats an object within its operation: a run counts it once"
+        )
+    )
+    log.write_text("time_ms,object,size_bytes,operation\n" + "\n".join(rows[1:5]) + "\n")
+    assert main(["validate", str(path)]) == 0
+    assert capsys.readouterr().out.splitlines()[1].endswith("to 2 objects over 0.0 s")
