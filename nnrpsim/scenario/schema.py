@@ -9,7 +9,8 @@ import math
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, Literal, get_args, get_origin
+from types import UnionType
+from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from pydantic import (
     AfterValidator,
@@ -17,6 +18,7 @@ from pydantic import (
     BeforeValidator,
     ConfigDict,
     Field,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
@@ -61,6 +63,28 @@ Kind = Literal[KIND_NAMES]  # type: ignore[valid-type]
 
 class Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
+
+    @field_validator("*", mode="before")
+    @classmethod
+    def _numbers_and_booleans_apart(cls, value: object, info: ValidationInfo) -> object:
+        """YAML reads yes, no, on, off, true and false as booleans, and pydantic would take one
+        for 1 or 0 where a number is due (``max_cache_entries: yes``, a limit of one entry),
+        and a 0 or 1 for a boolean."""
+        field = cls.model_fields[info.field_name]
+        parsed = any(isinstance(rule, BeforeValidator) for rule in field.metadata)
+        if isinstance(value, bool) and _plain_number(field.annotation) and not parsed:
+            raise ValueError("must be a number, got a boolean")
+        if type(value) in (int, float) and field.annotation is bool:
+            raise ValueError("must be true or false, got a number")
+        return value
+
+
+def _plain_number(annotation: object) -> bool:
+    """Whether a field's type is a number (or a number or null)."""
+    return annotation in (int, float) or (
+        get_origin(annotation) in (Union, UnionType)
+        and any(member in (int, float) for member in get_args(annotation))
+    )
 
 
 class Study(Section):

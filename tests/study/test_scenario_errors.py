@@ -339,6 +339,42 @@ def test_validate_rejects_with_one_line(tmp_path, capsys, document, message):
 
 
 @pytest.mark.parametrize(
+    ("text", "message"),
+    [  # (YAML 1.1 reads yes, no, on and off as booleans; pydantic took them for 1 and 0)
+        ("topology: {max_cache_entries: yes}", "topology.max_cache_entries: must be a number"),
+        ("study: {replications: on}", "study.replications: must be a number, got a boolean"),
+        ("topology: {link: {loss: off}}", "topology.link.loss: must be a number, got a boolean"),
+        ("study: {seed: true}", "study.seed: must be a number, got a boolean"),
+        ("topology: {gpu_memory: no}", "topology.gpu_memory: must be a size, got a boolean"),
+        ("host_policy: {renewal_body: 0}", "host_policy.renewal_body: must be true or false"),
+        ("faults: {announce_restart: 1.0}", "faults.announce_restart: must be true or false"),
+        (  # a swept value, each point's
+            "sweep: {grid: {topology.max_cache_entries: [2, yes]}}",
+            "sweep.grid.topology.max_cache_entries: must be a number, got a boolean (value True)",
+        ),
+    ],
+)
+def test_a_boolean_is_no_number_and_a_number_no_boolean(tmp_path, capsys, text, message):
+    path = tmp_path / "s.yaml"
+    path.write_text(text + "\n")
+    assert main(["validate", str(path)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith(f"error: {message}") and err.count("\n") == 1
+
+
+def test_numbers_and_booleans_of_their_own_kind_are_taken(tmp_path, capsys):
+    path = tmp_path / "s.yaml"
+    path.write_text(
+        "topology: {max_cache_entries: 3, link: {loss: 0}}\n"
+        "host_policy: {renewal_body: no}\nfaults: {announce_restart: yes}\n"
+    )
+    assert main(["validate", str(path)]) == 0
+    scenario = load_scenario(path)
+    assert scenario.topology.max_cache_entries == 3 and scenario.topology.link.loss == 0
+    assert scenario.host_policy.renewal_body is False and scenario.faults.announce_restart
+
+
+@pytest.mark.parametrize(
     ("written", "bytes_per_s"),
     [
         ("10Gbit/s", 1.25e9),
