@@ -522,7 +522,8 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
     links fall behind, and operations with them. A synthetic workload's bytes are its closed-
     form mean, spread evenly over the links from hosts to servers (as the routing spreads
     sessions); a trace's are those of its references within the run, over their span, on the
-    one link its one session uses. (A frame's own bytes come on top: the load is at least
+    one link its one session uses; a lossy link sends each again as often as it loses it, on
+    average 1 / (1 - loss) times. (A frame's own bytes come on top: the load is at least
     this.)"""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
     for point in points:
@@ -542,15 +543,19 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
             span_s = (window.end_ms - window.start_ms) / 1e3
             offered = float(inline_object_bytes(window.size).sum()) / span_s
             over = "the link its session uses (one session replays the trace)"
+        loss = topology.link.loss
+        if loss:
+            offered /= 1 - loss  # (the resends: on average 1 / (1 - loss) sends a frame)
+            over += f" with the resends of its {percent(loss)} loss"
         times = offered / topology.link.bandwidth
         if times < 1:
             continue
         factor, unit = key_scale("topology.link.bandwidth", [offered, topology.link.bandwidth])
-        saving, percent = below_one(1 - 1 / times)
+        saving, kept = below_one(1 - 1 / times)
         text = (
             f"inlining every body would send about {offered * factor:.3g} {unit} over {over}, "
             f"{figures(times)} times its {topology.link.bandwidth * factor:.3g} {unit}: "
-            f"unless caching keeps more than {percent} of those bytes off the links (a "
+            f"unless caching keeps more than {kept} of those bytes off the links (a "
             f"wire_saving above {saving}), they fall behind "
             "(peak_link_utilisation, operations_behind)"
         )

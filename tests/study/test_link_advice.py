@@ -8,6 +8,7 @@ import re
 
 import pytest
 
+import nnrpsim
 from nnrpsim.cli import main
 from tests.conftest import write_yaml
 
@@ -111,3 +112,26 @@ def test_a_trace_too_heavy_for_its_sessions_link_is_named(tmp_path, capsys):
     document["topology"]["link"]["bandwidth"] = "1Mbit/s"
     assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
     assert "every body" not in capsys.readouterr().err
+
+
+def test_a_lossy_links_resends_count_in_its_load(tmp_path, capsys):
+    """A link that loses half its frames sends each twice on average: the bodies' load, and
+    so the saving that keeps up, is the lossless one's doubled, as the run's own measure of
+    the links' load (resends included) finds it."""
+    _, lossless = _validate(tmp_path, capsys, "6Mbit/s")
+    _, lossy = _validate(tmp_path, capsys, "6Mbit/s", link={"bandwidth": "6Mbit/s", "loss": 0.5})
+    (clean,) = ADVICE.findall(lossless)
+    (warning,) = [line for line in lossy.splitlines() if "every body" in line]
+    assert "sessions spread evenly) with the resends of its 50 % loss, " in warning
+    offered, times = re.findall(r"about ([0-9.]+) Mbit/s .*, ([0-9.]+) times its", warning)[0]
+    assert float(offered) == pytest.approx(2 * float(clean[0]), rel=0.01)
+    assert float(times) == pytest.approx(2 * float(clean[3]), rel=0.01)
+    study = {
+        "study": {"name": "links", "duration": "3min", "warmup": "1min", "replications": 1},
+        "topology": {"link": {"bandwidth": "1Gbit/s", "retransmit_timeout": "1ms"}},
+        "workload": {"sessions": {"rate_per_s": 1, "duration": "30s"}},
+        "host_policy": {"name": "never"},
+        "sweep": {"grid": {"topology.link.loss": [0, 0.5]}},
+    }
+    load = nnrpsim.sweep(study, progress=False)["peak_link_utilisation"]
+    assert load[1] == pytest.approx(2 * load[0], rel=0.05)
