@@ -91,6 +91,7 @@ def study_warnings(
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
         *trace_sizes_advice(points, len(points)),
+        *sample_advice(points, len(points)),
         *idle_rule_warnings(points, runs),
         *failure_warnings(runs),
     ]
@@ -651,6 +652,45 @@ def trace_sizes_advice(points: list[Point], of_points: int) -> list[str]:
                     "several sizes: every reference to one replays at its largest (an object "
                     "has one size here: where a new version changes it, name each version an "
                     "object of its own)",
+                    point.index,
+                )
+            )
+    return _by_text(found, of_points)
+
+
+FEW_SAMPLES = 30
+"""Below so many memory samples after the warm-up, :func:`sample_advice` calls a DES run's
+memory figures rough."""
+
+
+def sample_advice(points: list[Point], of_points: int) -> list[str]:
+    """A warning for each set of DES ``points`` (of ``of_points``) whose runs sample the
+    memory fewer than :data:`FEW_SAMPLES` times after the warm-up: their memory figures are
+    those samples' mean and largest, and a run of a few seconds (a short trace's) has one or
+    two. The interval is the model's (:func:`nnrpsim.runner.model_config`): the run's three
+    hundredth, or the server's expiry sweep interval if longer (the bytes held include
+    expired leases until a sweep)."""
+    found: list[tuple[str, int]] = []
+    for point in points:
+        if point.scenario.engine != "des":
+            continue
+        study = point.scenario.study
+        interval = model_config(point.scenario).sample_interval_ms
+        samples = math.floor(study.duration / interval) - math.ceil(study.warmup / interval) + 1
+        if samples < FEW_SAMPLES:
+            more = (  # (a log's run should end with it: log_span_advice)
+                "a shorter topology.sweep_interval samples more"
+                if point.scenario.workload.follows_a_log
+                else "a longer study.duration samples more"
+            )
+            found.append(
+                (
+                    f"the runs sample the memory every {_duration(interval)} (the larger of "
+                    "study.duration / 300 and topology.sweep_interval), so the "
+                    f"{_duration(study.duration - study.warmup)} after the warm-up hold "
+                    f"{counted(samples, 'sample')}: mean_gpu_bytes, peak_gpu_bytes and "
+                    f"memory_settled_s are rough; {more} (the vector engine integrates the "
+                    "memory exactly)",
                     point.index,
                 )
             )
