@@ -169,7 +169,12 @@ class Topology(Section):
         description="Victim order when an install does not fit (evictions counts the "
         "victims); none rejects instead.",
     )
-    sweep_interval: Duration = Field(1_000.0, gt=0, description="Period of the expiry sweep.")
+    sweep_interval: Duration = Field(
+        1_000.0,
+        gt=0,
+        description="Period of the expiry sweep; the DES samples the memory no more often "
+        "(and every study.duration / 300 if that is longer).",
+    )
     renewal: Literal["touch", "extend"] = Field(
         "touch",
         description="A renewal restarts the lease at the TTL it asks for (touch, the reference "
@@ -475,7 +480,8 @@ class Sweep(Section):
                 if not values:
                     raise ValueError(f"{kind}.{key} must list at least one value")
         if len({len(v) for v in self.zip.values()}) > 1:
-            raise ValueError("zip lists must have equal lengths")
+            lengths = ", ".join(f"{key} {len(values)}" for key, values in self.zip.items())
+            raise ValueError(f"zip lists must have equal lengths, where they have {lengths}")
         if not self.grid and not self.zip:
             raise ValueError("sweep is empty: give grid or zip keys, or leave sweep out")
         swept = [*self.grid, *self.zip]

@@ -178,7 +178,8 @@ CASES = [
     ),
     (
         {"sweep": {"zip": {"study.seed": [1, 2], "host_policy.ttl_fraction": [0.5]}}},
-        "error: sweep: zip lists must have equal lengths",
+        "error: sweep: zip lists must have equal lengths, where they have "
+        "host_policy.ttl_fraction 1, study.seed 2",  # (write_yaml sorts the keys)
     ),
     (
         {"study": {"warmup": "2min", "duration": "1min"}},
