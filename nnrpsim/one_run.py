@@ -79,8 +79,8 @@ class RunRecords:
     counters: dict[str, int]
     """The whole run's ``installs``, ``renewals``, ``refused_puts``, ``evictions``,
     ``operations_waited``, ``reinstalls_after_expiry``, ``hot_path_frames`` (FRAME_SUBMITs),
-    ``retransmissions`` and ``wire_bytes_resent`` (their bytes: ``wire_bytes`` less them is
-    the sum of :attr:`wire_bytes`)."""
+    ``retransmissions`` and ``wire_bytes_resent`` (their bytes: what the links sent, less
+    these, is the sum of :attr:`wire_bytes`)."""
     audit: dict[str, int]
     """The invariant auditor's counts (the whole run): its violations must be 0 (hits on an
     expired lease, a wrong version or stale content, a reference after an invalidation, an
