@@ -224,6 +224,12 @@ INERT_RULES = (
         "puts what it holds no lease of)",
     ),
     InertRule(
+        ("topology.hosts",),
+        ("workload.trace",),
+        lambda s: s.workload.trace is not None,
+        "workload.trace is set, and a trace is one host's one session: the other hosts open none",
+    ),
+    InertRule(
         ("topology.dependency_cascade",),
         ("workload.objects.private_dependency_share",),
         lambda s: s.workload.objects.private_dependency_share == 0,

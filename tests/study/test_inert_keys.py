@@ -186,9 +186,10 @@ TRACE_SIZES = ("workload.trace.block_tokens", "workload.trace.kv_bytes_per_token
 CASES = [
     (rule.controls, key)
     for rule in INERT_RULES
-    if rule.keys not in (UNTIMED_ON_VECTOR, TRACE_SIZES)
+    if rule.keys not in (UNTIMED_ON_VECTOR, TRACE_SIZES) and rule.controls != ("workload.trace",)
     for key in rule.keys
 ]
+"""(A rule that holds only on a trace is checked on one below.)"""
 
 
 def test_every_rule_and_key_is_checked():
@@ -399,6 +400,33 @@ def test_a_traces_objects_are_its_sessions_so_a_connection_ttl_changes_nothing(t
         summary = nnrpsim.sweep(study, progress=False)
     assert summary["hit_rate"].tolist() == [0.9, 0.9]
     assert unmoved_key_warnings(summary)
+
+
+def test_a_traces_one_session_leaves_further_hosts_nothing_to_do(tmp_path, capsys):
+    """A trace is one host's one session, on the DES as on the vector engine: two hosts
+    more open none, so the same numbers come out, and the host count is named before."""
+    rows = [f"{t},{'abc'[t // 1000 % 3]},4096" for t in range(0, 30_000, 1000)]
+    (tmp_path / "log.csv").write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
+    study = {
+        "study": {"name": "t", "duration": "30s", "replications": 1},
+        "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
+        "host_policy": {"name": "always", "ttl_hint": "10s"},
+        "sweep": {"grid": {"topology.hosts": [1, 3]}},
+    }
+    points = sweep_points(load_scenario(study))
+    (told,) = ignored_key_advice(points, len(points))
+    assert told == (
+        "warning: all points: topology.hosts is swept, but workload.trace is set, and a trace "
+        "is one host's one session: the other hosts open none: its values change nothing there"
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", StudyWarning)
+        summary = nnrpsim.sweep(study, progress=False)
+    assert summary["hit_rate"].tolist() == [0.9, 0.9] and unmoved_key_warnings(summary)
+    fixed = {**study, "topology": {"hosts": 3}}
+    del fixed["sweep"]
+    assert main(["validate", str(write_yaml(tmp_path, fixed))]) == 0
+    assert "topology.hosts is 3, but workload.trace is set" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("announce", [False, True])
