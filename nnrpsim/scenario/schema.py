@@ -70,21 +70,34 @@ class Section(BaseModel):
         """YAML reads yes, no, on, off, true and false as booleans, and pydantic would take one
         for 1 or 0 where a number is due (``max_cache_entries: yes``, a limit of one entry),
         and a 0 or 1 for a boolean."""
-        field = cls.model_fields[info.field_name]
-        parsed = any(isinstance(rule, BeforeValidator) for rule in field.metadata)
-        if isinstance(value, bool) and _plain_number(field.annotation) and not parsed:
+        kind = type(value)
+        if kind is bool and info.field_name in _field_types(cls)[0]:
             raise ValueError("must be a number, got a boolean")
-        if type(value) in (int, float) and field.annotation is bool:
+        if kind in (int, float) and info.field_name in _field_types(cls)[1]:
             raise ValueError("must be true or false, got a number")
         return value
 
 
-def _plain_number(annotation: object) -> bool:
-    """Whether a field's type is a number (or a number or null)."""
-    return annotation in (int, float) or (
-        get_origin(annotation) in (Union, UnionType)
-        and any(member in (int, float) for member in get_args(annotation))
-    )
+@functools.cache
+def _field_types(section: type[BaseModel]) -> tuple[frozenset[str], frozenset[str]]:
+    """A section's fields that take a plain number (or a number or null: not a size, a
+    duration or a rate, whose parsers refuse a boolean themselves), and those that take a
+    boolean."""
+    numbers, booleans = set(), set()
+    for name, field in section.model_fields.items():
+        parsed = any(isinstance(rule, BeforeValidator) for rule in field.metadata)
+        annotation = field.annotation
+        if not parsed and (
+            annotation in (int, float)
+            or (
+                get_origin(annotation) in (Union, UnionType)
+                and any(member in (int, float) for member in get_args(annotation))
+            )
+        ):
+            numbers.add(name)
+        if annotation is bool:
+            booleans.add(name)
+    return frozenset(numbers), frozenset(booleans)
 
 
 class Study(Section):
