@@ -403,8 +403,9 @@ def test_a_traces_objects_are_its_sessions_so_a_connection_ttl_changes_nothing(t
 
 
 def test_a_traces_one_session_leaves_further_hosts_nothing_to_do(tmp_path, capsys):
-    """A trace is one host's one session, on the DES as on the vector engine: two hosts
-    more open none, so the same numbers come out, and the host count is named before."""
+    """A trace is one host's one session: on the DES (the vector engine refuses more hosts)
+    two hosts more open none, so the same numbers come out, and the host count is named
+    before."""
     rows = [f"{t},{'abc'[t // 1000 % 3]},4096" for t in range(0, 30_000, 1000)]
     (tmp_path / "log.csv").write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
     study = {
