@@ -139,7 +139,9 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
         private_objects=sessions * private,
         operations=operations,
         references=operations * per_operation,
-        content_changes=objects * workload.content_change_rate_per_s * duration_ms / 1000.0,
+        content_changes=workload.content_change_rate_per_s
+        * (workload.namespaces * shared * duration_ms + sessions * private * session_ms)
+        / 1000.0,  # (a private object changes while its session runs)
         hosts=float(config.hosts),
         servers=float(config.servers),
         server_samples=config.servers * duration_ms / config.sample_interval_ms,

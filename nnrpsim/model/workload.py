@@ -240,9 +240,15 @@ def synthetic_plan(
     all_sizes = np.concatenate(sizes)
     hosts_of = [session.host for session in sessions]
     catalog = _synthetic_catalog(config, kinds, private_kinds, hosts_of)
-    times, objs = _content_changes(
-        np.random.default_rng(change_seed), config, len(catalog), duration_ms
-    )
+    # a private object exists for its session only: a change before its start or after its
+    # end would reach no lease (session close ends them), and drawing one for every object
+    # over the whole run made a run's changes grow with the square of its length
+    per_session = config.private_objects_per_session
+    starts = np.repeat(np.array([s.start_ms for s in sessions], np.float64), per_session)
+    ends = np.repeat(np.array([s.end_ms for s in sessions], np.float64), per_session)
+    born = np.concatenate([np.zeros(n_shared), starts])
+    gone = np.concatenate([np.full(n_shared, duration_ms), ends])
+    times, objs = _content_changes(np.random.default_rng(change_seed), config, born, gone)
     return WorkloadPlan(
         catalog,
         all_sizes,
@@ -270,8 +276,9 @@ def with_content_changes(
     (one past the run's end is dropped)."""
     if not config.content_change_rate_per_s:
         return plan
+    n_objects = len(plan.catalog)
     times, objects = _content_changes(
-        np.random.default_rng(seed), config, len(plan.catalog), duration_ms
+        np.random.default_rng(seed), config, np.zeros(n_objects), np.full(n_objects, duration_ms)
     )
     requests = {at for session in plan.sessions for at, _ in session.operations}
     for i, at in enumerate(times.tolist()):
@@ -287,17 +294,17 @@ def with_content_changes(
 
 
 def _content_changes(
-    rng: np.random.Generator, config: WorkloadConfig, n_objects: int, duration_ms: float
+    rng: np.random.Generator, config: WorkloadConfig, starts_ms: np.ndarray, ends_ms: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Each object's content changes, a Poisson process of its own, as (times, objects) in
-    time order on the millisecond clock of the protocol's times: a change comes before the
-    references of its millisecond, as the vector engine's reference streams order them."""
+    """Each object's content changes, a Poisson process of its own over its life (object i
+    from ``starts_ms[i]`` to ``ends_ms[i]``), as (times, objects) in time order on the
+    millisecond clock of the protocol's times: a change comes before the references of its
+    millisecond, as the vector engine's reference streams order them."""
     rate = config.content_change_rate_per_s / 1000.0
-    per_object = (
-        [_poisson_times(rng, rate, 0.0, duration_ms) for _ in range(n_objects)] if rate else []
-    )
-    times = np.floor(np.concatenate([np.zeros(0), *per_object]))  # (a catalog may be empty)
-    objects = np.repeat(np.arange(len(per_object), dtype=np.int64), [len(t) for t in per_object])
+    lives = ends_ms - starts_ms
+    counts = rng.poisson(rate * lives) if rate else np.zeros(len(lives), dtype=np.int64)
+    objects = np.repeat(np.arange(len(lives), dtype=np.int64), counts)
+    times = np.floor(starts_ms[objects] + rng.random(len(objects)) * lives[objects])
     order = np.lexsort((objects, times))
     return times[order], objects[order]
 

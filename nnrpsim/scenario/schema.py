@@ -311,7 +311,10 @@ class Operations(Section):
 
 class Invalidations(Section):
     rate_per_s: float = Field(
-        0.0, ge=0, description="Content changes per object per second (a trace's objects too)."
+        0.0,
+        ge=0,
+        description="Content changes per object per second: shared objects (and a trace's) "
+        "over the run, a session's own while the session runs.",
     )
 
 

@@ -1,5 +1,6 @@
 """The synthetic plan's objects and content changes: each identity where the sessions'
-references and the protocol's keys expect it, and each object's changes a Poisson process."""
+references and the protocol's keys expect it, and each object's changes a Poisson process
+over its life."""
 
 from __future__ import annotations
 
@@ -56,9 +57,11 @@ def test_object_ids_are_those_interning_each_session_in_turn_gives(shared, priva
     assert set(plan.depends_on.values()) <= set(range(0, n_shared, max(shared, 1)))
 
 
-def test_each_objects_changes_arrive_at_its_rate_in_time_order():
+def test_each_objects_changes_arrive_at_its_rate_over_its_life_in_time_order():
+    """A shared object's changes come over the whole run, a private one's while its session
+    runs (before or after, no lease of it can exist), each a Poisson process at the rate."""
     rate, duration_ms = 0.02, 600_000.0
-    config = WorkloadConfig(content_change_rate_per_s=rate)
+    config = WorkloadConfig(content_change_rate_per_s=rate, shared_objects_per_namespace=250)
     plan = synthetic_plan(config, 2, duration_ms, np.random.SeedSequence(5))
     times, objects = plan.change_times_ms, plan.change_objects
     assert objects.dtype == np.int64 and times.dtype == np.float64
@@ -66,10 +69,24 @@ def test_each_objects_changes_arrive_at_its_rate_in_time_order():
     order = np.lexsort((objects, times))
     assert np.array_equal(order, np.arange(len(times)))  # by time, then object
     assert times.min() >= 0 and times.max() < duration_ms
+    n_shared = config.namespaces * config.shared_objects_per_namespace
+    per_session = config.private_objects_per_session
+    session_of = (objects[objects >= n_shared] - n_shared) // per_session
+    starts = np.array([session.start_ms for session in plan.sessions])
+    ends = np.array([session.end_ms for session in plan.sessions])
+    private_times = times[objects >= n_shared]
+    assert np.all(private_times >= np.floor(starts[session_of]))
+    assert np.all(private_times < ends[session_of])
     counts = np.bincount(objects, minlength=len(plan.sizes))
-    expected = rate * duration_ms / 1000.0  # 12 a object
-    assert counts.mean() == pytest.approx(expected, rel=0.05)
-    assert counts.var() == pytest.approx(expected, rel=0.25)  # Poisson: variance = mean
+    shared_expected = rate * duration_ms / 1000.0  # 12 a object
+    assert counts[:n_shared].mean() == pytest.approx(shared_expected, rel=0.05)
+    assert counts[:n_shared].var() == pytest.approx(shared_expected, rel=0.25)  # Poisson
+    lives_s = np.repeat(ends - starts, per_session) / 1000.0
+    private_counts = counts[n_shared:]
+    assert private_counts.sum() == pytest.approx(rate * lives_s.sum(), rel=0.05)
+    # Poisson with a mean of its own for each: the variance of count - mean is the mean's sum
+    residual = private_counts - rate * lives_s
+    assert (residual**2).sum() == pytest.approx(rate * lives_s.sum(), rel=0.1)
 
 
 def test_no_changes_without_a_rate():
