@@ -286,7 +286,12 @@ def _add_scenario_commands(commands) -> None:
         "--scheduler",
         help="Dask scheduler address, e.g. tcp://10.0.0.5:8786 (default: a LocalCluster here)",
     )
-    run.add_argument("--resume", action="store_true", help="skip runs already finished")
+    run.add_argument(
+        "--resume",
+        action="store_true",
+        help="skip runs already finished; with study.replications raised, and nothing else "
+        "changed, add the new replications",
+    )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
     validate = _command(commands, "validate", "check a scenario without running it")

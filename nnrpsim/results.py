@@ -189,9 +189,31 @@ def scenario_changes(then: object, now: dict[str, Any]) -> list[str]:
     before, after = _leaf_values(then), _leaf_values(now)
     return [
         f"{key}: {_written(key, before)} there, {_written(key, after)} here"
-        for key in dict.fromkeys([*after, *before])
-        if before.get(key, _MISSING) != after.get(key, _MISSING)
+        for key in _differing(before, after)
     ]
+
+
+def _differing(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
+    """The dotted keys whose leaf values differ (one side may lack them), in ``after``'s
+    order, then ``before``'s."""
+    keys = dict.fromkeys([*after, *before])
+    return [key for key in keys if before.get(key, _MISSING) != after.get(key, _MISSING)]
+
+
+REPLICATIONS = "study.replications"
+
+
+def _more_replications(then: object, now: dict[str, Any]) -> bool:
+    """Whether ``now`` is the recorded scenario with more replications and nothing else
+    changed: replication r draws the same numbers whatever their count (common random
+    numbers, seeded by r alone), so the runs there are runs of this study, and a resume adds
+    the rest. Fewer would leave runs there that the summary would still count."""
+    if not isinstance(then, dict):
+        return False
+    before, after = _leaf_values(then), _leaf_values(now)
+    old, new = before.get(REPLICATIONS), after.get(REPLICATIONS)
+    grown = isinstance(old, int) and isinstance(new, int) and new > old
+    return grown and _differing(before, after) == [REPLICATIONS]
 
 
 def _written(key: str, values: dict[str, Any]) -> str:
@@ -251,7 +273,9 @@ class ResultStore:
         version that did not record them is taken at its word)."""
         start_again = "choose another --out, or remove that folder to start again"
         previous = recorded["scenario_hash"]
-        if previous != self.hash:
+        if previous != self.hash and not _more_replications(
+            recorded.get("scenario"), self.scenario.model_dump(mode="json")
+        ):
             changes = scenario_changes(
                 recorded.get("scenario"), self.scenario.model_dump(mode="json")
             )

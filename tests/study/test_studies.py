@@ -552,6 +552,40 @@ def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, caps
     assert f"different scenario ({manifest['scenario_hash']} != " in capsys.readouterr().err
 
 
+def test_resume_with_more_replications_adds_them_as_a_study_of_that_many_makes_them(
+    tmp_path, small_yaml, capsys
+):
+    """Replication r is seeded by r alone, so the runs of a study of one replication are the
+    first runs of a study of two: a resume with more (and nothing else changed) adds the
+    rest, and fewer, or more with another change, are refused."""
+    out = tmp_path / "grown"
+    command = ["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]
+    assert main([*command, "--set", "study.replications=1"]) == 0
+    first = {path.name: path.read_bytes() for path in (out / "runs").iterdir()}
+    assert len(first) == 4
+    assert main([*command, "--resume"]) == 0  # (the file's two replications)
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert sorted(zip(runs["point"], runs["replication"], strict=True)) == [
+        (point, replication) for point in range(4) for replication in range(2)
+    ]
+    for name, content in first.items():  # the first replication's runs kept as they were
+        assert (out / "runs" / name).read_bytes() == content
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["scenario"]["study"]["replications"] == 2 and manifest["runs"] == 8
+    fresh = nnrpsim.run(small_yaml, out=tmp_path / "fresh", jobs=1, progress=False)
+    pd.testing.assert_frame_equal(
+        _metric_frame(pd.read_parquet(out / "summary.parquet")), _metric_frame(fresh.summary)
+    )
+    capsys.readouterr()
+    assert main([*command, "--resume", "--set", "study.replications=1"]) == 2
+    assert "different scenario (study.replications: 2 there, 1 here;" in capsys.readouterr().err
+    more_and_another = ["--set", "study.replications=3", "--set", "study.seed=9"]
+    assert main([*command, "--resume", *more_and_another]) == 2
+    err = capsys.readouterr().err
+    assert "study.seed: 4 there, 9 here" in err and "study.replications: 2 there, 3 here" in err
+    assert len(list((out / "runs").iterdir())) == 8  # (nothing run for either)
+
+
 def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys):
     """The scenario names a file, not what it holds: a trace rewritten between a study and its
     --resume had the new runs averaged with the old ones'. A manifest of a version that did
