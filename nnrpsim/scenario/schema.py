@@ -462,7 +462,9 @@ class HostPolicy(Section):
         for key in POLICY_FIXES.get(self.name, ()):
             if getattr(self, key) != HostPolicy.model_fields[key].default:
                 raise ValueError(
-                    f"{self.name} fixes {key} (the spec's rules); use name: threshold to set it"
+                    f"{self.name} fixes {key} (the spec's rules); use name: threshold to set "
+                    f"it (sweeping host_policy.name, pair each name with a value of {key} in "
+                    f"sweep.zip, for {self.name} its default)"
                 )
         return self
 

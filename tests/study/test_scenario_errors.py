@@ -74,7 +74,8 @@ CASES = [
     (
         {"host_policy": {"inline_after_invalidate": False}},
         "error: host_policy: best_practice fixes inline_after_invalidate (the spec's rules); "
-        "use name: threshold to set it",
+        "use name: threshold to set it (sweeping host_policy.name, pair each name with a value "
+        "of inline_after_invalidate in sweep.zip, for best_practice its default)",
     ),
     (
         {"host_policy": {"name": "always", "min_object_size": "4KiB"}},
@@ -328,6 +329,25 @@ CASES = [
         "error: sweep.zip.topology.hosts_x: unknown key (did you mean hosts?)",
     ),
 ]
+
+
+def test_the_zip_a_fixed_policy_key_is_refused_for_sets_it_where_the_policy_allows():
+    """What the refusal of a key a policy fixes suggests, beside a swept policy, is valid."""
+    scenario = load_scenario(
+        {
+            "sweep": {
+                "zip": {
+                    "host_policy.name": ["best_practice", "threshold"],
+                    "host_policy.min_object_size": ["1KiB", "4KiB"],
+                }
+            }
+        }
+    )
+    policies = [point.scenario.host_policy for point in sweep_points(scenario)]
+    assert [(p.name, p.min_object_size) for p in policies] == [
+        ("best_practice", 1024),
+        ("threshold", 4096),
+    ]
 
 
 @pytest.mark.parametrize(("document", "message"), CASES)
