@@ -149,6 +149,8 @@ def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
                 f"one run draws ~{size.sessions:,.0f} sessions, ~{objects:,.0f} objects, "
                 f"{about(size.operations)} operations"  # (a mean over sessions cut short)
             )
+        if size.content_changes:  # (a mean: a trace's own, exact, with those drawn)
+            draws += f", {about(size.content_changes)} content changes"
         memory = _memory_text(size.peak_bytes(point.scenario.engine))
         text = f"{draws}; a worker needs about {memory} of memory for it"
         described.setdefault(text, []).append(point.index)

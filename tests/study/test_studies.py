@@ -22,10 +22,12 @@ import yaml
 import nnrpsim
 from nnrpsim.cli import main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
+from nnrpsim.model.run_size import run_size
 from nnrpsim.printed_tables import summary_table
 from nnrpsim.results import swept_columns
-from nnrpsim.runner import model_config
+from nnrpsim.runner import model_config, run_inputs, tasks_for
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.traces import sessions_per_s
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
@@ -951,6 +953,26 @@ def test_validate_gives_each_synthetic_workloads_means_once(capsys):
         "~17,600 operations",
         "~35,100 operations",
     ]
+
+
+def test_validate_counts_the_content_changes_a_run_draws(capsys):
+    """Where objects change content, the run-size line says how often, as a drawn plan has
+    them: a mean, to three figures."""
+    assert main(["validate", str(ROOT / "scenarios/quickstart.yaml")]) == 0
+    sizes = [line for line in capsys.readouterr().out.splitlines() if "one run draws" in line]
+    assert [line.split(":")[0] for line in sizes] == [
+        "  points 0, 2, 4, 6, 8",
+        "  points 1, 3, 5, 7, 9",
+    ]
+    assert "content changes" not in sizes[0]
+    said = int(sizes[1].split(", ~")[-1].split(" content changes;")[0].replace(",", ""))
+    scenario = nnrpsim.load_scenario(ROOT / "scenarios/quickstart.yaml")
+    point = sweep_points(scenario)[1]
+    expected = run_size(model_config(point.scenario), sessions_per_s(point.scenario))
+    assert said == float(f"{expected.content_changes:.3g}") > 0
+    # (each run's count varies with its sessions' too: about 6 % for its 300)
+    drawn = [len(run_inputs(t)[1].change_times_ms) for t in tasks_for([point])]
+    assert len(drawn) == 2 and np.mean(drawn) == pytest.approx(said, rel=0.08)
 
 
 def test_a_trace_is_read_once_for_each_version_of_its_file(tmp_path):
