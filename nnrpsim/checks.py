@@ -754,6 +754,19 @@ def _arrivals_span(spec: Arrivals, session_ms: float, study: Study) -> str | Non
 BACKOFF = "host_policy.refused_put_backoff"
 EVICTION = "topology.eviction"
 IN_FLIGHT = "workload.operations.max_in_flight"
+INLINE_ONCE = "host_policy.inline_after_invalidate"
+
+
+def _ends_leases_but_by_eviction(scenario: Scenario) -> bool:
+    """Whether something but an eviction ends leases under their hosts in ``scenario``, with
+    a CACHE_INVALIDATE that the inline-once rule acts on: content changes (drawn, or a
+    trace's own) or a restart the hosts are told of."""
+    workload, faults = scenario.workload, scenario.faults
+    restart_told = faults.restart_at is not None and faults.announce_restart
+    trace_changes = workload.trace is not None and len(
+        load_trace(workload.trace).invalidation_time_ms
+    )
+    return bool(workload.invalidations.rate_per_s or restart_told or trace_changes)
 
 
 def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
@@ -763,7 +776,8 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
     evicts a lease, the scenario's memory and eviction rules decide as the run goes (a budget
     with LRU eviction refuses nothing but objects larger than itself; one that never fills
     evicts nothing); whether a session's operations overlap enough to fill its in-flight
-    window, its load and the network's delays. The points where a rule gives them no say
+    window, its load and the network's delays; whether a lease ends under its host, for the
+    inline-once rule, its evictions too where no content changes or told restart end any. The points where a rule gives them no say
     whatever the run (unlimited memory, the vector engine's timing, policy ``never``) are left
     out: :func:`inert_key_advice` names the first two before the run; the last is a
     baseline."""
@@ -793,20 +807,39 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
             "no operation waited for an in-flight slot after the warm-up in any run, so it had "
             "no say: a larger limit gives the same numbers",
         ),
+        *_idle_rule(
+            points,
+            runs,
+            INLINE_ONCE,
+            ("evictions",),
+            "no server evicted a lease after the warm-up in any run, and nothing else ends one "
+            "under its host (no content changes, no restart it is told of), so it had no say: "
+            "the budget (topology.gpu_memory, max_cache_entries) never filled",
+            acts_anyway=_ends_leases_but_by_eviction,
+        ),
     ]
 
 
 def _idle_rule(
-    points: list[Point], runs: pd.DataFrame, key: str, acts: tuple[str, ...], why: str
+    points: list[Point],
+    runs: pd.DataFrame,
+    key: str,
+    acts: tuple[str, ...],
+    why: str,
+    acts_anyway: Callable[[Scenario], bool] | None = None,
 ) -> list[str]:
     """The warning of :func:`idle_rule_warnings` for ``key``, which has its say where a run
-    counts any of ``acts``; none where a run's count is unknown (one an earlier version
-    wrote has no ``evictions`` or ``operations_waited``)."""
+    counts any of ``acts``, or at a point ``acts_anyway`` holds for whatever the counts;
+    none where a run's count is unknown (one an earlier version wrote has no ``evictions``
+    or ``operations_waited``)."""
     if not points or within(key, points[0].params) or any(c not in runs for c in acts):
         return []
     value = dotted(points[0].scenario.model_dump(), key)
-    live = [point.index for point in points if not inert_in(point.scenario, key)]
-    done = runs.loc[runs["point"].isin(live) & runs["error"].isna(), list(acts)]
+    live = [point for point in points if not inert_in(point.scenario, key)]
+    if acts_anyway is not None and any(acts_anyway(point.scenario) for point in live):
+        return []
+    indices = [point.index for point in live]
+    done = runs.loc[runs["point"].isin(indices) & runs["error"].isna(), list(acts)]
     if (
         value == _DEFAULTS[key]
         or done.empty
@@ -815,7 +848,7 @@ def _idle_rule(
     ):
         return []
     return [
-        f"warning: {_whose(live, len(points))}: {key} is {scenario_text(key, value)}, but {why}"
+        f"warning: {_whose(indices, len(points))}: {key} is {scenario_text(key, value)}, but {why}"
     ]
 
 

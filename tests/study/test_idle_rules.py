@@ -1,7 +1,8 @@
 """A refusal back-off (``host_policy.refused_put_backoff``) acts only after a server refuses a
-CACHE_PUT, an eviction rule (``topology.eviction``) only where the budget fills, and an
+CACHE_PUT, an eviction rule (``topology.eviction``) only where the budget fills, an
 in-flight limit (``workload.operations.max_in_flight``) only where a session's operations
-fill it; whether they do the run decides: a budget with LRU eviction refuses nothing but
+fill it, and the inline-once rule (``host_policy.inline_after_invalidate``) only where a
+lease ends under its host (an eviction, a content change, a restart it is told of); whether they do the run decides: a budget with LRU eviction refuses nothing but
 objects larger than itself, a large one never fills, and operations a second apart over fast
 links never overlap. Set, not swept, where no run did what calls on it, each is named after
 the run; where a setting gives it no say whatever the run (unlimited memory, the vector
@@ -153,3 +154,46 @@ def test_an_in_flight_limit_is_not_named_where_it_binds_or_is_named_otherwise(tm
         assert any("max_in_flight is 2, but the vector engine" in line for line in told)
     elif scenario["workload"]["operations"]:
         assert (runs["operations_waited"] > 0).all()
+
+
+INLINE_ONCE = "host_policy.inline_after_invalidate is false, but no server evicted a lease"
+
+
+def _inline_once(topology: dict, workload=None, faults=None) -> dict:
+    return {
+        "study": {"duration": "3min", "warmup": "2min", "replications": 2},
+        "engine": "des" if faults else "vector",
+        "topology": topology,
+        "workload": workload or {},
+        "faults": faults or {},
+        "host_policy": {"name": "threshold", "inline_after_invalidate": False},
+    }
+
+
+def test_an_inline_once_rule_no_lease_ended_for_is_named(tmp_path):
+    told, evictions = _told(tmp_path, _inline_once({"gpu_memory": "1GiB"}), "evictions")
+    assert evictions == 0
+    assert [line for line in told if INLINE_ONCE in line] == [
+        f"warning: all points: {INLINE_ONCE} after the warm-up in any run, and nothing else ends "
+        "one under its host (no content changes, no restart it is told of), so it had no say: "
+        "the budget (topology.gpu_memory, max_cache_entries) never filled"
+    ]
+
+
+@pytest.mark.parametrize(
+    "scenario",
+    [
+        _inline_once({"gpu_memory": "4MiB"}),  # evictions: it has its say
+        _inline_once({"gpu_memory": "1GiB"}, {"invalidations": {"rate_per_s": 0.02}}),
+        _inline_once({"gpu_memory": "1GiB"}, faults={"restart_at": "150s"}),  # told of it
+        _inline_once({"gpu_memory": None}),  # the inert-key rule names it, before the run
+    ],
+    ids=["evicting", "changes", "restart", "unlimited"],
+)
+def test_an_inline_once_rule_is_not_named_where_leases_end(tmp_path, scenario):
+    told, evictions = _told(tmp_path, scenario, "evictions")
+    assert not [line for line in told if INLINE_ONCE in line]
+    if scenario["topology"]["gpu_memory"] == "4MiB":
+        assert evictions > 0
+    if scenario["topology"]["gpu_memory"] is None:
+        assert any("host_policy.inline_after_invalidate is false, but" in line for line in told)
