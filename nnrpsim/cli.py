@@ -289,8 +289,8 @@ def _add_scenario_commands(commands) -> None:
     run.add_argument(
         "--resume",
         action="store_true",
-        help="skip runs already finished; with study.replications raised, and nothing else "
-        "changed, add the new replications",
+        help="skip runs already finished; with study.replications raised (and nothing else "
+        "a run reads changed), add the new replications",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)

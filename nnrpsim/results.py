@@ -201,19 +201,21 @@ def _differing(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 
 
 REPLICATIONS = "study.replications"
+RUNS_IGNORE = ("study.description",)
+"""Scenario keys no run reads: a resume may change them."""
 
 
-def _more_replications(then: object, now: dict[str, Any]) -> bool:
-    """Whether ``now`` is the recorded scenario with more replications and nothing else
-    changed: replication r draws the same numbers whatever their count (common random
-    numbers, seeded by r alone), so the runs there are runs of this study, and a resume adds
-    the rest. Fewer would leave runs there that the summary would still count."""
+def _runs_still_hold(then: object, now: dict[str, Any]) -> bool:
+    """Whether the runs of the recorded scenario ``then`` are runs of ``now``: nothing a run
+    reads changed, but perhaps the number of replications, upwards. Replication r draws the
+    same numbers whatever their count (common random numbers, seeded by r alone), so a resume
+    adds the rest; fewer would leave runs there that the summary would still count."""
     if not isinstance(then, dict):
         return False
     before, after = _leaf_values(then), _leaf_values(now)
     old, new = before.get(REPLICATIONS), after.get(REPLICATIONS)
-    grown = isinstance(old, int) and isinstance(new, int) and new > old
-    return grown and _differing(before, after) == [REPLICATIONS]
+    kept = isinstance(old, int) and isinstance(new, int) and new >= old
+    return kept and set(_differing(before, after)) <= {REPLICATIONS, *RUNS_IGNORE}
 
 
 def _written(key: str, values: dict[str, Any]) -> str:
@@ -273,7 +275,7 @@ class ResultStore:
         version that did not record them is taken at its word)."""
         start_again = "choose another --out, or remove that folder to start again"
         previous = recorded["scenario_hash"]
-        if previous != self.hash and not _more_replications(
+        if previous != self.hash and not _runs_still_hold(
             recorded.get("scenario"), self.scenario.model_dump(mode="json")
         ):
             changes = scenario_changes(

@@ -558,8 +558,8 @@ def test_resume_with_more_replications_adds_them_as_a_study_of_that_many_makes_t
     tmp_path, small_yaml, capsys
 ):
     """Replication r is seeded by r alone, so the runs of a study of one replication are the
-    first runs of a study of two: a resume with more (and nothing else changed) adds the
-    rest, and fewer, or more with another change, are refused."""
+    first runs of a study of two: a resume with more (and nothing else a run reads changed)
+    adds the rest, and fewer, or more with another change, are refused."""
     out = tmp_path / "grown"
     command = ["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]
     assert main([*command, "--set", "study.replications=1"]) == 0
@@ -586,6 +586,12 @@ def test_resume_with_more_replications_adds_them_as_a_study_of_that_many_makes_t
     err = capsys.readouterr().err
     assert "study.seed: 4 there, 9 here" in err and "study.replications: 2 there, 3 here" in err
     assert len(list((out / "runs").iterdir())) == 8  # (nothing run for either)
+    # a description no run reads may change: the runs stay, the manifest takes it
+    written = {path.name: path.read_bytes() for path in (out / "runs").iterdir()}
+    assert main([*command, "--resume", "--set", "study.description=Another question"]) == 0
+    assert {path.name: path.read_bytes() for path in (out / "runs").iterdir()} == written
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["scenario"]["study"]["description"] == "Another question"
 
 
 def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys):
