@@ -266,8 +266,9 @@ def with_content_changes(
     plan: WorkloadPlan, config: WorkloadConfig, seed: np.random.SeedSequence, duration_ms: float
 ) -> WorkloadPlan:
     """A trace's ``plan`` with its objects' content changes at ``config``'s rate, drawn as a
-    synthetic plan's are (a Poisson process for each object over the run), beside any the
-    trace gives: so ``invalidations.rate_per_s`` sweeps a trace too.
+    synthetic plan's shared objects' are (a Poisson process for each object over the run: a
+    trace's objects are its one session's, which spans the run), beside any the trace gives:
+    so ``invalidations.rate_per_s`` sweeps a trace too.
 
     A change comes on its millisecond, before the requests within it (as the vector engine
     orders them); a trace's requests fall on whole milliseconds too, where a synthetic
