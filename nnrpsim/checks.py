@@ -777,10 +777,10 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
     with LRU eviction refuses nothing but objects larger than itself; one that never fills
     evicts nothing); whether a session's operations overlap enough to fill its in-flight
     window, its load and the network's delays; whether a lease ends under its host, for the
-    inline-once rule, its evictions too where no content changes or told restart end any. The points where a rule gives them no say
-    whatever the run (unlimited memory, the vector engine's timing, policy ``never``) are left
-    out: :func:`inert_key_advice` names the first two before the run; the last is a
-    baseline."""
+    inline-once rule, its evictions too where no content changes or told restart end any.
+    The points where a rule gives them no say whatever the run (unlimited memory, the vector
+    engine's timing, policy ``never``) are left out: :func:`inert_key_advice` names the
+    first two before the run; the last is a baseline."""
     return [
         *_idle_rule(
             points,

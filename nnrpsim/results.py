@@ -274,13 +274,10 @@ class ResultStore:
         """The runs in the folder are of this scenario, over the same files (a manifest of a
         version that did not record them is taken at its word)."""
         start_again = "choose another --out, or remove that folder to start again"
-        previous = recorded["scenario_hash"]
-        if previous != self.hash and not _runs_still_hold(
-            recorded.get("scenario"), self.scenario.model_dump(mode="json")
-        ):
-            changes = scenario_changes(
-                recorded.get("scenario"), self.scenario.model_dump(mode="json")
-            )
+        previous, then = recorded["scenario_hash"], recorded.get("scenario")
+        now = self.scenario.model_dump(mode="json")
+        if previous != self.hash and not _runs_still_hold(then, now):
+            changes = scenario_changes(then, now)
             what = "; ".join(changes[:MAX_CHANGES_SHOWN]) or f"{previous} != {self.hash}"
             if len(changes) > MAX_CHANGES_SHOWN:
                 what += f"; and {len(changes) - MAX_CHANGES_SHOWN} more"

@@ -2,9 +2,10 @@
 CACHE_PUT, an eviction rule (``topology.eviction``) only where the budget fills, an
 in-flight limit (``workload.operations.max_in_flight``) only where a session's operations
 fill it, and the inline-once rule (``host_policy.inline_after_invalidate``) only where a
-lease ends under its host (an eviction, a content change, a restart it is told of); whether they do the run decides: a budget with LRU eviction refuses nothing but
-objects larger than itself, a large one never fills, and operations a second apart over fast
-links never overlap. Set, not swept, where no run did what calls on it, each is named after
+lease ends under its host (an eviction, a content change, a restart it is told of);
+whether they do the run decides: a budget with LRU eviction refuses nothing but objects
+larger than itself, a large one never fills, and operations a second apart over fast links
+never overlap. Set, not swept, where no run did what calls on it, each is named after
 the run; where a setting gives it no say whatever the run (unlimited memory, the vector
 engine's timing), before it (by the inert-key rule, not again here)."""
 
