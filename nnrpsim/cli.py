@@ -270,7 +270,11 @@ def _add_set_option(command: argparse.ArgumentParser) -> None:
 
 def _add_scenario_commands(commands) -> None:
     run = _command(commands, "run", "run a study: every sweep point, every replication")
-    run.add_argument("scenario", help="a scenario YAML file")
+    run.add_argument(
+        "scenario",
+        help="a scenario YAML file, or a results folder (the scenario its manifest records, "
+        "its runs written there: with --resume, to add replications)",
+    )
     run.add_argument("--out", help="results folder (default results/<study name>)")
     _add_set_option(run)
     run.add_argument(

@@ -13,7 +13,6 @@ import json
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +27,7 @@ from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
-from .results import atomic_write, recorded_inputs, recorded_scenario
+from .results import atomic_write, recorded_inputs, study_of
 from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
 from .validation import ADVICE
@@ -167,16 +166,13 @@ def run_records(
     manifest records. ``progress``: with a progress bar (tqdm's: a widget in a notebook) of
     its simulated time. DES only: the vector engine replays counts, not references one by
     one. Bad input raises :class:`ScenarioError`."""
-    changed: list[str] = []  # (run from a results folder: its inputs that changed since)
-    if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
-        folder = Path(scenario)
-        scenario = recorded_scenario(folder, "to run again")
-        changed = [
-            f"warning: {path} changed since the study in {folder} read it (content {then} "
-            f"then, {now} now): this run reads it as it is now, so its numbers need not be the "
-            "study's"
-            for path, then, now in changed_inputs(recorded_inputs(folder))
-        ]
+    scenario, folder = study_of(scenario, "to run again")
+    changed = [  # (run from a results folder: its inputs that changed since)
+        f"warning: {path} changed since the study in {folder} read it (content {then} "
+        f"then, {now} now): this run reads it as it is now, so its numbers need not be the "
+        "study's"
+        for path, then, now in (changed_inputs(recorded_inputs(folder)) if folder else ())
+    ]
     scenario = load_scenario(scenario, overrides)
     points = sweep_points(scenario)
     chosen = _chosen("point", point, len(points), "sweep point")

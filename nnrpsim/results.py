@@ -12,6 +12,7 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,7 @@ from .display_units import scenario_text
 from .metrics import KIND_METRICS, METRICS, wire_saving
 from .paths import NO_SUCH_FILE, file_problem
 from .runner import LONG_TABLES
-from .scenario import Scenario, ScenarioError, scenario_hash
+from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash
 
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
 _T95 = (
@@ -145,6 +146,15 @@ def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
     if not isinstance(scenario, dict):
         raise ScenarioError(str(manifest), f"records no scenario {purpose}")
     return scenario
+
+
+def study_of(scenario: ScenarioLike, purpose: str) -> tuple[ScenarioLike, Path | None]:
+    """``scenario`` as given, or where it names a results folder, the scenario the folder's
+    manifest records (:func:`recorded_scenario`, for ``purpose``) and the folder: so a
+    command takes the study of a folder whatever its file has become since."""
+    if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
+        return recorded_scenario(Path(scenario), purpose), Path(scenario)
+    return scenario, None
 
 
 def recorded_inputs(folder: Path) -> dict[str, str]:

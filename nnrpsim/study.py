@@ -16,7 +16,14 @@ from .checks import StudyWarning, study_warnings
 from .display_units import counted
 from .interrupts import interrupts_deferred
 from .plots import draw_study
-from .results import COMPLETE, ResultStore, run_table, summarize, with_derived_metrics
+from .results import (
+    COMPLETE,
+    ResultStore,
+    run_table,
+    study_of,
+    summarize,
+    with_derived_metrics,
+)
 from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import (
@@ -103,12 +110,16 @@ def run(
 
     Runs are written as they finish; an interruption keeps them, and ``resume=True`` runs only
     what is missing. A run that raises is recorded with its error while the others complete.
+    ``scenario`` may be a results folder: its manifest's scenario, written there (unless
+    ``out`` says otherwise), so ``resume=True`` with ``study.replications`` raised in
+    ``overrides`` grows that study whatever its file has become.
     """
+    scenario, folder = study_of(scenario, "to run")
     scenario = load_scenario(scenario, overrides)
     check_execution(jobs, executor, scheduler)
     points = sweep_points(scenario)
     check_traces(points)
-    path = Path(out) if out is not None else Path("results") / scenario.study.name
+    path = Path(out) if out is not None else folder or Path("results") / scenario.study.name
     inputs = input_digests(points)
     store = ResultStore(path, scenario, resume, inputs)
     every = tasks_for(points, inputs)

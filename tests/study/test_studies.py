@@ -594,6 +594,26 @@ def test_resume_with_more_replications_adds_them_as_a_study_of_that_many_makes_t
     assert manifest["scenario"]["study"]["description"] == "Another question"
 
 
+def test_a_results_folder_runs_the_study_its_manifest_records_there(tmp_path, small_yaml, capsys):
+    """``nnrpsim run FOLDER --resume --set study.replications=N`` grows the study in FOLDER
+    whatever its file has become since (here another seed): the scenario is the manifest's,
+    and the runs go to the folder."""
+    out = tmp_path / "study"
+    command = ["--jobs", "1", "--quiet"]
+    assert main(["run", str(small_yaml), "--out", str(out), *command]) == 0
+    small_yaml.write_text(small_yaml.read_text().replace("seed: 4", "seed: 5"))
+    assert main(["run", str(out), *command]) == 2  # (a finished study: --resume, as ever)
+    assert "already holds results; pass --resume" in capsys.readouterr().err
+    grown = ["--resume", "--set", "study.replications=3"]
+    assert main(["run", str(out), *grown, *command]) == 0
+    runs = pd.read_parquet(out / "runs.parquet")
+    assert len(runs) == 12 and set(runs["replication"]) == {0, 1, 2}
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["scenario"]["study"]["seed"] == 4
+    assert main(["run", str(tmp_path), "--resume"]) == 2  # no manifest: not a results folder
+    assert "manifest.json: no such file: not a results folder?" in capsys.readouterr().err
+
+
 def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys):
     """The scenario names a file, not what it holds: a trace rewritten between a study and its
     --resume had the new runs averaged with the old ones'. A manifest of a version that did
