@@ -12,7 +12,6 @@ import math
 import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -152,7 +151,7 @@ def study_of(scenario: ScenarioLike, purpose: str) -> tuple[ScenarioLike, Path |
     """``scenario`` as given, or where it names a results folder, the scenario the folder's
     manifest records (:func:`recorded_scenario`, for ``purpose``) and the folder: so a
     command takes the study of a folder whatever its file has become since."""
-    if isinstance(scenario, str | PathLike) and Path(scenario).is_dir():
+    if isinstance(scenario, str | os.PathLike) and Path(scenario).is_dir():
         return recorded_scenario(Path(scenario), purpose), Path(scenario)
     return scenario, None
 

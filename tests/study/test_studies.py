@@ -602,6 +602,7 @@ def test_a_results_folder_runs_the_study_its_manifest_records_there(tmp_path, sm
     command = ["--jobs", "1", "--quiet"]
     assert main(["run", str(small_yaml), "--out", str(out), *command]) == 0
     small_yaml.write_text(small_yaml.read_text().replace("seed: 4", "seed: 5"))
+    assert nnrpsim.load_scenario(small_yaml).study.seed == 5
     assert main(["run", str(out), *command]) == 2  # (a finished study: --resume, as ever)
     assert "already holds results; pass --resume" in capsys.readouterr().err
     grown = ["--resume", "--set", "study.replications=3"]
