@@ -299,7 +299,9 @@ def _add_scenario_commands(commands) -> None:
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)
     validate = _command(commands, "validate", "check a scenario without running it")
-    validate.add_argument("scenario", help="a scenario YAML file")
+    validate.add_argument(
+        "scenario", help="a scenario YAML file, or a results folder (its manifest's scenario)"
+    )
     _add_set_option(validate)
     validate.set_defaults(handler=_validate)
     plot = _command(commands, "plot", "redraw the plots of a results folder")

@@ -25,6 +25,7 @@ from .checks import (
     warmup_advice,
 )
 from .display_units import counted
+from .results import study_of
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
 from .scenario import Point, Scenario, ScenarioLike, load_scenario, sweep_points
 from .traces import check_traces, describe_workloads
@@ -79,8 +80,9 @@ class Validation:
 def validate(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ()) -> Validation:
     """Check ``scenario`` (with ``overrides``, as ``--set`` gives them) without running it: a
     :class:`~nnrpsim.scenario.ScenarioError` for bad input or runs too big for this machine,
-    else what ``nnrpsim validate`` reports."""
-    resolved = load_scenario(scenario, overrides)
+    else what ``nnrpsim validate`` reports. A results folder gives the scenario its manifest
+    records (to check before growing its study)."""
+    resolved = load_scenario(study_of(scenario, "to check")[0], overrides)
     points = sweep_points(resolved)
     traces = check_traces(points)
     sizes = point_sizes(points)

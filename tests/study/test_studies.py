@@ -597,7 +597,7 @@ def test_resume_with_more_replications_adds_them_as_a_study_of_that_many_makes_t
 def test_a_results_folder_runs_the_study_its_manifest_records_there(tmp_path, small_yaml, capsys):
     """``nnrpsim run FOLDER --resume --set study.replications=N`` grows the study in FOLDER
     whatever its file has become since (here another seed): the scenario is the manifest's,
-    and the runs go to the folder."""
+    and the runs go to the folder. ``validate FOLDER`` checks that scenario."""
     out = tmp_path / "study"
     command = ["--jobs", "1", "--quiet"]
     assert main(["run", str(small_yaml), "--out", str(out), *command]) == 0
@@ -611,6 +611,9 @@ def test_a_results_folder_runs_the_study_its_manifest_records_there(tmp_path, sm
     assert len(runs) == 12 and set(runs["replication"]) == {0, 1, 2}
     manifest = json.loads((out / "manifest.json").read_text())
     assert manifest["scenario"]["study"]["seed"] == 4
+    capsys.readouterr()
+    assert main(["validate", str(out)]) == 0  # (its three replications; the file has two)
+    assert capsys.readouterr().out.startswith(f"{out}: valid (4 sweep points, 12 runs, ")
     assert main(["run", str(tmp_path), "--resume"]) == 2  # no manifest: not a results folder
     assert "manifest.json: no such file: not a results folder?" in capsys.readouterr().err
 
