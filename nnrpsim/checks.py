@@ -29,6 +29,7 @@ from .inert_keys import (
     NEVER_IGNORES,
     NO_KIND_CACHED,
     WORKLOAD_KINDS,
+    ends_leases_but_by_eviction,
     inert_in,
     inert_reason,
     unused_kind_sizes,
@@ -757,18 +758,6 @@ IN_FLIGHT = "workload.operations.max_in_flight"
 INLINE_ONCE = "host_policy.inline_after_invalidate"
 
 
-def _ends_leases_but_by_eviction(scenario: Scenario) -> bool:
-    """Whether something but an eviction ends leases under their hosts in ``scenario``, with
-    a CACHE_INVALIDATE that the inline-once rule acts on: content changes (drawn, or a
-    trace's own) or a restart the hosts are told of."""
-    workload, faults = scenario.workload, scenario.faults
-    restart_told = faults.restart_at is not None and faults.announce_restart
-    trace_changes = workload.trace is not None and len(
-        load_trace(workload.trace).invalidation_time_ms
-    )
-    return bool(workload.invalidations.rate_per_s or restart_told or trace_changes)
-
-
 def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
     """Rules that act only on what the run does, set away from their defaults and not swept,
     where no run after the warm-up did it, at the points a rule leaves them a say: they drew
@@ -815,7 +804,7 @@ def idle_rule_warnings(points: list[Point], runs: pd.DataFrame) -> list[str]:
             "no server evicted a lease after the warm-up in any run, and nothing else ends one "
             "under its host (no content changes, no restart it is told of), so it had no say: "
             "the budget (topology.gpu_memory, max_cache_entries) never filled",
-            acts_anyway=_ends_leases_but_by_eviction,
+            acts_anyway=ends_leases_but_by_eviction,
         ),
     ]
 

@@ -14,6 +14,15 @@ from .scenario import Scenario
 from .scenario.schema import HostPolicy
 
 
+def ends_leases_but_by_eviction(scenario: Scenario) -> bool:
+    """Whether something but an eviction ends leases under their hosts in ``scenario``, with
+    a CACHE_INVALIDATE that the inline-once rule acts on: content changes, or a restart the
+    hosts are told of."""
+    faults = scenario.faults
+    restart_told = faults.restart_at is not None and faults.announce_restart
+    return bool(scenario.workload.invalidations.rate_per_s or restart_told)
+
+
 @dataclass(frozen=True)
 class InertRule:
     """``keys`` change nothing in a scenario for which ``holds``, as ``reason`` says;
@@ -198,8 +207,7 @@ INERT_RULES = (
         lambda s: (
             s.topology.gpu_memory is None
             and s.topology.max_cache_entries == 0
-            and s.workload.invalidations.rate_per_s == 0
-            and (s.faults.restart_at is None or not s.faults.announce_restart)
+            and not ends_leases_but_by_eviction(s)
         ),
         "no server ends a lease under its host: topology.gpu_memory is null (unlimited), "
         "max_cache_entries 0, workload.invalidations.rate_per_s 0 and no restart is announced",
