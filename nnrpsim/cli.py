@@ -131,7 +131,7 @@ def _compare(args: argparse.Namespace) -> str:
 
     from .differences import compare
     from .printed_tables import differences_table, terminal_width
-    from .results import atomic_write
+    from .run_files import atomic_write
 
     differences = compare(args.results, args.baseline)
     written = ""
@@ -211,7 +211,8 @@ def _plot(args: argparse.Namespace) -> str:
     from .display_units import counted
     from .paths import NO_SUCH_FILE, file_problem
     from .plots import draw_study
-    from .results import finished_runs, unfinished_study_note
+    from .results import unfinished_study_note
+    from .run_files import finished_runs
 
     folder = Path(args.results)
     if problem := file_problem(folder / "summary.parquet"):

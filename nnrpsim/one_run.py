@@ -27,7 +27,8 @@ from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
-from .results import atomic_write, recorded_inputs, study_of
+from .results import recorded_inputs, study_of
+from .run_files import atomic_write
 from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
 from .validation import ADVICE

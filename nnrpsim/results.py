@@ -18,12 +18,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from . import __version__
 from .display_units import scenario_text
 from .metrics import KIND_METRICS, METRICS, wire_saving
 from .paths import NO_SUCH_FILE, file_problem
+from .run_files import (
+    RUN_FILE,
+    atomic_write,
+    finished_runs,
+    read_all,
+    read_run_file,
+    run_path,
+    unreadable,
+    write_json,
+    write_run_file,
+)
 from .runner import LONG_TABLES
 from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash
 
@@ -62,38 +72,6 @@ def t95(df: int) -> float:
         return _T95[df - 1]
     z = 1.959964
     return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
-
-
-def atomic_write(path: Path, write) -> None:
-    """Write through ``write(temporary_path)``, then rename over ``path``; a write or rename
-    that fails (or is interrupted) leaves no temporary file behind."""
-    temporary = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    try:
-        write(temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        temporary.unlink(missing_ok=True)
-        raise
-
-
-RUN_FILE = ".arrow"
-"""A finished run's files are Arrow IPC: a Parquet file of a run's small tables took 1-2 ms to
-write, most of it the writer's setup, an Arrow file 0.3-0.5 ms (a sweep of short runs wrote
-them in the main process for as long as its workers ran); the study's tables stay Parquet."""
-OLDER_RUN_FILE = ".parquet"
-"""What earlier versions (to 2026-12-03, CHANGES.md) wrote a run to: read on ``--resume`` too."""
-
-
-def _write_run_file(path: Path, table: pa.Table) -> None:
-    def write(temporary: Path) -> None:
-        with pa.OSFile(str(temporary), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
-            out.write_table(table)
-
-    atomic_write(path, write)
-
-
-def write_json(path: Path, document: dict) -> None:
-    atomic_write(path, lambda p: p.write_text(json.dumps(document, indent=2, default=str) + "\n"))
 
 
 def _manifest_of(folder: Path) -> dict[str, Any]:
@@ -322,12 +300,12 @@ class ResultStore:
         after they were written, are run again on resume (and their files replaced)."""
         stem = self._stem(point, replication)
         try:
-            record = _run_file(_run_path(self.runs_dir, stem))
+            record = read_run_file(run_path(self.runs_dir, stem))
             error = record.column("error") if "error" in record.column_names else None
             finished = error is not None and error.null_count == len(error)
             for folder in self.table_dirs.values():
-                if finished and (path := _run_path(folder, stem)).is_file():
-                    _run_file(path)  # damaged: the run is done again
+                if finished and (path := run_path(folder, stem)).is_file():
+                    read_run_file(path)  # damaged: the run is done again
         except ScenarioError:  # missing or damaged
             return False
         return finished
@@ -354,9 +332,9 @@ class ResultStore:
             for table, folder in self.table_dirs.items():
                 columns = run_table(result, table)
                 if columns:
-                    _write_run_file(folder / name, pa.table(columns))
+                    write_run_file(folder / name, pa.table(columns))
             row = pa.Table.from_pylist([{k: cell(v) for k, v in record.items()}])
-            _write_run_file(self.runs_dir / name, row)
+            write_run_file(self.runs_dir / name, row)
 
     def finalize(
         self, meta: dict[str, Any]
@@ -364,11 +342,11 @@ class ResultStore:
         """Aggregate every run on disk; write summary, runs, the long tables (time series,
         kinds and their summary) and the manifest. Returns the summary, the runs, the time
         series and the summary by kind."""
-        runs = with_derived_metrics(_read_all(self.runs_dir))
+        runs = with_derived_metrics(read_all(self.runs_dir))
         if runs.empty:  # nothing finished yet: empty tables with the run columns
             runs = pd.DataFrame(columns=["point", "replication", "seed", "error", "wall_s"])
         runs = runs.sort_values(["point", "replication"], ignore_index=True)
-        tables = {name: _read_all(folder) for name, folder in self.table_dirs.items()}
+        tables = {name: read_all(folder) for name, folder in self.table_dirs.items()}
         summary = summarize(runs)
         kinds = summarize_kinds(tables["kinds"], summary)
         failed = runs[runs["error"].notna()]
@@ -427,7 +405,7 @@ def read_table(
     try:
         table = pd.read_parquet(path, columns=columns)
     except (OSError, ValueError, KeyError) as err:
-        raise _unreadable(path, err) from None
+        raise unreadable(path, err) from None
     missing = [name for name in required if name not in table.columns]
     if missing and len(table):  # (a study stopped before its first run wrote an empty table)
         named = ", ".join(map(repr, missing[:3])) + (
@@ -437,70 +415,6 @@ def read_table(
             str(path), f"no column {named}: not a table this version of nnrpsim wrote"
         )
     return table
-
-
-READ_BATCH = 256
-"""Run files read before they are joined into one table: each file's table keeps a schema of
-its own, about 30 kB for a run's record. Reading the records of 10,000 runs took 340 MB
-more memory at once, and 27 MB in batches of this size."""
-
-
-def _read_all(folder: Path) -> pd.DataFrame:
-    """Every run's table in ``folder``, in one frame: read by pyarrow and joined before pandas
-    sees them (a file at a time through pandas took 3 ms a run), :data:`READ_BATCH` at a
-    time; a column some runs lack (a failed run has no metrics) is null in theirs, and an int
-    column with floats is float."""
-    files = _run_files(folder)
-    if not files:
-        return pd.DataFrame()
-    batches = [
-        _joined([_run_file(path) for path in files[start : start + READ_BATCH]]).combine_chunks()
-        for start in range(0, len(files), READ_BATCH)
-    ]
-    return _joined(batches).to_pandas()
-
-
-def _joined(tables: list[pa.Table]) -> pa.Table:
-    return pa.concat_tables(tables, promote_options="permissive")
-
-
-def finished_runs(out: Path) -> int:
-    """How many runs a study's folder holds: an interrupted study's, which has no summary
-    yet, as well as a finished one's."""
-    return len(_run_files(Path(out) / "runs"))
-
-
-def _run_files(folder: Path) -> list[Path]:
-    """Each run's file in ``folder``, in run order: this version's, or an earlier version's
-    where the run has no other (a run an earlier version wrote, kept on ``--resume``)."""
-    newest = {path.stem: path for path in folder.glob(f"p*{OLDER_RUN_FILE}")}
-    newest.update((path.stem, path) for path in folder.glob(f"p*{RUN_FILE}"))
-    return [newest[stem] for stem in sorted(newest)]
-
-
-def _run_path(folder: Path, stem: str) -> Path:
-    """A run's file in ``folder`` as :func:`_run_files` picks it (this version's if neither)."""
-    path = folder / f"{stem}{RUN_FILE}"
-    older = folder / f"{stem}{OLDER_RUN_FILE}"
-    return older if not path.is_file() and older.is_file() else path
-
-
-def _run_file(path: Path) -> pa.Table:
-    """One run's table as pyarrow reads it; a missing or damaged one is bad input, named with
-    its path (as :func:`read_table` names it)."""
-    try:
-        if path.suffix == OLDER_RUN_FILE:
-            with pq.ParquetFile(path) as file:
-                return file.read()
-        with pa.OSFile(str(path)) as source:
-            return pa.ipc.open_file(source).read_all()
-    except (OSError, ValueError) as err:
-        raise _unreadable(path, err) from None
-
-
-def _unreadable(path: Path, err: Exception) -> ScenarioError:
-    reason = str(err).splitlines()[0] if str(err) else type(err).__name__
-    return ScenarioError(str(path), f"not a readable results table ({reason})")
 
 
 def with_derived_metrics(runs: pd.DataFrame) -> pd.DataFrame:

@@ -28,12 +28,12 @@ from ..checks import StudyWarning
 from ..display_units import bytes_scale, described, key_scale, value_text
 from ..metrics import UNITS
 from ..results import (
-    atomic_write,
     read_table,
     recorded_warmup_ms,
     swept_columns,
     unfinished_study_note,
 )
+from ..run_files import atomic_write
 from ..scenario import ScenarioError
 from ..scenario.schema import SHORT_KEYS
 from .axes import geometric_middle, log_scale, spans_decades, within_range

@@ -337,6 +337,13 @@ class Point:
     params: dict[str, Any]
     scenario: Scenario
 
+    @property
+    def values(self) -> str:
+        """Its swept values as one comparable text: no two points of a sweep share it, and the
+        point of another sweep over the same keys and base with the same text makes the same
+        runs (a resume that lists another value finds the runs there by it)."""
+        return json.dumps(self.params, sort_keys=True, default=repr)
+
 
 def with_auto_warmup(scenario: Scenario) -> Scenario:
     """``scenario`` with ``study.warmup: auto`` resolved to the least warm-up after which its
@@ -438,10 +445,11 @@ def _expanded(scenario: Scenario) -> list[Point]:
             ) from None
         resolved_values = resolved.model_dump()
         params = {key: dotted(resolved_values, key) for key in params}  # in base units
-        first = first_of.setdefault(json.dumps(params, sort_keys=True, default=repr), len(points))
-        if first != len(points):
-            raise _same_runs(scenario.sweep, places, first, len(points))
-        points.append(Point(len(points), params, resolved))
+        point = Point(len(points), params, resolved)
+        first = first_of.setdefault(point.values, point.index)
+        if first != point.index:
+            raise _same_runs(scenario.sweep, places, first, point.index)
+        points.append(point)
     return points
 
 

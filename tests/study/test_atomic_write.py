@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from nnrpsim.results import atomic_write
+from nnrpsim.run_files import atomic_write
 
 
 @pytest.mark.parametrize("failure", [OSError("disk full"), KeyboardInterrupt()])

@@ -11,7 +11,7 @@ import distributed
 import pytest
 
 import nnrpsim
-from nnrpsim import results, runner
+from nnrpsim import results, run_files, runner
 from nnrpsim.scenario import parse_scenario, sweep_points
 
 SIX_RUNS = {
@@ -68,8 +68,8 @@ def test_run_files_read_in_batches_join_as_one_table(
     """The runs of a failing point lack the metrics columns: joined across batches, they are
     null there, whatever the batches."""
     done = nnrpsim.run(small_yaml, out=tmp_path / "s", jobs=1, progress=False)
-    monkeypatch.setattr(results, "READ_BATCH", batch)
-    read = results._read_all(tmp_path / "s" / "runs")
+    monkeypatch.setattr(run_files, "READ_BATCH", batch)
+    read = run_files.read_all(tmp_path / "s" / "runs")
     runs = results.with_derived_metrics(read).sort_values(["point", "replication"])
     assert runs.reset_index(drop=True).equals(done.runs.reset_index(drop=True))
     assert runs["hit_rate"].isna().sum() == 2 and runs["error"].notna().sum() == 2

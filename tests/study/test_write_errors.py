@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 
 import nnrpsim.results
+import nnrpsim.run_files
 from nnrpsim.cli import main
 
 FULL = OSError(errno.ENOSPC, "No space left on device")
@@ -32,7 +33,8 @@ def _one_line(capsys) -> str:
 def test_a_full_disk_keeps_what_was_written_and_resume_finishes(
     tmp_path, small_yaml, capsys, monkeypatch, fails
 ):
-    real = nnrpsim.results.atomic_write
+    real = nnrpsim.run_files.atomic_write
+    writers = (nnrpsim.results, nnrpsim.run_files)  # (a run's files, the study's tables)
 
     def full_at(path, write):
         if path.name == fails and path.parent.name in ("runs", out.name):
@@ -40,7 +42,8 @@ def test_a_full_disk_keeps_what_was_written_and_resume_finishes(
         real(path, write)
 
     out = tmp_path / "out"
-    monkeypatch.setattr(nnrpsim.results, "atomic_write", full_at)
+    for module in writers:
+        monkeypatch.setattr(module, "atomic_write", full_at)
     assert main(_command(small_yaml, out)) == 2
     assert _one_line(capsys) == (
         f"error: --out: cannot write in {out}: No space left on device; the runs written "
@@ -49,7 +52,8 @@ def test_a_full_disk_keeps_what_was_written_and_resume_finishes(
     kept = {path.name: path.read_bytes() for path in (out / "runs").iterdir()}
     assert fails not in kept and (len(kept) == 8 if fails == "summary.csv" else kept)
     assert not [path for path in out.rglob("*") if ".tmp-" in path.name]
-    monkeypatch.setattr(nnrpsim.results, "atomic_write", real)
+    for module in writers:
+        monkeypatch.setattr(module, "atomic_write", real)
     assert main([*_command(small_yaml, out), "--resume"]) == 0
     assert len(pd.read_parquet(out / "runs.parquet")) == 8
     for name, content in kept.items():
