@@ -274,7 +274,7 @@ def _add_scenario_commands(commands) -> None:
     run.add_argument(
         "scenario",
         help="a scenario YAML file, or a results folder (the scenario its manifest records, "
-        "its runs written there: with --resume, to add replications)",
+        "its runs written there: with --resume, to add replications or sweep values)",
     )
     run.add_argument("--out", help="results folder (default results/<study name>)")
     _add_set_option(run)
@@ -294,8 +294,8 @@ def _add_scenario_commands(commands) -> None:
     run.add_argument(
         "--resume",
         action="store_true",
-        help="skip runs already finished; with study.replications raised (and nothing else "
-        "a run reads changed), add the new replications",
+        help="skip runs already finished; with study.replications raised, or other values "
+        "of the swept keys (and nothing else a run reads changed), run only the new runs",
     )
     run.add_argument("--quiet", action="store_true", help="no progress bar")
     run.set_defaults(handler=_run)

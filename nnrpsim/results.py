@@ -23,6 +23,7 @@ from . import __version__
 from .display_units import scenario_text
 from .metrics import KIND_METRICS, METRICS, wire_saving
 from .paths import NO_SUCH_FILE, file_problem
+from .renumbering import MOVING, Renumbering, finish_move, move_runs, renumbering, runs_moving
 from .run_files import (
     RUN_FILE,
     atomic_write,
@@ -35,7 +36,7 @@ from .run_files import (
     write_run_file,
 )
 from .runner import LONG_TABLES
-from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash
+from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash, sweep_points
 
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
 _T95 = (
@@ -143,6 +144,8 @@ def recorded_inputs(folder: Path) -> dict[str, str]:
 
 COMPLETE = "complete"
 """A study's status once every run it set out to run is written."""
+INTERRUPTED = "interrupted (rerun with --resume)"
+"""A study's status while it runs (its runs, or a move of them) and once it stopped early."""
 
 
 def recorded_status(folder: Path) -> str | None:
@@ -194,15 +197,27 @@ RUNS_IGNORE = ("study.description",)
 
 def _runs_still_hold(then: object, now: dict[str, Any]) -> bool:
     """Whether the runs of the recorded scenario ``then`` are runs of ``now``: nothing a run
-    reads changed, but perhaps the number of replications, upwards. Replication r draws the
-    same numbers whatever their count (common random numbers, seeded by r alone), so a resume
-    adds the rest; fewer would leave runs there that the summary would still count."""
+    reads changed, but perhaps the number of replications, upwards, and the values of the
+    swept keys. Replication r draws the same numbers whatever their count (common random
+    numbers, seeded by r alone), so a resume adds the rest; fewer would leave runs there that
+    the summary would still count. A point's runs are drawn from its values alone, so a
+    resume runs a value added to a list, and finds the runs of the others by their values
+    (:mod:`~nnrpsim.renumbering`, which refuses a sweep that lacks a point with runs)."""
     if not isinstance(then, dict):
         return False
     before, after = _leaf_values(then), _leaf_values(now)
     old, new = before.get(REPLICATIONS), after.get(REPLICATIONS)
     kept = isinstance(old, int) and isinstance(new, int) and new >= old
-    return kept and set(_differing(before, after)) <= {REPLICATIONS, *RUNS_IGNORE}
+    return kept and all(
+        key in (REPLICATIONS, *RUNS_IGNORE) or _swept_values(key, before, after)
+        for key in _differing(before, after)
+    )
+
+
+def _swept_values(key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
+    """Whether ``key`` is the values of a key both scenarios sweep, and sweep alike (in
+    ``grid``, or in ``zip``): a key swept in one only changes what each point's runs are."""
+    return key.startswith(("sweep.grid.", "sweep.zip.")) and key in before and key in after
 
 
 def _written(key: str, values: dict[str, Any]) -> str:
@@ -240,6 +255,10 @@ class ResultStore:
         self.out = Path(out)
         self.runs_dir = self.out / "runs"
         self.table_dirs = {name: self.out / name for name in LONG_TABLES}
+        self._folders = [self.runs_dir, *self.table_dirs.values()]
+        self._renumbering: Renumbering | None = None
+        """Where a resume changed the sweep: the runs' points there and here."""
+        self._recorded: dict[str, Any] = {}
         self.scenario = scenario
         self.hash = scenario_hash(scenario)
         self.inputs = inputs or {}
@@ -247,7 +266,7 @@ class ResultStore:
         if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
             raise ScenarioError("--out", "must not contain a NUL character")
         try:
-            has_runs = finished_runs(self.out) > 0
+            has_runs = finished_runs(self.out) > 0 or runs_moving(self.runs_dir)
         except OSError as err:  # (a name the system refuses: too long, say)
             raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None
         if has_runs and not resume:
@@ -255,7 +274,11 @@ class ResultStore:
                 "--out", f"{self.out} already holds results; pass --resume or choose another --out"
             )
         if has_runs and manifest.is_file():
-            self._check_resumable(_recorded(manifest))
+            recorded = _recorded(manifest)
+            if MOVING in recorded:  # (a resume stopped as it moved the runs: they move first)
+                with self._writing():
+                    finish_move(manifest, self._folders, recorded)
+            self._check_resumable(recorded)
 
     def _check_resumable(self, recorded: dict[str, Any]) -> None:
         """The runs in the folder are of this scenario, over the same files (a manifest of a
@@ -281,6 +304,10 @@ class ResultStore:
                     f"{path} changed since the runs in {self.out} read it (content "
                     f"{recorded_inputs[path]} != {digest}): {start_again}",
                 )
+        if previous != self.hash:  # (the runs still hold: perhaps at other points' numbers)
+            points = sweep_points(self.scenario)
+            self._renumbering = renumbering(self.out, self._folders, then, points)
+            self._recorded = recorded
 
     def make_folders(self) -> None:
         """The folders runs are written to: made once nothing can refuse the study any more
@@ -290,6 +317,15 @@ class ResultStore:
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
+        if self._renumbering is not None and (moves := self._renumbering.moves):
+            recorded = {
+                **self._recorded,
+                "scenario_hash": self.hash,
+                "scenario": self.scenario.model_dump(mode="json"),
+                "status": INTERRUPTED,
+            }
+            with self._writing():
+                move_runs(self.out / "manifest.json", self._folders, recorded, moves)
 
     @staticmethod
     def _stem(point: int, replication: int) -> str:
@@ -298,6 +334,11 @@ class ResultStore:
     def done(self, point: int, replication: int) -> bool:
         """A run that finished without error; failed runs, and runs whose files were damaged
         after they were written, are run again on resume (and their files replaced)."""
+        if self._renumbering is not None:  # (until the runs move, at their recorded points)
+            recorded_point = self._renumbering.there.get(point)
+            if recorded_point is None:  # (a point the recorded sweep did not list)
+                return False
+            point = recorded_point
         stem = self._stem(point, replication)
         try:
             record = read_run_file(run_path(self.runs_dir, stem))

@@ -18,6 +18,7 @@ from .interrupts import interrupts_deferred
 from .plots import draw_study
 from .results import (
     COMPLETE,
+    INTERRUPTED,
     ResultStore,
     run_table,
     study_of,
@@ -130,7 +131,7 @@ def run(
         check_run_sizes(sizes, workers_for(jobs, len(tasks)))
     # Whatever stops the loop early (Ctrl-C, a dead worker), the runs already written stay,
     # and the manifest says the study is unfinished: --resume completes it.
-    started, status = time.perf_counter(), "interrupted (rerun with --resume)"
+    started, status = time.perf_counter(), INTERRUPTED
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     # (the bar in the block: closed, its line ended, if no scheduler answers)
     with bar, local_workers(jobs, executor, len(tasks), shares) as pool:  # (the plots' too)
