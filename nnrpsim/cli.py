@@ -119,6 +119,10 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     where = f": summary.csv, {counted(drawn, 'plot')} in plots/ (PNG and SVG)" if drawn else ""
     table = summary_table(result.summary, terminal_width())
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
+    if result.kept_runs:
+        moved = f", {result.moved_runs} of them moved to their points' new numbers"
+        text += f"\nresumed: kept {counted(result.kept_runs, 'run')} the folder held"
+        text += moved if result.moved_runs else ""
     if warmups := auto_warmups_ms(result.path):
         text += f"\n{describe_warmups(warmups)}"
     failed = "error" in result.runs and result.runs["error"].notna().any()

@@ -327,6 +327,11 @@ class ResultStore:
             with self._writing():
                 move_runs(self.out / "manifest.json", self._folders, recorded, moves)
 
+    @property
+    def moved_points(self) -> set[int]:
+        """The points whose runs a resume moved from other numbers (in this sweep's numbers)."""
+        return {new for _, new in self._renumbering.moves} if self._renumbering else set()
+
     @staticmethod
     def _stem(point: int, replication: int) -> str:
         return f"p{point:04d}-r{replication:03d}"

@@ -83,6 +83,10 @@ class StudyResult:
     warnings: list[str] = field(default_factory=list)
     """What ``nnrpsim run`` prints on stderr: failed runs, invariant violations, a warm-up too
     short for the memory's climb (:mod:`nnrpsim.checks`)."""
+    kept_runs: int = 0
+    """The runs a resume found in the folder, finished, and did not run again."""
+    moved_runs: int = 0
+    """Of those, the runs it moved to their points' new numbers (its sweep lists other values)."""
 
     def __repr__(self) -> str:
         """One line (what a notebook shows for a result), not every row of every frame."""
@@ -124,7 +128,12 @@ def run(
     inputs = input_digests(points)
     store = ResultStore(path, scenario, resume, inputs)
     every = tasks_for(points, inputs)
-    tasks = [task for task in every if not store.done(task.point, task.replication)]
+    kept = {
+        (task.point, task.replication) for task in every if store.done(task.point, task.replication)
+    }
+    tasks = [task for task in every if (task.point, task.replication) not in kept]
+    moved = store.moved_points
+    moved_runs = sum(point in moved for point, _ in kept)
     if scheduler is None:  # (a cluster's workers have their own memory)
         left = {task.point for task in tasks}  # (on --resume, the points with runs left)
         sizes = point_sizes([point for point in points if point.index in left])
@@ -165,7 +174,9 @@ def run(
         told.append(f"warning: {worker_died(len(runs), len(every))}")
     if redrawn:
         told.append(f"warning: {PLOT_WORKER_DIED}")
-    return StudyResult(path, summary, runs, series, status, plots, kinds, told)
+    return StudyResult(
+        path, summary, runs, series, status, plots, kinds, told, len(kept), moved_runs
+    )
 
 
 def sweep(

@@ -50,7 +50,9 @@ def _fresh(tmp_path, overrides: list[str]) -> pathlib.Path:
     from tests.conftest import SMALL_STUDY
 
     out = tmp_path / "fresh"
-    return nnrpsim.run(SMALL_STUDY, out=out, overrides=overrides, jobs=2, progress=False).path
+    result = nnrpsim.run(SMALL_STUDY, out=out, overrides=overrides, jobs=2, progress=False)
+    assert (result.kept_runs, result.moved_runs) == (0, 0)
+    return result.path
 
 
 def _by_values(frame: pd.DataFrame) -> pd.DataFrame:
@@ -97,7 +99,8 @@ def test_a_value_added_to_a_swept_list_runs_its_points_only(study, tmp_path, ttl
         assert {**after[run], "point": record["point"]} == record
     assert (after[0.5, 0.02, 1]["point"] != before[0.5, 0.02, 1]["point"]) == moved
     _same_tables(study, _fresh(tmp_path, _ttls(*ttls)), wall_times=False)
-    assert len(result.runs) == 12
+    assert len(result.runs) == 12 and result.kept_runs == 8
+    assert result.moved_runs == (4 if moved else 0)  # (0.5's runs)
     manifest = json.loads((study / "manifest.json").read_text())
     assert manifest["status"] == "complete" and MOVING not in manifest
     assert manifest["scenario"]["sweep"]["grid"][TTL] == list(ttls)
@@ -125,7 +128,7 @@ def test_values_in_another_order_move_every_run_and_run_none(studied, study, tmp
     assert not list(study.glob("*/q*"))
     _same_tables(study, _fresh(tmp_path, _ttls(0.5, 0.1)), wall_times=False)
     _same_tables(study, studied, lambda point: (point + 2) % 4)
-    assert len(result.runs) == 8
+    assert len(result.runs) == 8 and result.kept_runs == result.moved_runs == 8
 
 
 def test_a_sweep_that_drops_a_point_with_runs_is_refused(study, capsys):
@@ -152,6 +155,8 @@ def test_a_sweep_that_drops_a_point_with_runs_is_refused(study, capsys):
         for path in (study / folder).glob("p000[23]-*"):
             path.unlink()
     assert main([*command, "--set", *_ttls(0.1, 0.3)]) == 0
+    out = capsys.readouterr().out
+    assert out.endswith("\nresumed: kept 4 runs the folder held\n")  # (none moved)
     assert sorted(pd.read_parquet(study / "summary.parquet")[TTL]) == [0.1, 0.1, 0.3, 0.3]
 
 
