@@ -35,7 +35,7 @@ from .run_files import (
     write_json,
     write_run_file,
 )
-from .runner import LONG_TABLES
+from .runner import LONG_TABLES, Task
 from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash, sweep_points
 
 # Two-sided 95 % Student t quantiles for 1..30 degrees of freedom; 1.96 beyond.
@@ -235,6 +235,12 @@ def _leaf_values(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return leaves
 
 
+def moving_runs_recorded(folder: Path) -> bool:
+    """Whether the folder's manifest journals a move of its runs that a stopped resume left
+    (the next resume finishes it first: :func:`~nnrpsim.renumbering.finish_move`)."""
+    return MOVING in _manifest_of(folder)
+
+
 def _recorded(manifest: Path) -> dict[str, Any]:
     """A results folder's manifest, with the scenario hash ``--resume`` checks against."""
     try:
@@ -327,10 +333,13 @@ class ResultStore:
             with self._writing():
                 move_runs(self.out / "manifest.json", self._folders, recorded, moves)
 
-    @property
-    def moved_points(self) -> set[int]:
-        """The points whose runs a resume moved from other numbers (in this sweep's numbers)."""
-        return {new for _, new in self._renumbering.moves} if self._renumbering else set()
+    def kept(self, tasks: Iterable[Task]) -> tuple[set[tuple[int, int]], int]:
+        """The runs of ``tasks``, as (point, replication), that the folder holds finished (a
+        resume does not run them again); and how many of them it moves to their points' new
+        numbers, as its sweep lists other values (:meth:`make_folders` moves them)."""
+        done = {(t.point, t.replication) for t in tasks if self.done(t.point, t.replication)}
+        moved = {new for _, new in self._renumbering.moves} if self._renumbering else set()
+        return done, sum(point in moved for point, _ in done)
 
     @staticmethod
     def _stem(point: int, replication: int) -> str:

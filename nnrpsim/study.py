@@ -128,12 +128,8 @@ def run(
     inputs = input_digests(points)
     store = ResultStore(path, scenario, resume, inputs)
     every = tasks_for(points, inputs)
-    kept = {
-        (task.point, task.replication) for task in every if store.done(task.point, task.replication)
-    }
+    kept, moved_runs = store.kept(every)
     tasks = [task for task in every if (task.point, task.replication) not in kept]
-    moved = store.moved_points
-    moved_runs = sum(point in moved for point, _ in kept)
     if scheduler is None:  # (a cluster's workers have their own memory)
         left = {task.point for task in tasks}  # (on --resume, the points with runs left)
         sizes = point_sizes([point for point in points if point.index in left])

@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from os import PathLike
+from pathlib import Path
 
 from .checks import (
     fault_time_advice,
@@ -25,10 +26,12 @@ from .checks import (
     warmup_advice,
 )
 from .display_units import counted
-from .results import study_of
+from .results import ResultStore, moving_runs_recorded, study_of
+from .run_files import finished_runs
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
-from .scenario import Point, Scenario, ScenarioLike, load_scenario, sweep_points
-from .traces import check_traces, describe_workloads
+from .runner import tasks_for
+from .scenario import Point, Scenario, ScenarioError, ScenarioLike, load_scenario, sweep_points
+from .traces import check_traces, describe_workloads, input_digests
 from .warmup import describe_warmups
 
 ADVICE = (
@@ -82,7 +85,8 @@ def validate(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ())
     :class:`~nnrpsim.scenario.ScenarioError` for bad input or runs too big for this machine,
     else what ``nnrpsim validate`` reports. A results folder gives the scenario its manifest
     records (to check before growing its study)."""
-    resolved = load_scenario(study_of(scenario, "to check")[0], overrides)
+    recorded, folder = study_of(scenario, "to check")
+    resolved = load_scenario(recorded, overrides)
     points = sweep_points(resolved)
     traces = check_traces(points)
     sizes = point_sizes(points)
@@ -91,7 +95,34 @@ def validate(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ())
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     if resolved.study.warmup == "auto":
         described.append(describe_warmups([point.scenario.study.warmup for point in points]))
+    if folder is not None and (finished_runs(folder) or moving_runs_recorded(folder)):
+        told, refused = _resume_there(folder, resolved, points)
+        described, warnings = [*described, *told], [*warnings, *refused]
     return Validation(_named(scenario, resolved), resolved, points, described, warnings)
+
+
+def _resume_there(
+    folder: Path, scenario: Scenario, points: list[Point]
+) -> tuple[list[str], list[str]]:
+    """What ``nnrpsim run FOLDER --resume`` would do with the runs in ``folder``, as a line to
+    describe (how many it keeps, and moves to their points' new numbers, and how many it runs)
+    or to warn of (it would refuse them, and why). Nothing is written: a move a stopped resume
+    left, which the next resume finishes first, is only named."""
+    if moving_runs_recorded(folder):
+        return [
+            f"a resume in {folder} first finishes moving its runs, as a stopped one left them"
+        ], []
+    inputs = input_digests(points)
+    try:
+        store = ResultStore(folder, scenario, True, inputs)
+    except ScenarioError as err:
+        return [], [f"warning: a resume in {folder} is refused: {err.reason}"]
+    every = tasks_for(points, inputs)
+    kept, moved = store.kept(every)
+    moves = f" ({moved} of them moved to their points' new numbers)" if moved else ""
+    left = len(every) - len(kept)
+    then = f", and runs the other {left}" if left else "; none is left to run"
+    return [f"a resume in {folder} keeps {counted(len(kept), 'run')} there{moves}{then}"], []
 
 
 def _named(scenario: ScenarioLike, resolved: Scenario) -> str:

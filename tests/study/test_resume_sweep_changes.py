@@ -187,6 +187,32 @@ def test_a_journal_nnrpsim_did_not_write_is_named(study, capsys):
     assert {path: path.read_bytes() for path in study.rglob("*") if path.is_file()} == files
 
 
+def test_validate_says_what_a_resume_in_the_folder_would_do_and_writes_nothing(study, capsys):
+    files = {path: path.read_bytes() for path in study.rglob("*") if path.is_file()}
+    assert main(["validate", str(study)]) == 0
+    assert f"\n  a resume in {study} keeps 8 runs there; none is left to run\n" in (
+        capsys.readouterr().out
+    )
+    assert main(["validate", str(study), "--set", *_ttls(0.5, 0.3, 0.1)]) == 0
+    assert (
+        f"\n  a resume in {study} keeps 8 runs there (8 of them moved to their points' new "
+        "numbers), and runs the other 4\n"
+    ) in capsys.readouterr().out
+    assert main(["validate", str(study), "--set", *_ttls(0.1)]) == 0  # (the scenario is valid)
+    out, err = capsys.readouterr()
+    assert f"warning: a resume in {study} is refused: {study} holds runs of point 2 " in err
+    assert "a resume in" not in out
+    manifest = json.loads((study / "manifest.json").read_text())
+    journal = {"phase": 2, "moves": [[0, 2], [2, 0]]}
+    (study / "manifest.json").write_text(json.dumps({**manifest, MOVING: journal}))
+    files[study / "manifest.json"] = (study / "manifest.json").read_bytes()
+    assert main(["validate", str(study)]) == 0
+    assert f"a resume in {study} first finishes moving its runs, as a stopped one left them" in (
+        capsys.readouterr().out
+    )
+    assert {path: path.read_bytes() for path in study.rglob("*") if path.is_file()} == files
+
+
 class Crash(BaseException):
     """A study killed outright, as it moves its runs."""
 
