@@ -265,6 +265,7 @@ class ResultStore:
         self._renumbering: Renumbering | None = None
         """Where a resume changed the sweep: the runs' points there and here."""
         self._recorded: dict[str, Any] = {}
+        """The folder's manifest, where a resume found one: kept until the summary replaces it."""
         self.scenario = scenario
         self.hash = scenario_hash(scenario)
         self.inputs = inputs or {}
@@ -285,6 +286,7 @@ class ResultStore:
                 with self._writing():
                     finish_move(manifest, self._folders, recorded)
             self._check_resumable(recorded)
+            self._recorded = recorded
 
     def _check_resumable(self, recorded: dict[str, Any]) -> None:
         """The runs in the folder are of this scenario, over the same files (a manifest of a
@@ -313,25 +315,34 @@ class ResultStore:
         if previous != self.hash:  # (the runs still hold: perhaps at other points' numbers)
             points = sweep_points(self.scenario)
             self._renumbering = renumbering(self.out, self._folders, then, points)
-            self._recorded = recorded
 
     def make_folders(self) -> None:
-        """The folders runs are written to: made once nothing can refuse the study any more
-        (a refusal leaves no folder behind)."""
+        """The folders runs are written to, and the manifest of the study as it starts: made
+        once nothing can refuse the study any more (a refusal leaves no folder behind). A
+        study killed before its summary (SIGKILL, the OOM killer) leaves that manifest, so a
+        resume checks its runs against the scenario as any other; then the runs a resume
+        moves to their points' new numbers move."""
         try:
             for folder in (self.runs_dir, *self.table_dirs.values()):
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
-        if self._renumbering is not None and (moves := self._renumbering.moves):
-            recorded = {
-                **self._recorded,
-                "scenario_hash": self.hash,
-                "scenario": self.scenario.model_dump(mode="json"),
-                "status": INTERRUPTED,
-            }
-            with self._writing():
-                move_runs(self.out / "manifest.json", self._folders, recorded, moves)
+        manifest = self.out / "manifest.json"
+        started = {**self._recorded, **self._study(), "status": INTERRUPTED}
+        with self._writing():
+            write_json(manifest, started)
+            if self._renumbering is not None and (moves := self._renumbering.moves):
+                move_runs(manifest, self._folders, started, moves)
+
+    def _study(self) -> dict[str, Any]:
+        """What the manifest says of the study whatever its runs: version, scenario, inputs."""
+        return {
+            "nnrpsim_version": __version__,
+            "study": self.scenario.study.name,
+            "scenario_hash": self.hash,
+            "scenario": self.scenario.model_dump(mode="json"),
+            "inputs": self.inputs,
+        }
 
     def kept(self, tasks: Iterable[Task]) -> tuple[set[tuple[int, int]], int]:
         """The runs of ``tasks``, as (point, replication), that the folder holds finished (a
@@ -416,11 +427,7 @@ class ResultStore:
             write_json(
                 self.out / "manifest.json",
                 {
-                    "nnrpsim_version": __version__,
-                    "study": self.scenario.study.name,
-                    "scenario_hash": self.hash,
-                    "scenario": self.scenario.model_dump(mode="json"),
-                    "inputs": self.inputs,
+                    **self._study(),
                     "runs": len(runs),
                     "seeds": runs[["point", "replication", "seed"]].to_dict("records"),
                     "failures": failed[["point", "replication", "error"]].to_dict("records"),

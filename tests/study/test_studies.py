@@ -24,7 +24,7 @@ from nnrpsim.cli import main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
 from nnrpsim.model.run_size import run_size
 from nnrpsim.printed_tables import summary_table
-from nnrpsim.results import swept_columns
+from nnrpsim.results import ResultStore, swept_columns
 from nnrpsim.runner import model_config, run_inputs, tasks_for
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.traces import sessions_per_s
@@ -674,6 +674,36 @@ def test_resume_after_a_killed_run_loses_and_duplicates_nothing(tmp_path, small_
     pd.testing.assert_frame_equal(
         _metric_frame(pd.read_parquet(out / "summary.parquet")), _metric_frame(fresh.summary)
     )
+
+
+def test_a_study_killed_before_its_summary_is_checked_on_resume_as_any_other(
+    tmp_path, small_yaml, monkeypatch, capsys
+):
+    """The manifest is written as a study starts: a study killed before its summary (SIGKILL,
+    the OOM killer: its last block never runs) had none, and a resume with another seed kept
+    its runs, mixing them with the new seed's. Its folder names its study to resume, too."""
+
+    class Killed(BaseException):
+        pass
+
+    def killed(store, meta):
+        raise Killed
+
+    out = tmp_path / "killed"
+    monkeypatch.setattr(ResultStore, "finalize", killed)
+    with pytest.raises(Killed):
+        nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    monkeypatch.undo()
+    assert len(list((out / "runs").iterdir())) == 8 and not (out / "summary.csv").exists()
+    manifest = json.loads((out / "manifest.json").read_text())
+    assert manifest["status"] == "interrupted (rerun with --resume)"
+    assert manifest["scenario"]["study"]["seed"] == 4
+    command = ["run", str(small_yaml), "--out", str(out), "--resume", "--quiet"]
+    assert main([*command, "--set", "study.seed=9"]) == 2
+    assert "holds a different scenario (study.seed: 4 there, 9 here;" in capsys.readouterr().err
+    assert main(["run", str(out), "--resume", "--quiet"]) == 0
+    assert "\nresumed: kept 8 runs the folder held\n" in capsys.readouterr().out
+    assert json.loads((out / "manifest.json").read_text())["status"] == "complete"
 
 
 def test_a_failing_point_is_recorded_while_the_others_complete(
