@@ -77,16 +77,16 @@ def _store_ms_per_run(folder: Path) -> tuple[float, float]:
     scenario = load_scenario(SCENARIO, ["study.duration=20s", "study.warmup=5s"])
     result = run_task(tasks_for(sweep_points(scenario))[0])
     store = ResultStore(folder, scenario, resume=False)
-    store.make_folders()
-    start = time.perf_counter()
-    for index in range(STORED_RUNS):
-        point, replication = divmod(index, scenario.study.replications)
-        record = {**result["record"], "point": point, "replication": replication}
-        store.write({**result, "record": record})
-    write_s = time.perf_counter() - start
-    start = time.perf_counter()
-    store.finalize({})
-    finalize_s = time.perf_counter() - start
+    with store.held():
+        start = time.perf_counter()
+        for index in range(STORED_RUNS):
+            point, replication = divmod(index, scenario.study.replications)
+            record = {**result["record"], "point": point, "replication": replication}
+            store.write({**result, "record": record})
+        write_s = time.perf_counter() - start
+        start = time.perf_counter()
+        store.finalize({})
+        finalize_s = time.perf_counter() - start
     return write_s / STORED_RUNS * 1e3, finalize_s / STORED_RUNS * 1e3
 
 

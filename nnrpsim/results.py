@@ -21,6 +21,7 @@ import pyarrow as pa
 
 from . import __version__
 from .display_units import scenario_text
+from .folder_lock import folder_held
 from .metrics import KIND_METRICS, METRICS, wire_saving
 from .paths import NO_SUCH_FILE, file_problem
 from .renumbering import MOVING, Renumbering, finish_move, move_runs, renumbering, runs_moving
@@ -241,6 +242,15 @@ def moving_runs_recorded(folder: Path) -> bool:
     return MOVING in _manifest_of(folder)
 
 
+def _text_of(manifest: Path) -> bytes | None:
+    """The manifest's bytes, to tell whether it changed; None where there is none to read (a
+    folder that cannot be, under a file, is named as the study makes it)."""
+    try:
+        return manifest.read_bytes()
+    except OSError:
+        return None
+
+
 def _recorded(manifest: Path) -> dict[str, Any]:
     """A results folder's manifest, with the scenario hash ``--resume`` checks against."""
     try:
@@ -287,6 +297,8 @@ class ResultStore:
                     finish_move(manifest, self._folders, recorded)
             self._check_resumable(recorded)
             self._recorded = recorded
+        self._seen = _text_of(manifest)
+        """The manifest as this study checked it: :meth:`held` refuses one changed since."""
 
     def _check_resumable(self, recorded: dict[str, Any]) -> None:
         """The runs in the folder are of this scenario, over the same files (a manifest of a
@@ -316,23 +328,32 @@ class ResultStore:
             points = sweep_points(self.scenario)
             self._renumbering = renumbering(self.out, self._folders, then, points)
 
-    def make_folders(self) -> None:
-        """The folders runs are written to, and the manifest of the study as it starts: made
-        once nothing can refuse the study any more (a refusal leaves no folder behind). A
-        study killed before its summary (SIGKILL, the OOM killer) leaves that manifest, so a
-        resume checks its runs against the scenario as any other; then the runs a resume
-        moves to their points' new numbers move."""
+    @contextmanager
+    def held(self) -> Iterator[None]:
+        """The folders runs are written to, made once nothing can refuse the study any more (a
+        refusal leaves no folder behind), and held for the block (:mod:`~nnrpsim.folder_lock`:
+        a second study there is refused). Then the manifest of the study as it starts: a study
+        killed before its summary (SIGKILL, the OOM killer) leaves it, so a resume checks its
+        runs against the scenario as any other; then the runs a resume renumbers move."""
         try:
-            for folder in (self.runs_dir, *self.table_dirs.values()):
+            for folder in self._folders:
                 folder.mkdir(parents=True, exist_ok=True)
         except OSError as err:
             raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
         manifest = self.out / "manifest.json"
-        started = {**self._recorded, **self._study(), "status": INTERRUPTED}
-        with self._writing():
-            write_json(manifest, started)
-            if self._renumbering is not None and (moves := self._renumbering.moves):
-                move_runs(manifest, self._folders, started, moves)
+        with folder_held(self.out):
+            if _text_of(manifest) != self._seen:  # (another study began there meanwhile)
+                raise ScenarioError(
+                    "--out",
+                    f"{self.out} changed as this study started (another nnrpsim run wrote it): "
+                    "run it again",
+                )
+            started = {**self._recorded, **self._study(), "status": INTERRUPTED}
+            with self._writing():
+                write_json(manifest, started)
+                if self._renumbering is not None and (moves := self._renumbering.moves):
+                    move_runs(manifest, self._folders, started, moves)
+            yield
 
     def _study(self) -> dict[str, Any]:
         """What the manifest says of the study whatever its runs: version, scenario, inputs."""
@@ -347,7 +368,7 @@ class ResultStore:
     def kept(self, tasks: Iterable[Task]) -> tuple[set[tuple[int, int]], int]:
         """The runs of ``tasks``, as (point, replication), that the folder holds finished (a
         resume does not run them again); and how many of them it moves to their points' new
-        numbers, as its sweep lists other values (:meth:`make_folders` moves them)."""
+        numbers, as its sweep lists other values (:meth:`held` moves them)."""
         done = {(t.point, t.replication) for t in tasks if self.done(t.point, t.replication)}
         moved = {new for _, new in self._renumbering.moves} if self._renumbering else set()
         return done, sum(point in moved for point, _ in done)

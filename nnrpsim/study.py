@@ -140,8 +140,8 @@ def run(
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     # (the bar in the block: closed, its line ended, if no scheduler answers)
     with bar, local_workers(jobs, executor, len(tasks), shares) as pool:  # (the plots' too)
-        with dask_client(executor, jobs, scheduler, len(tasks)) as client:  # (gone by the plots)
-            store.make_folders()  # (once a scheduler was reached: nothing refuses the study now)
+        # (the folder made and held once a scheduler was reached: nothing refuses the study now)
+        with dask_client(executor, jobs, scheduler, len(tasks)) as client, store.held():
             try:
                 with shown(bar, shares):
                     for result in execute(tasks, jobs, executor, scheduler, pool, shares, client):

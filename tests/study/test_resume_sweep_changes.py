@@ -239,12 +239,13 @@ def test_a_move_stopped_part_way_finishes_on_the_next_resume(
 
     monkeypatch.setattr(os, "replace", counted(os.replace))
     monkeypatch.setattr(pathlib.Path, "unlink", counted(pathlib.Path.unlink))
-    ResultStore(shutil.copytree(study, tmp_path / "dry"), scenario, True).make_folders()
+    with ResultStore(shutil.copytree(study, tmp_path / "dry"), scenario, True).held():
+        pass
     stop_at.append(max(1, round(at * len(calls))))
     calls.clear()
     before = _records(study)
-    with pytest.raises(Crash):
-        ResultStore(study, scenario, True).make_folders()
+    with pytest.raises(Crash), ResultStore(study, scenario, True).held():
+        pass
     monkeypatch.undo()
     result = nnrpsim.run(study, resume=True, overrides=_ttls(*resumed_with), progress=False)
     after = _records(study)
