@@ -191,8 +191,11 @@ def _arrivals(spec: Arrivals) -> np.ndarray:
 def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence) -> WorkloadPlan:
     workload = scenario.workload
     if workload.trace is not None:
-        plan = stream_plan(_trace(workload.trace).before(int(config.duration_ms)))  # the window
-        return with_content_changes(plan, config.workload, seed, config.duration_ms)
+        window = _trace(workload.trace).before(int(config.duration_ms))
+        first_ms = window.first_references_ms(config.duration_ms)
+        return with_content_changes(
+            stream_plan(window), config.workload, seed, config.duration_ms, first_ms
+        )
     return _synthetic_plan(
         config.workload,
         config.hosts,

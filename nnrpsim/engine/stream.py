@@ -173,6 +173,14 @@ class ReferenceStream:
             end_ms=max(end_ms, self.start_ms + 1),
         )
 
+    def first_references_ms(self, end_ms: float) -> np.ndarray:
+        """Each object's first reference (``end_ms`` for one the stream never references):
+        no lease of an object exists before it, so a change of its content there reaches
+        nothing."""
+        first = np.full(self.n_objects, float(end_ms))
+        np.minimum.at(first, self.object_id, self.time_ms.astype(np.float64))
+        return first
+
     def references(self, keep: np.ndarray) -> ReferenceStream:
         """The references ``keep`` (a boolean mask) marks, with every invalidation, each as
         placed among them before, and the same window."""

@@ -155,6 +155,8 @@ def trace_run_size(config: ModelConfig, trace: ReferenceStream) -> RunSize:
     window (the references before the run's end, as a worker cuts it)."""
     window = trace.before(int(config.duration_ms))
     objects = float(window.n_objects)
+    # each object's changes are drawn from its first reference on
+    lives_s = (config.duration_ms - window.first_references_ms(config.duration_ms)).sum() / 1e3
     return RunSize(
         sessions=1.0,
         shared_objects=objects,
@@ -162,7 +164,7 @@ def trace_run_size(config: ModelConfig, trace: ReferenceStream) -> RunSize:
         operations=float(len(window.operation_bounds()) - 1),
         references=float(len(window)),
         content_changes=len(window.invalidation_time_ms)
-        + objects * config.workload.content_change_rate_per_s * config.duration_ms / 1000.0,
+        + float(lives_s) * config.workload.content_change_rate_per_s,
         hosts=float(config.hosts),
         servers=float(config.servers),
         server_samples=config.servers * config.duration_ms / config.sample_interval_ms,

@@ -263,12 +263,17 @@ def synthetic_plan(
 
 
 def with_content_changes(
-    plan: WorkloadPlan, config: WorkloadConfig, seed: np.random.SeedSequence, duration_ms: float
+    plan: WorkloadPlan,
+    config: WorkloadConfig,
+    seed: np.random.SeedSequence,
+    duration_ms: float,
+    first_references_ms: np.ndarray,
 ) -> WorkloadPlan:
-    """A trace's ``plan`` with its objects' content changes at ``config``'s rate, drawn as a
-    synthetic plan's shared objects' are (a Poisson process for each object over the run: a
-    trace's objects are its one session's, which spans the run), beside any the trace gives:
-    so ``invalidations.rate_per_s`` sweeps a trace too.
+    """A trace's ``plan`` with its objects' content changes at ``config``'s rate, beside any
+    the trace gives: so ``invalidations.rate_per_s`` sweeps a trace too. Each object's are a
+    Poisson process from its first reference (``first_references_ms``, by object) to the
+    run's end: no lease of it exists before (drawn over the whole run, as a synthetic plan's
+    shared objects' are, the changes of a trace whose objects appear evenly idled by half).
 
     A change comes on its millisecond, before the requests within it (as the vector engine
     orders them); a trace's requests fall on whole milliseconds too, where a synthetic
@@ -277,9 +282,9 @@ def with_content_changes(
     (one past the run's end is dropped)."""
     if not config.content_change_rate_per_s:
         return plan
-    n_objects = len(plan.catalog)
+    born = np.minimum(first_references_ms, duration_ms)
     times, objects = _content_changes(
-        np.random.default_rng(seed), config, np.zeros(n_objects), np.full(n_objects, duration_ms)
+        np.random.default_rng(seed), config, born, np.full(len(born), duration_ms)
     )
     requests = {at for session in plan.sessions for at, _ in session.operations}
     for i, at in enumerate(times.tolist()):

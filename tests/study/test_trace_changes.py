@@ -4,14 +4,19 @@ keys, which a trace replaces, are refused with one."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import nnrpsim
 from nnrpsim.cli import main
+from nnrpsim.metrics import des_metrics
+from nnrpsim.model import simulate
 from nnrpsim.run_sizes import point_sizes
 from nnrpsim.runner import Task, run_inputs
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.vector_run import vector_run
 from tests.conftest import write_yaml
 
 DURATION_S = 200
@@ -57,9 +62,62 @@ def test_a_trace_plan_draws_each_objects_changes_as_a_poisson_process(log):
     np.testing.assert_array_equal(again.change_times_ms, plan.change_times_ms)
     other = _plan(_scenario(log, 0.05), replication=1)
     assert not np.array_equal(other.change_times_ms, plan.change_times_ms)
-    # a run's size counts them (the memory a worker needs)
+    # a run's size counts them (the memory a worker needs): each object's from its first
+    # reference (object i's at 50 i ms) to the end
     ((_, size),) = point_sizes(sweep_points(parse_scenario(_scenario(log, 0.05))))
+    assert size.content_changes == pytest.approx(0.05 * (40 * DURATION_S - 0.05 * sum(range(40))))
+
+
+@pytest.fixture
+def staggered(tmp_path):
+    """40 objects of 2 KiB, object k first referenced at 5 k s, then in turn with those
+    before it: a request every 50 ms for 200 s."""
+    path = tmp_path / "staggered.csv"
+    rows = [
+        f"{5000 * k + 50 * j},o{k if j == 0 else j % (k + 1)},2048"
+        for k in range(40)
+        for j in range(100)
+    ]
+    path.write_text("time_ms,object,size_bytes\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def test_a_trace_objects_changes_come_from_its_first_reference_on(staggered):
+    """No lease of an object exists before its first reference, so its changes are drawn from
+    there (over the whole run, as before, about half of these would fall before it)."""
+    plan = _plan(_scenario(staggered, 0.05))
+    first_ms = {f"o{k}": 5000.0 * k for k in range(40)}
+    names = {int(i): name for i, name in enumerate(_object_names(staggered))}
+    firsts = np.array([first_ms[names[obj]] for obj in plan.change_objects.tolist()])
+    assert np.all(plan.change_times_ms > firsts)  # (none on the instant: a request's)
+    expected = 0.05 * sum(DURATION_S - 5 * k for k in range(40))  # 205, where 400 over the run
+    assert abs(len(plan.change_times_ms) - expected) < 4 * np.sqrt(expected)
+    ((_, size),) = point_sizes(sweep_points(parse_scenario(_scenario(staggered, 0.05))))
     assert size.content_changes == pytest.approx(expected)
+
+
+def _object_names(path) -> list[str]:
+    """The trace's object names in the order its reader numbers them (first seen, first)."""
+    names = [line.split(",")[1] for line in path.read_text().splitlines()[1:]]
+    return list(dict.fromkeys(names))
+
+
+def test_a_change_before_an_objects_first_reference_changes_no_number(staggered):
+    """On either engine: so the draw may leave them out."""
+    chosen = sweep_points(parse_scenario(_scenario(staggered, 0.05)))[0]
+    config, plan, run_seed = run_inputs(Task(0, 0, chosen.params, chosen.scenario))
+    early = [(5000.0 * k - 1 - k % 7, k) for k in range(1, 40)]  # (the reader's ids: first seen)
+    times = np.concatenate([plan.change_times_ms, [at for at, _ in early]])
+    objects = np.concatenate([plan.change_objects, [obj for _, obj in early]])
+    order = np.lexsort((objects, times))
+    more = replace(plan, change_times_ms=times[order], change_objects=objects[order])
+    drawn, padded = (
+        des_metrics(simulate(config, run_seed, p), config.warmup_ms) for p in (plan, more)
+    )
+    np.testing.assert_equal(drawn, padded)
+    drawn, padded = (vector_run(config, p)[0] for p in (plan, more))
+    for name, value in drawn.items():
+        assert padded[name] == pytest.approx(value, rel=1e-12, nan_ok=True), name
 
 
 def test_changes_on_a_trace_end_leases_and_cost_hits_on_both_engines(log):
