@@ -95,7 +95,7 @@ def validate(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ())
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     if resolved.study.warmup == "auto":
         described.append(describe_warmups([point.scenario.study.warmup for point in points]))
-    if folder is not None and (finished_runs(folder) or moving_runs_recorded(folder)):
+    if folder is not None:
         told, refused = _resume_there(folder, resolved, points)
         described, warnings = [*described, *told], [*warnings, *refused]
     return Validation(_named(scenario, resolved), resolved, points, described, warnings)
@@ -106,12 +106,15 @@ def _resume_there(
 ) -> tuple[list[str], list[str]]:
     """What ``nnrpsim run FOLDER --resume`` would do with the runs in ``folder``, as a line to
     describe (how many it keeps, and moves to their points' new numbers, and how many it runs)
-    or to warn of (it would refuse them, and why). Nothing is written: a move a stopped resume
-    left, which the next resume finishes first, is only named."""
+    or to warn of (it would refuse them, and why); nothing where it holds no runs. Nothing is
+    written: a move a stopped resume left, which the next resume finishes first, is only
+    named."""
     if moving_runs_recorded(folder):
         return [
             f"a resume in {folder} first finishes moving its runs, as a stopped one left them"
         ], []
+    if not finished_runs(folder):
+        return [], []
     inputs = input_digests(points)
     try:
         store = ResultStore(folder, scenario, True, inputs)

@@ -55,12 +55,6 @@ def _fresh(tmp_path, overrides: list[str]) -> pathlib.Path:
     return result.path
 
 
-def _by_values(frame: pd.DataFrame) -> pd.DataFrame:
-    """A frame's rows by their point's values (and replication), not by their point's number."""
-    keys = [TTL, RATE, *(["replication"] if "replication" in frame else [])]
-    return frame.drop(columns="point").sort_values(keys, ignore_index=True)
-
-
 def _records(folder) -> dict[tuple, dict]:
     """Each run's record in the folder's run files, by its point's values and replication."""
     records = {}
