@@ -30,6 +30,8 @@ from .run_files import (
     RUN_FILE,
     atomic_write,
     read_run_file,
+    run_stem,
+    stem_numbers,
     write_json,
     write_run_file,
 )
@@ -63,7 +65,7 @@ def renumbering(
     this sweep does not have (a resume keeps every run there)."""
     here = {point.values: point.index for point in now}
     recorded = sweep_points(load_scenario(then))
-    with_files = {_point_of(path) for folder in folders for path in _files(folder, "p")}
+    with_files = {stem_numbers(path)[0] for folder in folders for path in _files(folder, "p")}
     for point in recorded:
         if point.index in with_files and point.values not in here:
             values = ", ".join(f"{key}: {scenario_text(key, v)}" for key, v in point.params.items())
@@ -92,15 +94,19 @@ def finish_move(manifest: Path, folders: list[Path], recorded: dict[str, Any]) -
     the manifest."""
     phase, moves = _journal(manifest, recorded[MOVING])
     if phase == 1:
-        for old, new in moves:
-            for folder in folders:
-                for path in _files(folder, "p", old):
-                    os.replace(path, path.with_name(f"q{new:04d}-{path.name.split('-', 1)[1]}"))
+        new_of = dict(moves)
+        for folder in folders:
+            for path in _files(folder, "p"):
+                point, replication = stem_numbers(path)
+                if point in new_of:
+                    moved = run_stem(new_of[point], replication, "q") + path.suffix
+                    os.replace(path, path.with_name(moved))
         recorded[MOVING] = {"phase": 2, "moves": moves}
         write_json(manifest, recorded)
     for folder in folders:
         for path in _files(folder, "q"):
-            _rewrite(path, path.with_name(f"p{path.name[1:]}"), _point_of(path))
+            point, replication = stem_numbers(path)
+            _rewrite(path, path.with_name(run_stem(point, replication) + path.suffix), point)
     del recorded[MOVING]
     write_json(manifest, recorded)
 
@@ -143,11 +149,7 @@ def runs_moving(folder: Path) -> bool:
     return bool(_files(folder, "q"))
 
 
-def _files(folder: Path, prefix: str, point: int | None = None) -> list[Path]:
-    """The run files in ``folder`` named with ``prefix`` (of ``point``, or of any)."""
-    pattern = f"{prefix}{point:04d}-r*" if point is not None else f"{prefix}*-r*"
-    return sorted(p for p in folder.glob(pattern) if p.suffix in (RUN_FILE, OLDER_RUN_FILE))
-
-
-def _point_of(path: Path) -> int:
-    return int(path.name[1:].split("-", 1)[0])
+def _files(folder: Path, prefix: str) -> list[Path]:
+    """The run files in ``folder`` whose names begin with ``prefix`` (:func:`run_stem`)."""
+    files = folder.glob(f"{prefix}*-r*")
+    return sorted(path for path in files if path.suffix in (RUN_FILE, OLDER_RUN_FILE))

@@ -32,6 +32,7 @@ from .run_files import (
     read_all,
     read_run_file,
     run_path,
+    run_stem,
     unreadable,
     write_json,
     write_run_file,
@@ -373,10 +374,6 @@ class ResultStore:
         moved = {new for _, new in self._renumbering.moves} if self._renumbering else set()
         return done, sum(point in moved for point, _ in done)
 
-    @staticmethod
-    def _stem(point: int, replication: int) -> str:
-        return f"p{point:04d}-r{replication:03d}"
-
     def done(self, point: int, replication: int) -> bool:
         """A run that finished without error; failed runs, and runs whose files were damaged
         after they were written, are run again on resume (and their files replaced)."""
@@ -385,7 +382,7 @@ class ResultStore:
             if recorded_point is None:  # (a point the recorded sweep did not list)
                 return False
             point = recorded_point
-        stem = self._stem(point, replication)
+        stem = run_stem(point, replication)
         try:
             record = read_run_file(run_path(self.runs_dir, stem))
             error = record.column("error") if "error" in record.column_names else None
@@ -414,7 +411,7 @@ class ResultStore:
         """A run's files (:data:`RUN_FILE`), each written atomically: its long tables, then
         its record, which marks it done."""
         record = result["record"]
-        name = self._stem(record["point"], record["replication"]) + RUN_FILE
+        name = run_stem(record["point"], record["replication"]) + RUN_FILE
         with self._writing():
             for table, folder in self.table_dirs.items():
                 columns = run_table(result, table)

@@ -35,6 +35,18 @@ OLDER_RUN_FILE = ".parquet"
 """What earlier versions (to 2026-12-03, CHANGES.md) wrote a run to: read on ``--resume`` too."""
 
 
+def run_stem(point: int, replication: int, prefix: str = "p") -> str:
+    """A run's files' name but their format: ``p0003-r001``, its point, then its replication
+    (``q``: a run a move has yet to write at its new number, :mod:`~nnrpsim.renumbering`)."""
+    return f"{prefix}{point:04d}-r{replication:03d}"
+
+
+def stem_numbers(path: Path) -> tuple[int, int]:
+    """The point and replication a run's file is named by (:func:`run_stem`)."""
+    point, replication = path.stem[1:].split("-r")
+    return int(point), int(replication)
+
+
 def write_run_file(path: Path, table: pa.Table) -> None:
     def write(temporary: Path) -> None:
         with pa.OSFile(str(temporary), "wb") as sink, pa.ipc.new_file(sink, table.schema) as out:
