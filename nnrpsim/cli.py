@@ -215,16 +215,24 @@ def _plot(args: argparse.Namespace) -> str:
     from .display_units import counted
     from .paths import NO_SUCH_FILE, file_problem
     from .plots import draw_study
-    from .results import unfinished_study_note
+    from .results import recorded_scenario, unfinished_study_note
     from .run_files import finished_runs
+    from .scenario import ScenarioError
 
     folder = Path(args.results)
     if problem := file_problem(folder / "summary.parquet"):
         if problem == NO_SUCH_FILE and (runs := finished_runs(folder)):
+            # (the study its manifest records, written as it started; an earlier version's
+            # killed study has none: its scenario file, then)
+            again = f"nnrpsim run {folder} --resume"
+            try:
+                recorded_scenario(folder, "to run")
+            except ScenarioError:
+                again = f"run its scenario again with --out {folder} --resume"
             raise UsageError(
                 f"results: {folder} holds {counted(runs, 'finished run')} but no "
-                "summary.parquet: its study did not finish; run its scenario again with "
-                f"--out {folder} --resume, which runs the rest and draws the plots"
+                f"summary.parquet: its study did not finish; {again}, which runs the rest and "
+                "draws the plots"
             )
         if problem == NO_SUCH_FILE:
             raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")

@@ -768,8 +768,15 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
         nnrpsim.ScenarioError, match=r"summary\.parquet: no such file \(run a study"
     ):
         nnrpsim.plot_study(tmp_path / "empty")  # the API, which no command checked first
-    # an interrupted study: its finished runs, no summary yet (a third Ctrl-C stops that)
+    # an interrupted study: its finished runs, no summary yet (a third Ctrl-C stops that), and
+    # the manifest written as it started, which names its study
     (out / "summary.parquet").unlink()
+    assert main(["plot", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: results: {out} holds 8 finished runs but no summary.parquet: its study did not "
+        f"finish; nnrpsim run {out} --resume, which runs the rest and draws the plots\n"
+    )
+    (out / "manifest.json").unlink()  # (an earlier version's killed study: its file, then)
     assert main(["plot", str(out)]) == 2
     assert capsys.readouterr().err == (
         f"error: results: {out} holds 8 finished runs but no summary.parquet: its study did not "
