@@ -224,15 +224,17 @@ def _plot(args: argparse.Namespace) -> str:
         if problem == NO_SUCH_FILE and (runs := finished_runs(folder)):
             # (the study its manifest records, written as it started; an earlier version's
             # killed study has none: its scenario file, then)
-            again = f"nnrpsim run {folder} --resume"
+            again = f"nnrpsim run {folder} --resume runs the rest and draws the plots"
             try:
                 recorded_scenario(folder, "to run")
             except ScenarioError:
-                again = f"run its scenario again with --out {folder} --resume"
+                again = (
+                    f"run its scenario again with --out {folder} --resume, which runs the rest "
+                    "and draws the plots"
+                )
             raise UsageError(
                 f"results: {folder} holds {counted(runs, 'finished run')} but no "
-                f"summary.parquet: its study did not finish; {again}, which runs the rest and "
-                "draws the plots"
+                f"summary.parquet: its study did not finish; {again}"
             )
         if problem == NO_SUCH_FILE:
             raise UsageError(f"results: {folder} holds no summary.parquet (run a study first)")

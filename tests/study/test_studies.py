@@ -774,7 +774,7 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     assert main(["plot", str(out)]) == 2
     assert capsys.readouterr().err == (
         f"error: results: {out} holds 8 finished runs but no summary.parquet: its study did not "
-        f"finish; nnrpsim run {out} --resume, which runs the rest and draws the plots\n"
+        f"finish; nnrpsim run {out} --resume runs the rest and draws the plots\n"
     )
     (out / "manifest.json").unlink()  # (an earlier version's killed study: its file, then)
     assert main(["plot", str(out)]) == 2
