@@ -491,7 +491,11 @@ def dask_client(
                 n_workers=workers_for(jobs, n_tasks),
                 threads_per_worker=1,
                 processes=True,
-                dashboard_address=None,
+                # the scheduler's HTTP server (which it starts whatever the dashboard) on a
+                # free loopback port: on None it took 8787, and a second study at once, or a
+                # notebook's cluster, made distributed warn that the port was in use
+                dashboard_address="127.0.0.1:0",
+                scheduler_kwargs={"dashboard": False},
                 host="127.0.0.1",
             )
         except RuntimeError as err:  # (a worker that did not start: distributed says why)

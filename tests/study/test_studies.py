@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -265,6 +266,26 @@ def test_dask_local_cluster_gives_the_same_summary(tmp_path, small_yaml):
     assert len(records) == 2
     for record in records:
         assert record["hit_rate"] == by_run[record["point"], record["replication"]]
+
+
+def test_a_dask_study_beside_another_cluster_says_nothing_of_ports(tmp_path, small_yaml):
+    """The local cluster's scheduler serves HTTP whatever the dashboard: on port 8787 it was,
+    and with another cluster there (a second study at once, a notebook's) distributed warned
+    that the port was in use. It takes a free loopback port now."""
+    pytest.importorskip("dask.distributed")
+    taken = socket.socket()
+    try:
+        taken.bind(("127.0.0.1", 8787))
+        taken.listen()
+    except OSError:  # (in use already: as the test wants it)
+        pass
+    try:
+        with warnings.catch_warnings(record=True) as told:
+            warnings.simplefilter("always")
+            nnrpsim.run(small_yaml, out=tmp_path / "d", jobs=1, executor="dask", progress=False)
+    finally:
+        taken.close()
+    assert not [str(w.message) for w in told if "already in use" in str(w.message)]
 
 
 def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics(
