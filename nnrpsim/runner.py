@@ -192,9 +192,8 @@ def _plan(scenario: Scenario, config: ModelConfig, seed: np.random.SeedSequence)
     workload = scenario.workload
     if workload.trace is not None:
         window = _trace(workload.trace).before(int(config.duration_ms))
-        first_ms = window.first_references_ms(config.duration_ms)
         return with_content_changes(
-            stream_plan(window), config.workload, seed, config.duration_ms, first_ms
+            stream_plan(window), config.workload, seed, config.duration_ms, window
         )
     return _synthetic_plan(
         config.workload,

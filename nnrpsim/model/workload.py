@@ -267,12 +267,11 @@ def with_content_changes(
     config: WorkloadConfig,
     seed: np.random.SeedSequence,
     duration_ms: float,
-    first_references_ms: np.ndarray,
+    window: ReferenceStream,
 ) -> WorkloadPlan:
-    """A trace's ``plan`` with its objects' content changes at ``config``'s rate, beside any
-    the trace gives: so ``invalidations.rate_per_s`` sweeps a trace too. Each object's are a
-    Poisson process from its first reference (``first_references_ms``, by object) to the
-    run's end: no lease of it exists before (drawn over the whole run, as a synthetic plan's
+    """A trace's ``plan`` (of its run's ``window``) with its objects' content changes at
+    ``config``'s rate, beside any the trace gives: so ``invalidations.rate_per_s`` sweeps a
+    trace too. Each object's are a Poisson process from its first reference to the run's end: no lease of it exists before (drawn over the whole run, as a synthetic plan's
     shared objects' are, the changes of a trace whose objects appear evenly idled by half).
 
     A change comes on its millisecond, before the requests within it (as the vector engine
@@ -282,7 +281,7 @@ def with_content_changes(
     (one past the run's end is dropped)."""
     if not config.content_change_rate_per_s:
         return plan
-    born = np.minimum(first_references_ms, duration_ms)
+    born = window.first_references_ms(duration_ms)
     times, objects = _content_changes(
         np.random.default_rng(seed), config, born, np.full(len(born), duration_ms)
     )
