@@ -195,6 +195,7 @@ def _differing(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
 REPLICATIONS = "study.replications"
 RUNS_IGNORE = ("study.description",)
 """Scenario keys no run reads: a resume may change them."""
+_SWEPT = ("sweep.grid.", "sweep.zip.")
 
 
 def _runs_still_hold(then: object, now: dict[str, Any]) -> bool:
@@ -210,16 +211,22 @@ def _runs_still_hold(then: object, now: dict[str, Any]) -> bool:
     before, after = _leaf_values(then), _leaf_values(now)
     old, new = before.get(REPLICATIONS), after.get(REPLICATIONS)
     kept = isinstance(old, int) and isinstance(new, int) and new >= old
+    swept = _swept_alike(before, after)
     return kept and all(
-        key in (REPLICATIONS, *RUNS_IGNORE) or _swept_values(key, before, after)
+        key in (REPLICATIONS, *RUNS_IGNORE)
+        or key in swept
+        or any(key.startswith(f"{name}.") for name in swept)
         for key in _differing(before, after)
     )
 
 
-def _swept_values(key: str, before: dict[str, Any], after: dict[str, Any]) -> bool:
-    """Whether ``key`` is the values of a key both scenarios sweep, and sweep alike (in
-    ``grid``, or in ``zip``): a key swept in one only changes what each point's runs are."""
-    return key.startswith(("sweep.grid.", "sweep.zip.")) and key in before and key in after
+def _swept_alike(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
+    """The keys both scenarios sweep, and sweep alike (in ``grid``, or in ``zip``), each as
+    its values (``sweep.grid.topology.gpu_memory``) and as its base value, which every point
+    replaces (``topology.gpu_memory``; a section swept whole, every key within it): a key
+    swept in one only changes what each point's runs are."""
+    alike = {key for key in before.keys() & after.keys() if key.startswith(_SWEPT)}
+    return alike | {key.split(".", 2)[2] for key in alike}
 
 
 def _written(key: str, values: dict[str, Any]) -> str:

@@ -154,6 +154,41 @@ def test_a_sweep_that_drops_a_point_with_runs_is_refused(study, capsys):
     assert sorted(pd.read_parquet(study / "summary.parquet")[TTL]) == [0.1, 0.1, 0.3, 0.3]
 
 
+def test_the_base_value_of_a_swept_key_may_change(studied, study, capsys):
+    """A swept key's value outside the sweep is one no run reads (each point sets its own):
+    edited, the runs there are kept and none runs again; a key beside it is still read."""
+    from tests.conftest import SMALL_STUDY
+
+    edited = {
+        **SMALL_STUDY,
+        "host_policy": {"ttl_fraction": 0.9},
+        "workload": {**SMALL_STUDY["workload"], "invalidations": {"rate_per_s": 0.5}},
+    }
+    result = nnrpsim.run(edited, out=study, resume=True, jobs=1, progress=False)
+    assert (len(result.runs), result.kept_runs, result.moved_runs) == (8, 8, 0)
+    _same_tables(study, studied)  # (wall times too: none ran again)
+    assert recorded_scenario(study, "")["host_policy"]["ttl_fraction"] == 0.9
+    beside = {**edited, "host_policy": {"ttl_fraction": 0.9, "renew_margin": 0.3}}
+    with pytest.raises(
+        nnrpsim.ScenarioError, match=r"host_policy\.renew_margin: \S+ there, 0\.3 here"
+    ):
+        nnrpsim.run(beside, out=study, resume=True, jobs=1, progress=False)
+
+
+def test_the_base_values_within_a_section_swept_whole_may_change(tmp_path):
+    """Each point sets the whole section: none of its base values reaches a run."""
+    from tests.conftest import SMALL_STUDY
+
+    swept = {"workload.invalidations": [{"rate_per_s": 0}, {"rate_per_s": 0.02}]}
+    study = {**SMALL_STUDY, "study": {**SMALL_STUDY["study"], "replications": 1}}
+    study["sweep"] = {"grid": swept}
+    out = tmp_path / "study"
+    nnrpsim.run(study, out=out, jobs=1, progress=False)
+    study["workload"] = {**study["workload"], "invalidations": {"rate_per_s": 0.5}}
+    result = nnrpsim.run(study, out=out, resume=True, jobs=1, progress=False)
+    assert (len(result.runs), result.kept_runs) == (2, 2)
+
+
 def test_a_damaged_run_file_moves_as_it_is_and_its_run_is_done_again(studied, study):
     """A run whose file cannot be read is done again on a resume; moved, it is done at its new
     number, and the others are kept."""
