@@ -98,6 +98,7 @@ class _Outcome(NamedTuple):
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
+    from .plots import plot_formats
     from .printed_tables import summary_table, terminal_width
     from .results import COMPLETE, auto_warmups_ms
     from .study import run
@@ -115,8 +116,10 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     )
     for warning in result.warnings:
         print(warning, file=sys.stderr)
-    drawn = sum(path.suffix == ".png" for path in result.plots)
-    where = f": summary.csv, {counted(drawn, 'plot')} in plots/ (PNG and SVG)" if drawn else ""
+    *others, last = (kind.upper() for kind in plot_formats())
+    kinds = f"{', '.join(others)} and {last}" if others else last
+    drawn = f"{counted(result.figures, 'plot')} in plots/ ({kinds})"
+    where = f": summary.csv, {drawn}" if result.figures else ""
     table = summary_table(result.summary, terminal_width())
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
     if result.kept_runs:

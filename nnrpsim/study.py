@@ -15,7 +15,7 @@ import pandas as pd
 from .checks import StudyWarning, study_warnings
 from .display_units import counted
 from .interrupts import interrupts_deferred
-from .plots import draw_study
+from .plots import draw_study, plot_formats
 from .results import (
     COMPLETE,
     INTERRUPTED,
@@ -88,14 +88,18 @@ class StudyResult:
     moved_runs: int = 0
     """Of those, the runs it moved to their points' new numbers (its sweep lists other values)."""
 
+    @property
+    def figures(self) -> int:
+        """The figures drawn, each written in every format (``plots`` lists every file)."""
+        return len({path.stem for path in self.plots})
+
     def __repr__(self) -> str:
         """One line (what a notebook shows for a result), not every row of every frame."""
         failed = int(self.runs["error"].notna().sum()) if "error" in self.runs else 0
-        drawn = sum(path.suffix == ".png" for path in self.plots)
         return (
             f"<StudyResult {self.path} ({self.status}): "
             f"{counted(len(self.summary), 'sweep point')}, {counted(len(self.runs), 'run')} "
-            f"({failed} failed), {counted(drawn, 'plot')}, "
+            f"({failed} failed), {counted(self.figures, 'plot')}, "
             f"{counted(len(self.warnings), 'warning')}>"
         )
 
@@ -122,6 +126,7 @@ def run(
     scenario, folder = study_of(scenario, "to run")
     scenario = load_scenario(scenario, overrides)
     check_execution(jobs, executor, scheduler)
+    plot_formats()  # (its plots' formats, checked before the study writes anything)
     points = sweep_points(scenario)
     check_traces(points)
     path = Path(out) if out is not None else folder or Path("results") / scenario.study.name

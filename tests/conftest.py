@@ -25,6 +25,27 @@ SHARED = Path(os.environ.get("NNRPSIM_SHARED", ROOT.parent / "shared"))
 MOONCAKE = SHARED / "data/traces/mooncake_synthetic_trace.jsonl"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def png_plots() -> Iterator[None]:
+    """Figures written as PNG alone (``NNRPSIM_PLOT_FORMATS``, which a study's workers and the
+    command lines a test starts inherit): the SVG writer took 15 % of the suite's time, and a
+    test reads its figures as PNG. A test marked ``all_plot_formats`` writes the default's."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("NNRPSIM_PLOT_FORMATS", "png")
+        yield
+
+
+@pytest.fixture(autouse=True)
+def _default_plot_formats(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked ``all_plot_formats``: figures in the default formats (PNG and SVG)."""
+    if request.node.get_closest_marker("all_plot_formats") is None:
+        yield
+        return
+    with pytest.MonkeyPatch.context() as patch:
+        patch.delenv("NNRPSIM_PLOT_FORMATS")
+        yield
+
+
 @pytest.fixture(scope="session")
 def shared() -> Path:
     if not SHARED.is_dir():

@@ -46,6 +46,7 @@ def test_every_scenario_in_the_library_validates(path, capsys):
     assert path.read_text().startswith("#")  # each opens with the question it answers
 
 
+@pytest.mark.all_plot_formats
 def test_quickstart_runs_end_to_end_shortened(tmp_path):
     raw = yaml.safe_load((ROOT / "scenarios/quickstart.yaml").read_text())
     raw["study"].update(duration="60s", warmup="10s", replications=1)
@@ -288,6 +289,7 @@ def test_a_dask_study_beside_another_cluster_says_nothing_of_ports(tmp_path, sma
     assert not [str(w.message) for w in told if "already in use" in str(w.message)]
 
 
+@pytest.mark.all_plot_formats
 def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics(
     tmp_path, small_yaml, capsys
 ):

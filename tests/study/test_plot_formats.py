@@ -1,0 +1,67 @@
+"""NNRPSIM_PLOT_FORMATS: the formats a study's figures are written in (PNG and SVG unless it
+says otherwise), for the study's workers and ``nnrpsim plot`` alike."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from nnrpsim.cli import main
+
+
+def _contents(folder) -> dict:
+    """Every path in ``folder``: a file's bytes, a folder's None."""
+    return {path: path.read_bytes() if path.is_file() else None for path in folder.rglob("*")}
+
+
+def _written(folder) -> set[str]:
+    return {path.suffix for path in (folder / "plots").iterdir()}
+
+
+def test_the_variable_names_the_formats_the_workers_and_the_plot_command_write(
+    tmp_path, small_yaml, capsys, monkeypatch
+):
+    out = tmp_path / "out"
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", " pdf, PNG ,pdf")  # (the workers draw them)
+    assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "2", "--quiet"]) == 0
+    figures = {path.stem for path in (out / "plots").iterdir()}
+    assert _written(out) == {".pdf", ".png"} and len(figures) > 5
+    assert capsys.readouterr().out.endswith(
+        f"summary.csv, {len(figures)} plots in plots/ (PDF and PNG)\n"
+    )
+    assert (out / "plots" / "hit_rate_vs_ttl.pdf").read_bytes().startswith(b"%PDF")
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "svg")
+    for path in (out / "plots").iterdir():
+        path.unlink()
+    assert main(["plot", str(out)]) == 0
+    assert _written(out) == {".svg"} and {p.stem for p in (out / "plots").iterdir()} == figures
+
+
+@pytest.mark.all_plot_formats
+def test_by_default_each_figure_is_a_png_and_an_svg(tmp_path, small_yaml, capsys):
+    assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    assert _written(tmp_path / "out") == {".png", ".svg"}
+    assert capsys.readouterr().out.rstrip().endswith("in plots/ (PNG and SVG)")
+
+
+@pytest.mark.parametrize("text", ["jpeg", "png,", ""])
+def test_a_format_it_cannot_write_is_one_line_before_anything_is_written(
+    tmp_path, small_yaml, capsys, monkeypatch, text
+):
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", text)
+    said = (
+        "error: NNRPSIM_PLOT_FORMATS: names png, svg, pdf, comma-separated (png,svg by "
+        f"default), not {text!r}\n"
+    )
+    assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 2
+    assert capsys.readouterr().err == said and not (tmp_path / "out").exists()
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "png")
+    assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 0
+    capsys.readouterr()
+    shutil.rmtree(tmp_path / "out" / "plots")
+    files = _contents(tmp_path / "out")
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", text)
+    assert main(["plot", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == said  # (said before its folder is made)
+    assert _contents(tmp_path / "out") == files
