@@ -79,26 +79,28 @@ def climb_warning(
     run's own swings), settles after ``warmup_ms`` by enough to move ``mean_gpu_bytes`` by
     more than :data:`BIAS_TOLERANCE`; ``whose`` names the runs. Each point's memory counts as
     a fraction of its own late level (its mean over the second half of the run), so a point
-    that holds little weighs as much as one that holds much. None if the memory does not
-    settle late enough to matter, or that cannot be told."""
+    that holds little weighs as much as one that holds much. The warning says in how many
+    replications the memory alone is as far off. None if the memory does not settle late
+    enough to matter, or that cannot be told."""
     per_run = series.groupby(["point", "replication", "time_ms"])["held_bytes"].sum()
-    per_point = per_run.groupby(level=["point", "time_ms"]).mean().unstack("point")
-    times = per_point.index.to_numpy(dtype=np.float64)
-    late = per_point[times >= times[len(times) // 2]].mean()
-    if not (late > 0).any():
+    times, held = _of_own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
+    if held is None:
         return None
-    held = (per_point.loc[:, late > 0] / late[late > 0]).mean(axis=1).to_numpy(dtype=np.float64)
     judged = len(times) if until_ms is None else int((times < until_ms).sum())  # (a prefix)
     cut = mser_truncation(held[:judged])
     if cut is None or not times[cut] > warmup_ms:
         return None
     settled_ms = float(times[cut])
-    level = held[times >= settled_ms].mean()
-    if not level > 0:
-        return None
-    bias = held[times >= warmup_ms].mean() / level - 1.0
+    bias = _off(times, held, warmup_ms, settled_ms)
     if abs(bias) <= BIAS_TOLERANCE:
         return None
+    replications = per_run.index.unique("replication")
+    alike = sum(  # (the replications whose own memory is as far off, the same way)
+        _off(*_of_own_levels(per_run.xs(replication, level="replication")), warmup_ms, settled_ms)
+        * np.sign(bias)
+        > BIAS_TOLERANCE
+        for replication in replications
+    )
     still = cut == last_cut(judged)
     at = f"{settled_ms / 1e3:.0f} s"
     when = f"is still changing at {at}, half the run" if still else f"settles at {at}"
@@ -106,8 +108,43 @@ def climb_warning(
     return (
         f"warning: {whose}: the GPU memory held, averaged over the runs, {when} (MSER-5), "
         f"after the {warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(bias) * 100:.1f} % "
-        f"{'below' if bias < 0 else 'above'} its settled level; {advice} "
+        f"{'below' if bias < 0 else 'above'} its settled level"
+        f"{_in_how_many(alike, replications)}; {advice} "
         "(gpu_memory_over_time.png shows the climb)"
+    )
+
+
+def _of_own_levels(held: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
+    """The sample times of ``held`` (bytes by point and time) and, at each, the points' mean
+    of their memory as a fraction of its own late level (its mean over the second half of
+    the run); None where no point holds any."""
+    per_point = held.unstack("point")
+    times = per_point.index.to_numpy(dtype=np.float64)
+    late = per_point[times >= times[len(times) // 2]].mean()
+    if not (late > 0).any():
+        return times, None
+    fractions = per_point.loc[:, late > 0] / late[late > 0]
+    return times, fractions.mean(axis=1).to_numpy(dtype=np.float64)
+
+
+def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_ms: float) -> float:
+    """How far the mean of ``held`` from the warm-up on lies from its mean from the settling
+    point on, as a fraction of the latter: what the warm-up leaves in ``mean_gpu_bytes``
+    (0 where nothing is held)."""
+    if held is None or not (level := held[times >= settled_ms].mean()) > 0:
+        return 0.0
+    return float(held[times >= warmup_ms].mean() / level - 1.0)
+
+
+def _in_how_many(alike: int, replications: pd.Index) -> str:
+    """In how many replications the memory is off by more than the tolerance on its own: a
+    climb they share, or one or two replications' own slow swings (every point of a
+    replication draws the same sessions, so averaging over points evens out none of them)."""
+    if len(replications) < 2:
+        return ""
+    return (
+        f", and more than {BIAS_TOLERANCE * 100:g} % off it in {alike} of its "
+        f"{len(replications)} replications"
     )
 
 

@@ -135,10 +135,24 @@ def test_a_climb_past_the_warm_up_is_named_with_its_bias():
     assert warning == (
         "warning: all points: the GPU memory held, averaged over the runs, settles at 10 s "
         "(MSER-5), after the 2 s warm-up: mean_gpu_bytes is "
-        f"{-bias * 100:.1f} % below its settled level; lengthen study.warmup "
-        "(gpu_memory_over_time.png shows the climb)"
+        f"{-bias * 100:.1f} % below its settled level, and more than 1 % off it in 2 of its 2 "
+        "replications; lengthen study.warmup (gpu_memory_over_time.png shows the climb)"
     )
     assert climb_warning(series, 10_000, None, "all points") is None
+    alone = climb_warning(_series(CLIMB), 2_000, None, "all points")  # (no count of one)
+    assert alone is not None and " below its settled level; lengthen " in alone
+
+
+def test_the_warning_says_in_how_many_replications_the_memory_alone_is_as_far_off():
+    """Every point of a replication draws the same sessions: averaging over points evens out
+    none of a replication's own slow swings, and a climb one or two replications make alone
+    is told from one they share by the count. One off the other way is not counted."""
+    level, high = [10.0] * 40, [14.0] * 10 + [10.0] * 30
+    runs = [CLIMB, CLIMB, level, high]
+    series = pd.concat([_series(held, point, r) for r, held in enumerate(runs) for point in (0, 1)])
+    warning = climb_warning(series, 2_000, None, "all points")
+    assert warning is not None and "settles at 10 s" in warning
+    assert ", and more than 1 % off it in 2 of its 4 replications; " in warning
 
 
 def test_the_runs_are_averaged_before_they_are_judged():
