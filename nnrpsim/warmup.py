@@ -109,7 +109,7 @@ def climb_warning(
         f"warning: {whose}: the GPU memory held, averaged over the runs, {when} (MSER-5), "
         f"after the {warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(bias) * 100:.1f} % "
         f"{'below' if bias < 0 else 'above'} its settled level"
-        f"{_in_how_many(alike, replications)}; {advice} "
+        f"{_in_how_many(alike, len(replications))}; {advice} "
         "(gpu_memory_over_time.png shows the climb)"
     )
 
@@ -136,15 +136,15 @@ def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_m
     return float(held[times >= warmup_ms].mean() / level - 1.0)
 
 
-def _in_how_many(alike: int, replications: pd.Index) -> str:
+def _in_how_many(alike: int, replications: int) -> str:
     """In how many replications the memory is off by more than the tolerance on its own: a
     climb they share, or one or two replications' own slow swings (every point of a
     replication draws the same sessions, so averaging over points evens out none of them)."""
-    if len(replications) < 2:
+    if replications < 2:
         return ""
     return (
         f", and more than {BIAS_TOLERANCE * 100:g} % off it in {alike} of its "
-        f"{len(replications)} replications"
+        f"{replications} replications"
     )
 
 

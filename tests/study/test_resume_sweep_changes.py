@@ -154,7 +154,7 @@ def test_a_sweep_that_drops_a_point_with_runs_is_refused(study, capsys):
     assert sorted(pd.read_parquet(study / "summary.parquet")[TTL]) == [0.1, 0.1, 0.3, 0.3]
 
 
-def test_the_base_value_of_a_swept_key_may_change(studied, study, capsys):
+def test_the_base_value_of_a_swept_key_may_change(studied, study):
     """A swept key's value outside the sweep is one no run reads (each point sets its own):
     edited, the runs there are kept and none runs again; a key beside it is still read."""
     from tests.conftest import SMALL_STUDY
