@@ -11,10 +11,13 @@ point: the least statistic then lies at the end of the search, half the run.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 
 from .display_units import points_text, scenario_text
+from .student_t import t95
 
 BATCH = 5
 """Samples per batch mean: MSER-5."""
@@ -79,9 +82,9 @@ def climb_warning(
     run's own swings), settles after ``warmup_ms`` by enough to move ``mean_gpu_bytes`` by
     more than :data:`BIAS_TOLERANCE`; ``whose`` names the runs. Each point's memory counts as
     a fraction of its own late level (its mean over the second half of the run), so a point
-    that holds little weighs as much as one that holds much. The warning says in how many
-    replications the memory alone is as far off. None if the memory does not settle late
-    enough to matter, or that cannot be told."""
+    that holds little weighs as much as one that holds much. The warning gives the bias's
+    95 % interval over the replications. None if the memory does not settle late enough to
+    matter, or that cannot be told."""
     per_run = series.groupby(["point", "replication", "time_ms"])["held_bytes"].sum()
     times, held = _of_own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
     if held is None:
@@ -94,22 +97,24 @@ def climb_warning(
     bias = _off(times, held, warmup_ms, settled_ms)
     if abs(bias) <= BIAS_TOLERANCE:
         return None
-    replications = per_run.index.unique("replication")
-    alike = sum(  # (the replications whose own memory is as far off, the same way)
+    each = [  # (each replication's own: the runs of one share their sessions)
         _off(*_of_own_levels(per_run.xs(replication, level="replication")), warmup_ms, settled_ms)
-        * np.sign(bias)
-        > BIAS_TOLERANCE
-        for replication in replications
+        for replication in per_run.index.unique("replication")
+    ]
+    half = _half_width(each)
+    over = (
+        f" (± {half * 100:.1f} %, 95 % over its {len(each)} replications)" if len(each) > 1 else ""
     )
     still = cut == last_cut(judged)
     at = f"{settled_ms / 1e3:.0f} s"
     when = f"is still changing at {at}, half the run" if still else f"settles at {at}"
     advice = "lengthen study.duration and study.warmup" if still else "lengthen study.warmup"
+    if abs(bias) <= half:  # (the interval holds 0; NaN for one replication: none)
+        advice += ", or add replications to tell the climb from their own swings"
     return (
         f"warning: {whose}: the GPU memory held, averaged over the runs, {when} (MSER-5), "
-        f"after the {warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(bias) * 100:.1f} % "
-        f"{'below' if bias < 0 else 'above'} its settled level"
-        f"{_in_how_many(alike, len(replications))}; {advice} "
+        f"after the {warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(bias) * 100:.1f} %"
+        f"{over} {'below' if bias < 0 else 'above'} its settled level; {advice} "
         "(gpu_memory_over_time.png shows the climb)"
     )
 
@@ -136,16 +141,14 @@ def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_m
     return float(held[times >= warmup_ms].mean() / level - 1.0)
 
 
-def _in_how_many(alike: int, replications: int) -> str:
-    """In how many replications the memory is off by more than the tolerance on its own: a
-    climb they share, or one or two replications' own slow swings (every point of a
-    replication draws the same sessions, so averaging over points evens out none of them)."""
-    if replications < 2:
-        return ""
-    return (
-        f", and more than {BIAS_TOLERANCE * 100:g} % off it in {alike} of its "
-        f"{replications} replications"
-    )
+def _half_width(biases: list[float]) -> float:
+    """The half-width of the bias's 95 % interval over the replications, each judged on its
+    own (every point of a replication draws the same sessions, so averaging over points evens
+    out none of a replication's own slow swings: only more replications tell them from a
+    climb); NaN for one replication."""
+    if len(biases) < 2:
+        return math.nan
+    return t95(len(biases) - 1) * float(np.std(biases, ddof=1)) / math.sqrt(len(biases))
 
 
 def describe_warmups(warmups_ms: list[float]) -> str:

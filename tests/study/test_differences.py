@@ -14,7 +14,7 @@ import yaml
 import nnrpsim
 from nnrpsim.cli import main
 from nnrpsim.differences import paired_differences
-from nnrpsim.results import t95
+from nnrpsim.student_t import t95
 from tests.conftest import SMALL_STUDY
 
 TTL, BUDGET = "host_policy.ttl_hint", "topology.gpu_memory"

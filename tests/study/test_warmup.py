@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,7 @@ from nnrpsim.cli import main
 from nnrpsim.metrics import des_metrics
 from nnrpsim.model import FaultConfig, ModelConfig, WorkloadConfig, simulate
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.student_t import t95
 from nnrpsim.warmup import (
     BIAS_TOLERANCE,
     climb_warning,
@@ -135,24 +137,42 @@ def test_a_climb_past_the_warm_up_is_named_with_its_bias():
     assert warning == (
         "warning: all points: the GPU memory held, averaged over the runs, settles at 10 s "
         "(MSER-5), after the 2 s warm-up: mean_gpu_bytes is "
-        f"{-bias * 100:.1f} % below its settled level, and more than 1 % off it in 2 of its 2 "
-        "replications; lengthen study.warmup (gpu_memory_over_time.png shows the climb)"
+        f"{-bias * 100:.1f} % (± 0.0 %, 95 % over its 2 replications) below its settled level; "
+        "lengthen study.warmup (gpu_memory_over_time.png shows the climb)"
     )
     assert climb_warning(series, 10_000, None, "all points") is None
-    alone = climb_warning(_series(CLIMB), 2_000, None, "all points")  # (no count of one)
-    assert alone is not None and " below its settled level; lengthen " in alone
+    alone = climb_warning(_series(CLIMB), 2_000, None, "all points")  # (no interval of one)
+    assert alone is not None and f"{-bias * 100:.1f} % below its settled level; lengthen " in alone
 
 
-def test_the_warning_says_in_how_many_replications_the_memory_alone_is_as_far_off():
+LEVEL, HIGH = [10.0] * 40, [14.0] * 10 + [10.0] * 30
+"""A run level from the start, and one that starts above the level, beside ``CLIMB``."""
+
+
+@pytest.mark.parametrize(
+    "held, unsure", [([CLIMB] * 5 + [LEVEL], False), ([CLIMB, CLIMB, HIGH], True)]
+)
+def test_the_warning_gives_the_bias_interval_over_the_replications(held, unsure):
     """Every point of a replication draws the same sessions: averaging over points evens out
-    none of a replication's own slow swings, and a climb one or two replications make alone
-    is told from one they share by the count. One off the other way is not counted."""
-    level, high = [10.0] * 40, [14.0] * 10 + [10.0] * 30
-    runs = [CLIMB, CLIMB, level, high]
-    series = pd.concat([_series(held, point, r) for r, held in enumerate(runs) for point in (0, 1)])
+    none of a replication's own slow swings, so the interval is over replications, each
+    judged on its own. Where it holds 0 the climb may be their swings: more replications
+    tell."""
+    series = pd.concat([_series(h, point, r) for r, h in enumerate(held) for point in (0, 1)])
+    biases = [np.mean(h[2:]) / 10 - 1 for h in held]  # (every run is level at 10 from 10 s)
+    runs = len(held)
+    half = t95(runs - 1) * statistics.stdev(biases) / math.sqrt(runs)
     warning = climb_warning(series, 2_000, None, "all points")
     assert warning is not None and "settles at 10 s" in warning
-    assert ", and more than 1 % off it in 2 of its 4 replications; " in warning
+    assert (
+        f" {abs(np.mean(biases)) * 100:.1f} % (± {half * 100:.1f} %, 95 % over its {runs} "
+        "replications) below its settled level; lengthen study.warmup"
+    ) in warning
+    assert warning.endswith(
+        "; lengthen study.warmup, or add replications to tell the climb from their own swings "
+        "(gpu_memory_over_time.png shows the climb)"
+        if unsure
+        else "; lengthen study.warmup (gpu_memory_over_time.png shows the climb)"
+    )
 
 
 def test_the_runs_are_averaged_before_they_are_judged():
@@ -306,7 +326,8 @@ def test_run_warns_of_a_warm_up_shorter_than_the_climb_and_exits_0(tmp_path, cap
     path = write_yaml(tmp_path, study)
     assert main(["run", str(path), "--out", str(tmp_path / "short"), "--jobs", "1"]) == 0
     err = capsys.readouterr().err
-    assert "after the 0 s warm-up: mean_gpu_bytes is" in err and "% below" in err
+    assert "after the 0 s warm-up: mean_gpu_bytes is" in err
+    assert "% over its 2 replications) below its settled level" in err
     again = nnrpsim.run(path, out=tmp_path / "short", resume=True, progress=False)
     assert again.warnings == err.splitlines()  # the Python API keeps what the command prints
     runs = pd.read_parquet(tmp_path / "short/runs.parquet")
