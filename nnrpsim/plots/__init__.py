@@ -66,6 +66,7 @@ FORMATS_VARIABLE = "NNRPSIM_PLOT_FORMATS"
 """Names the formats figures are written in, comma-separated, of :data:`KNOWN_FORMATS`:
 ``png`` alone skips the SVG writer, a fifth to a third of the plots' time (the tests' default)."""
 KNOWN_FORMATS = ("png", "svg", "pdf")
+"""The formats matplotlib writes with nothing more installed: raster, and two for print."""
 
 
 def plot_formats() -> tuple[str, ...]:
