@@ -270,10 +270,20 @@ def _keys(args: argparse.Namespace) -> str:
 
 
 def _command(
-    commands: argparse._SubParsersAction[argparse.ArgumentParser], name: str, what: str
+    commands: argparse._SubParsersAction[argparse.ArgumentParser],
+    name: str,
+    what: str,
+    epilog: str | None = None,
 ) -> argparse.ArgumentParser:
     """A command, whose own ``--help`` opens with what the commands' list says of it."""
-    return commands.add_parser(name, help=what, description=f"{what[0].upper()}{what[1:]}.")
+    description = f"{what[0].upper()}{what[1:]}."
+    return commands.add_parser(name, help=what, description=description, epilog=epilog)
+
+
+PLOT_FORMATS_NOTE = (
+    "figures are written as PNG and SVG; NNRPSIM_PLOT_FORMATS names others, comma-separated, "
+    "of png, svg and pdf (png alone draws them faster)"
+)
 
 
 def _add_set_option(command: argparse.ArgumentParser) -> None:
@@ -287,7 +297,9 @@ def _add_set_option(command: argparse.ArgumentParser) -> None:
 
 
 def _add_scenario_commands(commands) -> None:
-    run = _command(commands, "run", "run a study: every sweep point, every replication")
+    run = _command(
+        commands, "run", "run a study: every sweep point, every replication", PLOT_FORMATS_NOTE
+    )
     run.add_argument(
         "scenario",
         help="a scenario YAML file, or a results folder (the scenario its manifest records, "
@@ -322,7 +334,7 @@ def _add_scenario_commands(commands) -> None:
     )
     _add_set_option(validate)
     validate.set_defaults(handler=_validate)
-    plot = _command(commands, "plot", "redraw the plots of a results folder")
+    plot = _command(commands, "plot", "redraw the plots of a results folder", PLOT_FORMATS_NOTE)
     plot.add_argument("results", help="a results folder written by run (its summary.parquet)")
     plot.set_defaults(handler=_plot)
     compare = _command(

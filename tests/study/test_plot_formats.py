@@ -65,3 +65,10 @@ def test_a_format_it_cannot_write_is_one_line_before_anything_is_written(
     assert main(["plot", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == said  # (said before its folder is made)
     assert _contents(tmp_path / "out") == files
+
+
+@pytest.mark.parametrize("command", ["run", "plot"])
+def test_the_commands_that_draw_name_the_variable_in_their_help(command, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    assert "NNRPSIM_PLOT_FORMATS names others" in " ".join(capsys.readouterr().out.split())
