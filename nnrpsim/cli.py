@@ -15,6 +15,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from . import __version__
+from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
 
 EXIT_USAGE = 2
@@ -98,7 +99,6 @@ class _Outcome(NamedTuple):
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
-    from .plots import plot_formats
     from .printed_tables import summary_table, terminal_width
     from .results import COMPLETE, auto_warmups_ms
     from .study import run
@@ -116,9 +116,7 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     )
     for warning in result.warnings:
         print(warning, file=sys.stderr)
-    *others, last = (kind.upper() for kind in plot_formats())
-    kinds = f"{', '.join(others)} and {last}" if others else last
-    drawn = f"{counted(result.figures, 'plot')} in plots/ ({kinds})"
+    drawn = f"{counted(result.figures, 'plot')} in plots/ ({formats_text(plot_formats())})"
     where = f": summary.csv, {drawn}" if result.figures else ""
     table = summary_table(result.summary, terminal_width())
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
@@ -281,8 +279,8 @@ def _command(
 
 
 PLOT_FORMATS_NOTE = (
-    "figures are written as PNG and SVG; NNRPSIM_PLOT_FORMATS names others, comma-separated, "
-    "of png, svg and pdf (png alone draws them faster)"
+    f"figures are written as {formats_text(FORMATS)}; {FORMATS_VARIABLE} names others, "
+    f"comma-separated, of {', '.join(KNOWN_FORMATS)} (png alone draws them faster)"
 )
 
 

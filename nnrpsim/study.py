@@ -15,7 +15,8 @@ import pandas as pd
 from .checks import StudyWarning, study_warnings
 from .display_units import counted
 from .interrupts import interrupts_deferred
-from .plots import draw_study, plot_formats
+from .plot_formats import plot_formats
+from .plots import draw_study
 from .results import (
     COMPLETE,
     INTERRUPTED,

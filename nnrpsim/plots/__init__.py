@@ -1,6 +1,6 @@
 """Plots of a finished study, drawn from its saved results only (never by running anything).
 
-Every figure is written as PNG and SVG under ``plots/`` (:func:`plot_formats`), axes labelled
+Every figure is written as PNG and SVG under ``plots/`` (:mod:`nnrpsim.plot_formats`), axes labelled
 with units. What each figure draws is here; where its legend and its points' labels go is
 :mod:`.placement`'s, and its axes' ranges and log scales :mod:`.axes`'.
 """
@@ -27,6 +27,7 @@ from matplotlib.figure import Figure
 from ..checks import StudyWarning
 from ..display_units import bytes_scale, described, key_scale, value_text
 from ..metrics import UNITS
+from ..plot_formats import plot_formats
 from ..results import (
     read_table,
     recorded_warmup_ms,
@@ -57,31 +58,6 @@ KNOWN_LABELS = {
 """Axis labels of common keys; a key with units (``KEY_UNITS``) gets its unit appended."""
 LOAD_KEYS = {"workload.sessions.rate_per_s", "workload.operations.rate_per_s"}
 """Swept loads, against which the DES's operation latency is drawn too."""
-
-
-FORMATS = ("png", "svg")
-"""The files each figure is written as, unless :data:`FORMATS_VARIABLE` says otherwise: PNG to
-look at, SVG to print or edit."""
-FORMATS_VARIABLE = "NNRPSIM_PLOT_FORMATS"
-"""Names the formats figures are written in, comma-separated, of :data:`KNOWN_FORMATS`:
-``png`` alone skips the SVG writer, a fifth to a third of the plots' time (the tests' default)."""
-KNOWN_FORMATS = ("png", "svg", "pdf")
-"""The formats matplotlib writes with nothing more installed: raster, and two for print."""
-
-
-def plot_formats() -> tuple[str, ...]:
-    """The formats figures are written in, read at each use: a study's spawned workers, which
-    draw its figures, take its environment."""
-    text = os.environ.get(FORMATS_VARIABLE)
-    if text is None:
-        return FORMATS
-    kinds = tuple(dict.fromkeys(kind.strip().lower() for kind in text.split(",")))
-    if not all(kind in KNOWN_FORMATS for kind in kinds):
-        raise ScenarioError(
-            FORMATS_VARIABLE,
-            f"names {', '.join(KNOWN_FORMATS)}, comma-separated (png,svg by default), not {text!r}",
-        )
-    return kinds
 
 
 def _save(fig, folder: Path, name: str) -> list[Path]:
