@@ -162,7 +162,7 @@ def _records(args: argparse.Namespace) -> str:
 
     import pandas as pd
 
-    from .checks import violation_warnings
+    from .checks.outcomes import violation_warnings
     from .display_units import durations_text
     from .one_run import run_records
 

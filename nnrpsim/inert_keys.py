@@ -132,7 +132,7 @@ NO_KIND_CACHED = InertRule(
 )
 """The servers cache no kind the workload's objects are of: the hosts inline every body, as
 under ``never``. A fixed case is named once, by the kinds
-(:func:`nnrpsim.checks.uncached_kinds_advice`), not by each caching key set."""
+(:func:`nnrpsim.checks.caching.uncached_kinds_advice`), not by each caching key set."""
 
 
 def unused_kind_sizes(scenario: Scenario) -> list[str]:
@@ -353,7 +353,8 @@ def inert_reason(scenario: Scenario, key: str, swept: Collection[str]) -> str | 
     None when it may change something or a word would be noise: where a key a rule reads is
     swept, the grid meant it (a never baseline beside caching policies across a memory
     sweep, a restart swept over null and a time), as the check after a run judges a key by
-    the points where it could move the numbers (:func:`nnrpsim.checks.unmoved_key_warnings`)."""
+    the points where it could move the numbers
+    (:func:`nnrpsim.checks.keys.unmoved_key_warnings`)."""
     fixed = not within(key, swept)
     for rule in INERT_RULES:
         if key not in rule.keys or not rule.holds(scenario) or (fixed and not rule.names_fixed):

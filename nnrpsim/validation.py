@@ -9,22 +9,17 @@ from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
 
-from .checks import (
-    fault_time_advice,
-    ignored_key_advice,
-    inert_key_advice,
+from .checks.caching import (
     kind_sizes_advice,
-    link_advice,
-    log_span_advice,
     policy_reach_advice,
-    sample_advice,
-    server_advice,
     size_limit_advice,
     trace_sizes_advice,
-    ttl_bound_advice,
     uncached_kinds_advice,
-    warmup_advice,
 )
+from .checks.keys import ignored_key_advice, inert_key_advice
+from .checks.load import link_advice, server_advice
+from .checks.timing import fault_time_advice, log_span_advice, sample_advice, warmup_advice
+from .checks.ttl_bounds import ttl_bound_advice
 from .display_units import counted
 from .results import ResultStore, moving_runs_recorded, study_of
 from .run_files import finished_runs

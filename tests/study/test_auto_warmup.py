@@ -12,7 +12,8 @@ import pandas as pd
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import StudyWarning, warmup_advice
+from nnrpsim.checks import StudyWarning
+from nnrpsim.checks.timing import warmup_advice
 from nnrpsim.cli import main
 from nnrpsim.model.workload_means import LEVEL, measured_ramp
 from nnrpsim.results import auto_warmups_ms, recorded_warmup_ms

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import fault_time_advice
+from nnrpsim.checks.timing import fault_time_advice
 from tests.study.advice import advice, run_numbers
 
 STUDY = {

@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import idle_rule_warnings
+from nnrpsim.checks.keys import idle_rule_warnings
 from nnrpsim.scenario import parse_scenario, sweep_points
 
 IDLE = "host_policy.refused_put_backoff is 5 s, but no server refused a CACHE_PUT"

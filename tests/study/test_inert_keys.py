@@ -13,14 +13,9 @@ import pytest
 import yaml
 
 import nnrpsim
-from nnrpsim.checks import (
-    StudyWarning,
-    ignored_key_advice,
-    inert_key_advice,
-    kind_sizes_advice,
-    uncached_kinds_advice,
-    unmoved_key_warnings,
-)
+from nnrpsim.checks import StudyWarning
+from nnrpsim.checks.caching import kind_sizes_advice, uncached_kinds_advice
+from nnrpsim.checks.keys import ignored_key_advice, inert_key_advice, unmoved_key_warnings
 from nnrpsim.cli import main
 from nnrpsim.inert_keys import INERT_RULES, NO_KIND_CACHED, UNTIMED_ON_VECTOR, WORKLOAD_KINDS
 from nnrpsim.scenario import load_scenario, sweep_points

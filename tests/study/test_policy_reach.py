@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import policy_reach_advice
+from nnrpsim.checks.caching import policy_reach_advice
 from nnrpsim.display_units import percent
 from nnrpsim.runner import model_config
 from nnrpsim.scenario import load_scenario

@@ -9,7 +9,7 @@ import re
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import inline_server_load
+from nnrpsim.checks.load import inline_server_load
 from nnrpsim.cli import main
 from nnrpsim.scenario import parse_scenario
 from tests.conftest import write_yaml

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import size_limit_advice
+from nnrpsim.checks.caching import size_limit_advice
 from nnrpsim.model import WorkloadConfig
 from nnrpsim.model.policy_reach import references_larger_share
 from nnrpsim.model.workload import synthetic_plan

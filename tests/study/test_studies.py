@@ -1466,7 +1466,7 @@ def test_a_trace_longer_than_the_run_is_cut_at_its_end_on_both_engines(tmp_path)
 
 
 def test_violations_beyond_what_sessions_fell_behind_on_are_called_a_bug():
-    from nnrpsim.checks import violation_warnings
+    from nnrpsim.checks.outcomes import violation_warnings
 
     summary = pd.DataFrame(
         {

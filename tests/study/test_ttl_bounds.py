@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from nnrpsim.checks import ttl_bound_advice
+from nnrpsim.checks.ttl_bounds import ttl_bound_advice
 from tests.study.advice import advice, run_numbers
 
 STUDY = {

@@ -11,7 +11,8 @@ import pandas as pd
 import pytest
 
 import nnrpsim
-from nnrpsim.checks import StudyWarning, unmoved_key_warnings
+from nnrpsim.checks import StudyWarning
+from nnrpsim.checks.keys import unmoved_key_warnings
 from nnrpsim.cli import main
 from tests.conftest import SMALL_STUDY, write_yaml
 

@@ -12,7 +12,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import nnrpsim
-from nnrpsim.checks import warmup_advice, warmup_warnings
+from nnrpsim.checks.timing import warmup_advice, warmup_warnings
 from nnrpsim.cli import main
 from nnrpsim.metrics import des_metrics
 from nnrpsim.model import FaultConfig, ModelConfig, WorkloadConfig, simulate
