@@ -99,7 +99,7 @@ class _Outcome(NamedTuple):
 
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
-    from .printed_tables import summary_table, terminal_width
+    from .printed_tables import summary_note, summary_table, terminal_width
     from .results import COMPLETE, auto_warmups_ms
     from .study import run
     from .warmup import describe_warmups
@@ -118,7 +118,10 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
         print(warning, file=sys.stderr)
     drawn = f"{counted(result.figures, 'plot')} in plots/ ({formats_text(plot_formats())})"
     where = f": summary.csv, {drawn}" if result.figures else ""
-    table = summary_table(result.summary, terminal_width())
+    width = terminal_width()
+    table = summary_table(result.summary, width)
+    if note := summary_note(result.summary, width):
+        table += f"\n{note}"
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
     if result.kept_runs:
         moved = f", {result.moved_runs} of them moved to their points' new numbers"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import textwrap
 
 import pandas as pd
 
@@ -45,6 +46,39 @@ def summary_table(summary: pd.DataFrame, width: int | None = None) -> str:
     swept = swept_columns(summary)
     columns = ["point", *swept, "replications", "failures", *_measured(summary)]
     return _printed(_readable(summary[columns], swept), width, "summary.csv has them all")
+
+
+HEADLINE = "hit_rate"
+"""The metric whose intervals :func:`summary_note` gives: every study measures it."""
+
+
+def summary_note(summary: pd.DataFrame, width: int | None = None) -> str:
+    """What the summary's bare means are: over how many replications a point, how wide the
+    headline metric's 95 % intervals run (two replications give t intervals twelve times the
+    standard error), and, the points sharing their random numbers, where their differences
+    read sharper (``nnrpsim compare``). Without it, four figures read as exact. Wrapped to
+    ``width``, as the table is."""
+    done = summary[summary["replications"] > 0] if not summary.empty else summary
+    if done.empty:
+        return ""
+    least, most = int(done["replications"].min()), int(done["replications"].max())
+    if most == 1:
+        lines = ["one replication a point: no intervals (study.replications: 2 or more)"]
+    else:
+        over = f"{least}-{most}" if least < most else f"{most}"
+        lines = [f"means over {over} replications a point"]
+        half = done.get(f"{HEADLINE}_ci95", pd.Series(dtype=float)).max()
+        if pd.notna(half):
+            lines[0] += (
+                f"; {HEADLINE}'s 95 % interval up to ± {figures(half, 2)} (summary.csv has "
+                "each metric's)"
+            )
+        if len(done) > 1:
+            lines.append(
+                "the points share their random numbers: nnrpsim compare --baseline KEY=VALUE "
+                "gives their differences with sharper intervals"
+            )
+    return "\n".join(textwrap.fill(line, width) if width else line for line in lines)
 
 
 def differences_table(differences: pd.DataFrame, width: int | None = None) -> str:
