@@ -97,18 +97,33 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
+PLAIN_BELOW = 1e15
+"""From here :func:`figures` writes an exponent: ``3e+37`` times a link's bandwidth, not
+thirty-eight digits."""
+
+
 def figures(value: float, count: int = 3) -> str:
     """``value`` to ``count`` significant figures, without an exponent where the figures
     reach the units: ``2,390`` (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``, and to two
-    figures ``110`` (``.2g`` wrote ``1.1e+02``)."""
+    figures ``110`` (``.2g`` wrote ``1.1e+02``); with one from :data:`PLAIN_BELOW`."""
     rounded = float(f"{value:.{count}g}")
-    return f"{rounded:,.0f}" if abs(rounded) >= 10 ** (count - 1) else f"{rounded:.{count}g}"
+    plain = 10 ** (count - 1) <= abs(rounded) < PLAIN_BELOW
+    return f"{rounded:,.0f}" if plain else f"{rounded:.{count}g}"
+
+
+MOST_NINES = 6
+"""The decimals :func:`below_one` gives at most: a share within a millionth of 1."""
 
 
 def below_one(fraction: float) -> tuple[str, str]:
     """A fraction in [0, 1) as a share and as a percentage, with as many decimals as keep them
     below 1 and 100 %: ``0.9996`` and ``99.96 %`` (two decimals said ``1.00`` and
-    ``100 %``, a saving no caching reaches), ``0.96`` and ``96 %``."""
+    ``100 %``, a saving no caching reaches), ``0.96`` and ``96 %``. Within a millionth of 1
+    (or at 1, where a float rounded it: a link a billion billion times too slow), ``0.999999``
+    and ``99.9999 %``, the share cut, not rounded: what is said stays below it."""
+    if 1 - fraction < 10**-MOST_NINES:
+        nines = "9" * MOST_NINES
+        return f"0.{nines}", f"99.{nines[2:]} %"
     decimals = max(2, math.ceil(-math.log10(1 - fraction)))
     return f"{fraction:.{decimals}f}", f"{fraction * 100:.{decimals - 2}f} %"
 

@@ -42,6 +42,9 @@ def test_durations_take_the_unit_of_the_largest(values_ms, text):
         (9.96, 2, "10"),
         (9.94, 2, "9.9"),
         (12_345.6, 4, "12,350"),
+        (9.99e14, 3, "999,000,000,000,000"),
+        (1e15, 3, "1e+15"),  # (from there an exponent: not 38 digits for 3.2e37)
+        (-3.21e37, 2, "-3.2e+37"),
     ],
 )
 def test_figures_without_an_exponent(value, count, text):
@@ -56,6 +59,9 @@ def test_figures_without_an_exponent(value, count, text):
         (0.0, "0.00", "0 %"),
         (1 - 1 / 2_390, "0.9996", "99.96 %"),
         (0.99996, "0.99996", "99.996 %"),
+        (1 - 2e-6, "0.999998", "99.9998 %"),
+        (1 - 1e-9, "0.999999", "99.9999 %"),  # (cut at six nines, not rounded up to 1)
+        (1.0, "0.999999", "99.9999 %"),  # (a float rounded 1 - 1e-17 to it: no logarithm)
     ],
 )
 def test_a_share_below_one_keeps_decimals_enough_to_stay_below(fraction, share, percent):

@@ -65,6 +65,19 @@ def test_a_link_thousands_of_times_too_slow_says_what_caching_cannot_reach(tmp_p
     assert float(keep) < 100 and keep == f"{float(saving) * 100:.{len(saving) - 4}f}"
 
 
+def test_a_link_beyond_any_scale_too_slow_is_named_without_a_crash(tmp_path, capsys):
+    """At 1e-300 bytes a second the needed saving rounds to 1 in a float, whose logarithm
+    raised ``math domain error`` out of ``validate``, and the factor had 307 digits."""
+    _, err = _validate(tmp_path, capsys, "1e-300")
+    (times, keep, saving) = re.findall(
+        r", ([0-9.]+e\+[0-9]+) times its .*: unless caching keeps more than ([0-9.]+) % of "
+        r"those bytes off the links \(a wire_saving above ([0-9.]+)\)",
+        err,
+    )[0]
+    assert float(times) > 1e300
+    assert (keep, saving) == ("99.9999", "0.999999")
+
+
 def test_the_bodies_are_spread_over_every_link_from_a_host_to_a_server(tmp_path, capsys):
     """Two hosts of the same sessions each send twice as much in all; over 2 x 3 links each
     carries a third of one host's bodies."""
