@@ -109,6 +109,11 @@ class ServerConfig:
         _positive("per_inline_byte_ms", self.per_inline_byte_ms, allow_zero=True)
         _positive("per_put_byte_ms", self.per_put_byte_ms, allow_zero=True)
         _positive("sweep_interval_ms", self.sweep_interval_ms)
+        if self.sweep_interval_ms < 1:
+            raise ValueError(
+                "sweep_interval_ms must be at least 1: a sweep reads the clock in whole ms, as "
+                f"leases run out, so one more often finds nothing new, got {self.sweep_interval_ms}"
+            )
 
 
 @dataclass(frozen=True)

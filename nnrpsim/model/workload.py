@@ -136,6 +136,29 @@ OBJECT_SIZE_RANGE = (1, 0xFFFF_FFFF)
 """Object sizes as drawn: at least a byte, at most what an inline block's u32 length carries."""
 
 
+MOST_DRAWS = np.iinfo(np.int64).max
+"""The most draws a multinomial takes: beyond, every object of a catalog comes at least once
+all but surely (one of probability 1e-15 stays out with odds of exp(-9,200))."""
+
+
+def _drawn(
+    rng: np.random.Generator, n_ops: int, draws: int, n: int, p: np.ndarray | None = None
+) -> np.ndarray:
+    """For each of ``n_ops`` operations, ``draws`` objects of ``n`` with replacement (by
+    ``p``, or uniformly): an array of a row per operation holding each object drawn at least
+    once (a repeat, which the operation's set drops, fills a row out). Beyond ``n`` draws a
+    row is drawn as the count of each object, a multinomial, which gives the objects drawn
+    the same law at the cost of ``n``, not of ``draws``: 99999999999999999999 draws an
+    operation had no array to fill."""
+    if draws <= n:
+        if p is None:
+            return rng.integers(0, max(n, 1), (n_ops, draws))
+        return rng.choice(n, size=(n_ops, draws), p=p)
+    counts = rng.multinomial(min(draws, MOST_DRAWS), np.full(n, 1 / n) if p is None else p, n_ops)
+    drawn = counts > 0
+    return np.where(drawn, np.arange(n), drawn.argmax(axis=1)[:, None])
+
+
 def _lognormal_sizes(rng: np.random.Generator, laws: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
     """A size per object, drawn from its law (see :func:`size_laws`) and cut to the range."""
     return np.clip(rng.lognormal(*laws), *OBJECT_SIZE_RANGE).astype(np.int64)
@@ -216,12 +239,12 @@ def synthetic_plan(
                 depends_on[first_private + i] = namespace * per_namespace
             shared = (
                 namespace * per_namespace
-                + rng.choice(per_namespace, size=(n_ops, config.shared_refs_per_operation), p=zipf)
+                + _drawn(rng, n_ops, config.shared_refs_per_operation, per_namespace, zipf)
                 if per_namespace
                 else np.zeros((n_ops, 0), dtype=np.int64)  # nothing shared to reference
             )
-            private = first_private + rng.integers(
-                0, max(n_private, 1), (n_ops, config.private_refs_per_operation if n_private else 0)
+            private = first_private + _drawn(
+                rng, n_ops, config.private_refs_per_operation if n_private else 0, n_private
             )
             refs = np.concatenate([shared, private], axis=1).tolist()
             operations = [

@@ -19,7 +19,7 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from .per_scenario import once_per_scenario
-from .schema import FULL_PLACES, KEY_UNITS, Scenario, Sweep
+from .schema import FULL_PLACES, KEY_UNITS, MAX_RUNS, Scenario, Sweep
 
 
 class ScenarioError(ValueError):
@@ -450,6 +450,12 @@ def _expanded(scenario: Scenario) -> list[Point]:
         if first != point.index:
             raise _same_runs(scenario.sweep, places, first, point.index)
         points.append(point)
+    if (runs := sum(point.scenario.study.replications for point in points)) > MAX_RUNS:
+        raise ScenarioError(
+            "study.replications",
+            f"{len(points):,} sweep points make {runs:,} runs with their replications, more "
+            f"than a study holds ({MAX_RUNS:,}): fewer replications or points",
+        )
     return points
 
 

@@ -100,6 +100,15 @@ def _field_types(section: type[BaseModel]) -> tuple[frozenset[str], frozenset[st
     return frozenset(numbers), frozenset(booleans)
 
 
+MAX_RUNS = 1_000_000
+"""The most runs a study holds: each writes a file of its own under ``runs/`` (a slip of the
+keyboard, 99999999999999999999 replications, sat building its list of runs without end)."""
+MAX_POINTS = 100_000
+"""The most sweep points a study holds: each is a scenario checked and kept in memory, about
+15 kB and 0.5 ms each, and a grid's lists multiply (three lists of 1,000 values make a billion
+points, which took 13.6 GB in their first minute)."""
+
+
 class Study(Section):
     name: str = Field(
         "study", pattern=r"^[A-Za-z0-9_.-]+$", description="Folder name of the results."
@@ -114,6 +123,13 @@ class Study(Section):
         "climb needs more); auto: each point's least that keeps its sessions at once, averaged "
         "over the measured time, within 1 % of their steady number (closed form).",
     )
+
+    @field_validator("replications")
+    @classmethod
+    def _runs_a_study_holds(cls, replications: int) -> int:
+        if replications > MAX_RUNS:
+            raise ValueError(f"must be at most {MAX_RUNS:,}, the runs a study holds")
+        return replications
 
     @field_validator("name")
     @classmethod
@@ -184,9 +200,10 @@ class Topology(Section):
     )
     sweep_interval: Duration = Field(
         1_000.0,
-        gt=0,
-        description="Period of the expiry sweep; the DES samples the memory no more often "
-        "(and every study.duration / 300 if that is longer).",
+        ge=1,
+        description="Period of the expiry sweep, 1 ms or more (it reads the clock in whole ms, "
+        "as leases run out); the DES samples the memory no more often (and every "
+        "study.duration / 300 if that is longer).",
     )
     renewal: Literal["touch", "extend"] = Field(
         "touch",
@@ -502,6 +519,14 @@ class Sweep(Section):
             raise ValueError(f"zip lists must have equal lengths, where they have {lengths}")
         if not self.grid and not self.zip:
             raise ValueError("sweep is empty: give grid or zip keys, or leave sweep out")
+        lists = [len(v) for v in self.grid.values()] + [len(v) for v in self.zip.values()][:1]
+        if (points := math.prod(lists)) > MAX_POINTS:
+            made = " x ".join(f"{n:,}" for n in lists)
+            raise ValueError(
+                f"its lists ({made} values) make {points:,} sweep points, more than a study "
+                f"holds ({MAX_POINTS:,}, each a scenario checked and kept in memory): split it "
+                "into studies"
+            )
         swept = [*self.grid, *self.zip]
         if {"study", "study.name"} & set(swept):
             raise ValueError(

@@ -177,6 +177,22 @@ def test_workloads_without_shared_or_private_objects_run(shared, private):
         assert objects.max() < WORKLOAD.namespaces * shared
 
 
+def test_a_workload_drawing_more_references_than_it_has_objects_runs():
+    """99999999999999999999 references drawn an operation: the run references every object
+    each operation (it failed: ``Python int too large to convert to C long``)."""
+    many = 10**20
+    workload = WorkloadConfig(
+        shared_objects_per_namespace=3,
+        private_objects_per_session=2,
+        shared_refs_per_operation=many,
+        private_refs_per_operation=many,
+    )
+    result = simulate(_config(workload=workload, duration_ms=10_000.0), 7)
+    assert result.violations == 0
+    operations = len(result.operations["start_ms"])
+    assert operations > 100 and len(result.references["object"]) == 5 * operations
+
+
 def test_operations_a_session_falls_behind_on_count_as_never_completed():
     """One session, a reference every 10 ms to 1 MB objects over a 1 Mbit/s link: each PUT takes
     8 s, so the session serves a handful of its planned operations; the rest never start."""

@@ -9,7 +9,7 @@ import pytest
 
 from nnrpsim.engine import ObjectCatalog
 from nnrpsim.model import WorkloadConfig
-from nnrpsim.model.workload import synthetic_plan
+from nnrpsim.model.workload import _drawn, popularity, synthetic_plan
 from nnrpsim.namespaces import PRIVATE_NAMESPACE_BASE
 from nnrpsim.protocol import CacheObjectKind
 
@@ -93,3 +93,45 @@ def test_no_changes_without_a_rate():
     plan = synthetic_plan(WorkloadConfig(), 1, 60_000.0, np.random.SeedSequence(5))
     assert len(plan.change_times_ms) == len(plan.change_objects) == 0
     assert plan.change_objects.dtype == np.int64
+
+
+def _chosen(rows: np.ndarray, n: int) -> np.ndarray:
+    """Which of ``n`` objects each row (an operation's draws) holds."""
+    chosen = np.zeros((len(rows), n), dtype=bool)
+    chosen[np.arange(len(rows))[:, None], rows] = True
+    return chosen
+
+
+@pytest.mark.parametrize("p", [popularity(5, 0.9), None], ids=["zipf", "uniform"])
+def test_more_draws_than_objects_give_the_objects_drawn_the_same_law(p):
+    """Beyond as many draws as objects an operation draws each object's count (a
+    multinomial) instead of each draw: its row is as wide as the objects, not the draws, and
+    which objects come keeps its law, each alone (1 - (1 - p)^k, the closed form of
+    workload_means) and together (how many distinct, against draws one by one)."""
+    n, k, n_ops = 5, 8, 100_000
+    rows = _drawn(np.random.default_rng(3), n_ops, k, n, p)
+    assert rows.shape == (n_ops, n)
+    chosen = _chosen(rows, n)
+    law = np.full(n, 1 / n) if p is None else p
+    assert chosen.mean(axis=0) == pytest.approx(1 - (1 - law) ** k, abs=0.006)
+    one_by_one = np.random.default_rng(4).choice(n, size=(n_ops, k), p=law)
+    distinct = np.bincount(chosen.sum(axis=1), minlength=n + 1) / n_ops
+    expected = np.bincount(_chosen(one_by_one, n).sum(axis=1), minlength=n + 1) / n_ops
+    assert distinct == pytest.approx(expected, abs=0.006)
+
+
+def test_draws_beyond_any_array_come_to_every_object():
+    """99999999999999999999 draws an operation (no array holds them, nor an int64) draw
+    every object, all but surely."""
+    rows = _drawn(np.random.default_rng(1), 3, 10**20, 4, popularity(4, 0.9))
+    assert _chosen(rows, 4).all()
+
+
+def test_as_many_draws_as_objects_or_fewer_draw_one_by_one_as_before():
+    """Up to as many draws as objects the draws are those of the plans before (the same
+    random numbers, so the same runs)."""
+    p = popularity(5, 0.9)
+    rows = _drawn(np.random.default_rng(2), 10, 5, 5, p)
+    assert (rows == np.random.default_rng(2).choice(5, size=(10, 5), p=p)).all()
+    uniform = _drawn(np.random.default_rng(2), 10, 3, 4)
+    assert (uniform == np.random.default_rng(2).integers(0, 4, (10, 3))).all()

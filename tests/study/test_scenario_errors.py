@@ -29,6 +29,39 @@ CASES = [
     ({"server": {}}, "error: server: unknown key (known: study, engine, topology, "),
     # results/.. would be the folder above results/, results/. results/ itself
     ({"study": {"name": ".."}}, "error: study.name: must name a folder of its own"),
+    # a slip of the keyboard sat building its list of runs without end
+    (
+        {"study": {"replications": 10**20}},
+        "error: study.replications: must be at most 1,000,000, the runs a study holds",
+    ),
+    (  # three lists of 1,000 values took 13.6 GB in their first minute of expanding
+        {
+            "sweep": {
+                "grid": {
+                    "study.seed": list(range(1000)),
+                    "host_policy.ttl_fraction": [i / 1000 for i in range(1, 1001)],
+                    "topology.ttl_floor": list(range(1000)),
+                }
+            }
+        },
+        "error: sweep: its lists (1,000 x 1,000 x 1,000 values) make 1,000,000,000 sweep points, "
+        "more than a study holds (100,000, each a scenario checked and kept in memory): split it "
+        "into studies",
+    ),
+    (
+        {
+            "sweep": {
+                "grid": {"study.seed": list(range(400))},
+                "zip": {"study.duration": [1e3] * 251},
+            }
+        },
+        "error: sweep: its lists (400 x 251 values) make 100,400 sweep points",
+    ),
+    (  # a sweep reads the clock in whole ms: one more often found nothing new, and 1e-9 ms
+        # sweeps ran without end
+        {"topology": {"sweep_interval": "0.5ms"}},
+        "error: topology.sweep_interval: must be at least 1 ms",
+    ),
     ({"study": {"name": "."}}, "error: study.name: must name a folder of its own"),
     # YAML can write a NUL, which no system opens: it was a ValueError from pathlib
     (
@@ -863,3 +896,21 @@ def test_resume_with_an_unreadable_manifest_keeps_the_runs(tmp_path, capsys, sma
     err = capsys.readouterr().err
     assert err.startswith(f"error: --resume: {out / 'manifest.json'} ") and err.count("\n") == 1
     assert sorted(p.name for p in (out / "runs").iterdir()) == runs
+
+
+def test_a_sweeps_runs_with_their_replications_are_counted_against_what_a_study_holds(
+    tmp_path, capsys, monkeypatch
+):
+    """Each point may sweep its own replications: the runs are their sum over the points."""
+    monkeypatch.setattr("nnrpsim.scenario.loader.MAX_RUNS", 10)
+    document = {
+        "study": {"replications": 2},
+        "sweep": {"grid": {"study.replications": [3, 4], "study.seed": [1, 2]}},
+    }
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 2
+    assert capsys.readouterr().err == (
+        "error: study.replications: 4 sweep points make 14 runs with their replications, more "
+        "than a study holds (10): fewer replications or points\n"
+    )
+    document["sweep"]["grid"]["study.replications"] = [2, 3]  # 10 runs: held
+    assert main(["validate", str(write_yaml(tmp_path, document))]) == 0
