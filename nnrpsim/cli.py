@@ -12,11 +12,14 @@ import json
 import os
 import sys
 from collections.abc import Callable, Sequence
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
 from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
+
+if TYPE_CHECKING:  # (the study layer loads pandas: imported where a command runs one)
+    from .study import StudyResult
 
 EXIT_USAGE = 2
 EXIT_RUNS_FAILED = 1
@@ -120,7 +123,7 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     where = f": summary.csv, {drawn}" if result.figures else ""
     width = terminal_width()
     table = summary_table(result.summary, width)
-    if note := summary_note(result.summary, width):
+    if note := summary_note(result.summary, width, _compare_example(result)):
         table += f"\n{note}"
     text = f"{table}\nresults: {result.path} ({result.status}){where}"
     if result.kept_runs:
@@ -132,6 +135,26 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     failed = "error" in result.runs and result.runs["error"].notna().any()
     stopped = result.status != COMPLETE  # (a worker died: Ctrl-C raises instead)
     return _Outcome(text, EXIT_RUNS_FAILED) if failed or stopped else text
+
+
+def _compare_example(result: StudyResult) -> str:
+    """A compare command for the study just run, to copy: its first swept key at the value of
+    its last point (any key where the manifest cannot tell how to write it: a hint never
+    fails a study that ran)."""
+    import shlex
+
+    from .differences import baseline_item
+    from .printed_tables import COMPARE_ANY
+    from .results import swept_columns
+    from .scenario import ScenarioError
+
+    if result.summary.empty or not (swept := swept_columns(result.summary)):
+        return COMPARE_ANY
+    try:
+        item = baseline_item(result.path, swept[0], result.summary[swept[0]].iloc[-1])
+    except ScenarioError:
+        return COMPARE_ANY
+    return f"nnrpsim compare {shlex.quote(str(result.path))} --baseline {shlex.quote(item)}"
 
 
 def _compare(args: argparse.Namespace) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
@@ -122,6 +123,23 @@ def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
     scenario = recorded_scenario(folder, "to read the baseline's values by")
     swept_nulls = {key for key in run_params(runs) if runs[key].isna().any()}
     return paired_differences(runs, _resolved(scenario, items, swept_nulls))
+
+
+def baseline_item(results: str | Path, key: str, value: Any) -> str:
+    """``KEY=VALUE`` that :func:`compare` reads as the swept ``key`` at ``value``: by the
+    key's short name, and the value as the tables write it (``gpu_memory=512 MiB``) where that
+    reads back to it exactly, else in the scenario's own units (``2/3`` shown as ``0.666667``
+    would name no point)."""
+    short, wanted = SHORT_KEYS.get(key, key), _comparable(value)
+    scenario = recorded_scenario(Path(results), "to read the baseline's values by")
+    item = f"{short}={value_text(key, value)}"
+    try:
+        nulls = {key} if wanted is None else set()  # (eviction=none is a policy, no null)
+        if _comparable(_resolved(scenario, [item], nulls)[key]) == wanted:
+            return item
+    except ScenarioError:
+        pass
+    return f"{short}={wanted.item() if isinstance(wanted, np.generic) else wanted!r}"
 
 
 def _resolved(scenario: dict[str, Any], items: list[str], swept_nulls: set[str]) -> dict[str, Any]:

@@ -48,16 +48,20 @@ def summary_table(summary: pd.DataFrame, width: int | None = None) -> str:
     return _printed(_readable(summary[columns], swept), width, "summary.csv has them all")
 
 
+COMPARE_ANY = "nnrpsim compare RESULTS --baseline KEY=VALUE"
+"""The compare command :func:`summary_note` names where it is given none of the study's."""
 HEADLINE = "hit_rate"
 """The metric whose intervals :func:`summary_note` gives: every study measures it."""
 
 
-def summary_note(summary: pd.DataFrame, width: int | None = None) -> str:
+def summary_note(
+    summary: pd.DataFrame, width: int | None = None, compare: str = COMPARE_ANY
+) -> str:
     """What the summary's bare means are: over how many replications a point, how wide the
     headline metric's 95 % intervals run (two replications give t intervals twelve times the
     standard error), and, the points sharing their random numbers, where their differences
-    read sharper (``nnrpsim compare``). Without it, four figures read as exact. Wrapped to
-    ``width``, as the table is."""
+    read sharper: the ``compare`` command (for this study, one to copy). Without it, four
+    figures read as exact. Wrapped to ``width``, as the table is."""
     done = summary[summary["replications"] > 0] if not summary.empty else summary
     if done.empty:
         return ""
@@ -75,8 +79,9 @@ def summary_note(summary: pd.DataFrame, width: int | None = None) -> str:
             )
         if len(done) > 1:
             lines.append(
-                "the points share their random numbers: nnrpsim compare --baseline KEY=VALUE "
-                "gives their differences with sharper intervals"
+                f"the points share their random numbers: {compare} gives each point's "
+                "difference from the point at that value (its other swept values alike), with "
+                "sharper intervals"
             )
     return "\n".join(textwrap.fill(line, width) if width else line for line in lines)
 
