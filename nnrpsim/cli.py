@@ -138,9 +138,10 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
 
 
 def _compare_example(result: StudyResult) -> str:
-    """A compare command for the study just run, to copy: its first swept key at the value of
-    its last point (any key where the manifest cannot tell how to write it: a hint never
-    fails a study that ran)."""
+    """A compare command for the study just run, to copy: against policy ``never`` where the
+    study sweeps it (inlining everything, the baseline of caching), else its first swept key
+    at the value of its last point (any key where the manifest cannot tell how to write it:
+    a hint never fails a study that ran)."""
     import shlex
 
     from .differences import baseline_item
@@ -148,10 +149,14 @@ def _compare_example(result: StudyResult) -> str:
     from .results import swept_columns
     from .scenario import ScenarioError
 
+    policy = "host_policy.name"
     if result.summary.empty or not (swept := swept_columns(result.summary)):
         return COMPARE_ANY
+    key, value = swept[0], result.summary[swept[0]].iloc[-1]
+    if policy in swept and (result.summary[policy] == "never").any():
+        key, value = policy, "never"
     try:
-        item = baseline_item(result.path, swept[0], result.summary[swept[0]].iloc[-1])
+        item = baseline_item(result.path, key, value)
     except ScenarioError:
         return COMPARE_ANY
     return f"nnrpsim compare {shlex.quote(str(result.path))} --baseline {shlex.quote(item)}"

@@ -115,7 +115,11 @@ class Study(Section):
     )
     description: str = Field("", description="What question the study answers.")
     seed: int = Field(1, ge=0, description="Study seed; every run's seed derives from it.")
-    replications: int = Field(3, ge=1, description="Independent runs per sweep point.")
+    replications: int = Field(
+        3,
+        ge=1,
+        description=f"Independent runs per sweep point (a study holds {MAX_RUNS:,} runs at most).",
+    )
     duration: Duration = Field(600_000.0, gt=0, description="Simulated time per run, e.g. 10min.")
     warmup: Warmup = Field(
         0.0,
@@ -502,7 +506,10 @@ class Faults(Section):
 
 
 class Sweep(Section):
-    grid: dict[str, list] = Field(default_factory=dict, description="Cartesian product of values.")
+    grid: dict[str, list] = Field(
+        default_factory=dict,
+        description=f"Cartesian product of values (with zip's, {MAX_POINTS:,} points at most).",
+    )
     zip: dict[str, list] = Field(default_factory=dict, description="Paired lists of equal length.")
 
     @model_validator(mode="after")

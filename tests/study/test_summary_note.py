@@ -111,6 +111,27 @@ def test_run_prints_the_note_under_its_table_with_a_compare_command_that_runs(
     assert "the point with ttl_fraction=0.5" in capsys.readouterr().out
 
 
+def test_a_study_sweeping_policy_never_is_compared_against_it(tmp_path, capsys):
+    """Inlining everything is the baseline of caching: where the study sweeps it, the
+    command compares with it (the first swept key, a TTL, would be a baseline of no note)."""
+    document = {
+        **SMALL_STUDY,
+        "sweep": {
+            "grid": {
+                "host_policy.ttl_fraction": [0.1, 0.5],
+                "host_policy.name": ["never", "best_practice"],  # (the last point's: not it)
+            }
+        },
+    }
+    out = tmp_path / "out"
+    assert main(["run", str(write_yaml(tmp_path, document)), "--out", str(out), "--quiet"]) == 0
+    command = re.search(r"(nnrpsim compare .*) gives each", capsys.readouterr().out)[1]
+    assert shlex.split(command)[3:] == ["--baseline", "host_policy.name=never"]
+    assert main(shlex.split(command)[1:]) == 0
+    printed = capsys.readouterr().out
+    assert "the point with host_policy.name=never" in printed
+
+
 @pytest.mark.parametrize(
     ("key", "values", "item"),
     [
