@@ -138,25 +138,17 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
 
 
 def _compare_example(result: StudyResult) -> str:
-    """A compare command for the study just run, to copy: against policy ``never`` where the
-    study sweeps it (inlining everything, the baseline of caching), else its first swept key
-    at the value of its last point (any key where the manifest cannot tell how to write it:
-    a hint never fails a study that ran)."""
+    """A compare command for the study just run, to copy, with the baseline compare takes
+    when none is named, written out (the general command where the manifest cannot tell how
+    to write it: a hint never fails a study that ran)."""
     import shlex
 
-    from .differences import baseline_item
+    from .differences import default_baseline
     from .printed_tables import COMPARE_ANY
-    from .results import swept_columns
     from .scenario import ScenarioError
 
-    policy = "host_policy.name"
-    if result.summary.empty or not (swept := swept_columns(result.summary)):
-        return COMPARE_ANY
-    key, value = swept[0], result.summary[swept[0]].iloc[-1]
-    if policy in swept and (result.summary[policy] == "never").any():
-        key, value = policy, "never"
     try:
-        item = baseline_item(result.path, key, value)
+        item = default_baseline(result.path, result.runs)
     except ScenarioError:
         return COMPARE_ANY
     return f"nnrpsim compare {shlex.quote(str(result.path))} --baseline {shlex.quote(item)}"
@@ -165,11 +157,12 @@ def _compare_example(result: StudyResult) -> str:
 def _compare(args: argparse.Namespace) -> str:
     from pathlib import Path
 
-    from .differences import compare
+    from .differences import compare, default_baseline
     from .printed_tables import differences_table, terminal_width
     from .run_files import atomic_write
 
-    differences = compare(args.results, args.baseline)
+    baseline = args.baseline or [default_baseline(args.results)]
+    differences = compare(args.results, baseline)
     written = ""
     if args.csv:
         path = Path(args.csv)
@@ -183,7 +176,7 @@ def _compare(args: argparse.Namespace) -> str:
     return (
         f"{differences_table(differences, terminal_width())}\n"
         f"each point's metrics less its baseline point's, the point with "
-        f"{', '.join(args.baseline)} and its other swept values, replication by "
+        f"{', '.join(baseline)} and its other swept values, replication by "
         f"replication: the mean difference and its 95 % interval{written}"
     )
 
@@ -373,11 +366,11 @@ def _add_scenario_commands(commands) -> None:
     compare.add_argument(
         "--baseline",
         action="append",
-        required=True,
         metavar="KEY=VALUE",
         help="a swept key (in full, or as the summary names it) and its value at the baseline, "
         "e.g. --baseline host_policy.name=never or --baseline gpu_memory=512MiB (once for each "
-        "key to hold)",
+        "key to hold); by default policy never where the study sweeps it, else the first "
+        "swept key at its last point's value",
     )
     compare.add_argument(
         "--csv", metavar="FILE", help="also write every metric's differences to FILE (CSV)"

@@ -110,19 +110,41 @@ def _values(row: pd.Series, params: list[str]) -> tuple:
     return tuple(_comparable(row[key]) for key in params)
 
 
-def compare(results: str | Path, baseline: Sequence[str] | str) -> pd.DataFrame:
+def compare(results: str | Path, baseline: Sequence[str] | str | None = None) -> pd.DataFrame:
     """:func:`paired_differences` of a results folder's runs, ``baseline`` given as
     ``KEY=VALUE`` text (or a list of it) as ``--set`` takes it: ``host_policy.name=never``,
     ``topology.gpu_memory=512MiB``, or by the key's short name as the tables print it
-    (``gpu_memory=512MiB``); values are read as the study's scenario reads them."""
+    (``gpu_memory=512MiB``); values are read as the study's scenario reads them. None: the
+    study's own (:func:`default_baseline`)."""
     folder = Path(results)
+    runs = read_table(folder / "runs.parquet")
+    if baseline is None:
+        baseline = default_baseline(folder, runs)
     items = [baseline] if isinstance(baseline, str) else list(baseline)
     if not items:
         raise ScenarioError(BASELINE, "name a swept key and its baseline value, KEY=VALUE")
-    runs = read_table(folder / "runs.parquet")
     scenario = recorded_scenario(folder, "to read the baseline's values by")
     swept_nulls = {key for key in run_params(runs) if runs[key].isna().any()}
     return paired_differences(runs, _resolved(scenario, items, swept_nulls))
+
+
+NEVER = ("host_policy.name", "never")
+"""Inlining everything: the baseline of caching, where a study sweeps it."""
+
+
+def default_baseline(results: str | Path, runs: pd.DataFrame | None = None) -> str:
+    """The baseline a study's points are compared with when none is named, as ``KEY=VALUE``
+    (:func:`baseline_item`): policy ``never`` where the study sweeps it, else its first swept
+    key at the value of its last point. ``runs``: the folder's, where they are at hand."""
+    if runs is None:
+        runs = read_table(Path(results) / "runs.parquet")
+    params = run_params(runs)
+    if not params or runs.empty:
+        raise ScenarioError(BASELINE, "the study sweeps no key: it has no points to compare")
+    key, value = params[0], runs.sort_values("point")[params[0]].iloc[-1]
+    if NEVER[0] in params and (runs[NEVER[0]] == NEVER[1]).any():
+        key, value = NEVER
+    return baseline_item(results, key, value)
 
 
 def baseline_item(results: str | Path, key: str, value: Any) -> str:

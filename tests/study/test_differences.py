@@ -224,3 +224,35 @@ def test_compare_writes_every_metric_to_csv_and_refuses_a_path_it_cannot_write(
         out, err = capsys.readouterr()
         assert not out and err.startswith(f"error: --csv: {reason}") and err.count("\n") == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "small.yaml"]
+
+
+def test_without_a_baseline_compare_takes_the_one_run_names(tmp_path, small_yaml, capsys):
+    """No ``--baseline``: the first swept key at its last point's value, as the note under
+    run's table writes it out; the same differences as that baseline named."""
+    out = tmp_path / "out"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    named = nnrpsim.compare(out, "ttl_fraction=0.5")
+    pd.testing.assert_frame_equal(nnrpsim.compare(out), named)
+    capsys.readouterr()
+    assert main(["compare", str(out)]) == 0
+    assert "the point with ttl_fraction=0.5 and its other" in capsys.readouterr().out
+
+
+def test_without_a_baseline_a_swept_never_is_the_baseline(tmp_path):
+    """Inlining everything is the baseline of caching, wherever the study lists it."""
+    document = {**SMALL_STUDY, "sweep": {"grid": {"host_policy.name": ["never", "always"]}}}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(document))
+    nnrpsim.run(tmp_path / "s.yaml", out=tmp_path / "out", jobs=1, progress=False)
+    differences = nnrpsim.compare(tmp_path / "out")
+    assert differences[["point", "baseline_point"]].values.tolist() == [[1, 0]]
+    assert (differences["hit_rate"] > 0).all()  # (always caches; never hits nothing)
+
+
+def test_a_study_without_a_sweep_has_nothing_to_compare(tmp_path, capsys):
+    document = {**SMALL_STUDY, "sweep": None}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(document))
+    nnrpsim.run(tmp_path / "s.yaml", out=tmp_path / "out", jobs=1, progress=False)
+    assert main(["compare", str(tmp_path / "out")]) == 2
+    assert capsys.readouterr().err == (
+        "error: --baseline: the study sweeps no key: it has no points to compare\n"
+    )
