@@ -157,12 +157,11 @@ def _compare_example(result: StudyResult) -> str:
 def _compare(args: argparse.Namespace) -> str:
     from pathlib import Path
 
-    from .differences import compare, default_baseline
+    from .differences import compare
     from .printed_tables import differences_table, terminal_width
     from .run_files import atomic_write
 
-    baseline = args.baseline or [default_baseline(args.results)]
-    differences = compare(args.results, baseline)
+    differences = compare(args.results, args.baseline)
     written = ""
     if args.csv:
         path = Path(args.csv)
@@ -176,7 +175,7 @@ def _compare(args: argparse.Namespace) -> str:
     return (
         f"{differences_table(differences, terminal_width())}\n"
         f"each point's metrics less its baseline point's, the point with "
-        f"{', '.join(baseline)} and its other swept values, replication by "
+        f"{', '.join(differences.attrs['baseline'])} and its other swept values, replication by "
         f"replication: the mean difference and its 95 % interval{written}"
     )
 

@@ -115,7 +115,8 @@ def compare(results: str | Path, baseline: Sequence[str] | str | None = None) ->
     ``KEY=VALUE`` text (or a list of it) as ``--set`` takes it: ``host_policy.name=never``,
     ``topology.gpu_memory=512MiB``, or by the key's short name as the tables print it
     (``gpu_memory=512MiB``); values are read as the study's scenario reads them. None: the
-    study's own (:func:`default_baseline`)."""
+    study's own (:func:`default_baseline`). The frame's ``attrs["baseline"]`` lists the
+    ``KEY=VALUE`` items it was compared with (the default's written out)."""
     folder = Path(results)
     runs = read_table(folder / "runs.parquet")
     if baseline is None:
@@ -125,7 +126,9 @@ def compare(results: str | Path, baseline: Sequence[str] | str | None = None) ->
         raise ScenarioError(BASELINE, "name a swept key and its baseline value, KEY=VALUE")
     scenario = recorded_scenario(folder, "to read the baseline's values by")
     swept_nulls = {key for key in run_params(runs) if runs[key].isna().any()}
-    return paired_differences(runs, _resolved(scenario, items, swept_nulls))
+    differences = paired_differences(runs, _resolved(scenario, items, swept_nulls))
+    differences.attrs["baseline"] = items
+    return differences
 
 
 NEVER = ("host_policy.name", "never")

@@ -231,8 +231,9 @@ def test_without_a_baseline_compare_takes_the_one_run_names(tmp_path, small_yaml
     run's table writes it out; the same differences as that baseline named."""
     out = tmp_path / "out"
     nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    named = nnrpsim.compare(out, "ttl_fraction=0.5")
-    pd.testing.assert_frame_equal(nnrpsim.compare(out), named)
+    named, default = nnrpsim.compare(out, "ttl_fraction=0.5"), nnrpsim.compare(out)
+    pd.testing.assert_frame_equal(default, named)
+    assert default.attrs["baseline"] == named.attrs["baseline"] == ["ttl_fraction=0.5"]
     capsys.readouterr()
     assert main(["compare", str(out)]) == 0
     assert "the point with ttl_fraction=0.5 and its other" in capsys.readouterr().out
@@ -244,6 +245,7 @@ def test_without_a_baseline_a_swept_never_is_the_baseline(tmp_path):
     (tmp_path / "s.yaml").write_text(yaml.safe_dump(document))
     nnrpsim.run(tmp_path / "s.yaml", out=tmp_path / "out", jobs=1, progress=False)
     differences = nnrpsim.compare(tmp_path / "out")
+    assert differences.attrs["baseline"] == ["host_policy.name=never"]
     assert differences[["point", "baseline_point"]].values.tolist() == [[1, 0]]
     assert (differences["hit_rate"] > 0).all()  # (always caches; never hits nothing)
 
