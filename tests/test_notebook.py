@@ -46,7 +46,7 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     assert latency.endswith("NaN") == (engine == "vector")  # the engine chosen ran
     (settled,) = [line for line in text.splitlines() if line.startswith("memory_settled_s")]
     assert settled.endswith("NaN") == (engine == "vector")  # (a DES run has samples to judge)
-    assert "baseline: {'host_policy.ttl_fraction': 0.5}" in text  # the paired differences
+    assert "baseline: ttl_fraction=0.5" in text  # compare's own baseline, and the differences
     assert "baseline_point" in text
     assert "sessions at once" in text  # the workload's closed-form means
     assert "one run draws" in text and "of memory for it" in text  # and one run's size
