@@ -37,7 +37,14 @@ from ..results import (
 from ..run_files import atomic_write
 from ..scenario import ScenarioError
 from ..scenario.schema import SHORT_KEYS
-from .axes import geometric_middle, log_scale, spans_decades, within_range
+from .axes import (
+    geometric_middle,
+    geometric_steps,
+    log_scale,
+    spans_decades,
+    swept_ticks,
+    within_range,
+)
 from .placement import MAX_SHARED_LABELS, first_to_last, label_points, place_legend
 
 TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
@@ -244,7 +251,7 @@ def metric_figure(
     # geometric sweeps (sizes, budgets, rates) read best on a log axis; it spans the places
     # drawn (with none, a log axis has no range and matplotlib raises)
     drawn = _numeric(summary.loc[summary[metric].notna(), key]).dropna()
-    log = not switch and spans_decades(drawn)
+    log = not switch and (spans_decades(drawn) or geometric_steps(drawn))
     x_factor, x_unit = key_scale(key, geometric_middle(drawn) if log else summary[key])
     level = described([key], [None])  # what a point swept to null is named
     for label, part in lines:
@@ -265,6 +272,7 @@ def metric_figure(
         ax.set_xlim(-0.5, 1.5)
     elif log:
         log_scale(ax, "x")
+        swept_ticks(ax, "x", drawn.to_numpy(dtype=float) * x_factor)
     ax.set_xlabel(_label(key, x_unit))
     ax.set_ylabel(f"{metric.removesuffix('_ms').replace('_', ' ')} ({unit})")
     _interval_note(ax, summary, "shaded", (len(lines), len(every_line)))

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import numpy as np
 import pandas as pd
-from matplotlib.ticker import LogFormatter
+from matplotlib.ticker import LogFormatter, NullFormatter
 
 from ..metrics import ALL_INLINE_FRACTION
 
@@ -52,8 +52,38 @@ class PlainLogFormatter(LogFormatter):
     counts: "1,000,000" and "0.00002" (the shortest form, ``g``, wrote 1e+06 and 2e-05)."""
 
     def __call__(self, x: float, pos: int | None = None) -> str:
-        # (six significant digits: a tick at 3 x 10^-5 is 3.0000000000000004e-05)
-        return format(Decimal(f"{x:.6g}"), ",f") if super().__call__(x, pos) else ""
+        return plain_number(x) if super().__call__(x, pos) else ""
+
+
+def plain_number(x: float) -> str:
+    """A tick's number in full, thousands separated: "1,000,000", "0.00002"."""
+    # (six significant digits: a tick at 3 x 10^-5 is 3.0000000000000004e-05)
+    return format(Decimal(f"{x:.6g}"), ",f")
+
+
+MOST_SWEPT_TICKS = 8
+"""The most swept values a log axis labels one by one: more read better at its decades."""
+TICK_FIGURES = 4
+"""The significant figures a swept value's tick may take (0.1667 min is 10 s unlabelled)."""
+LEAST_TICK_GAP = 1 / 12
+"""The least distance between two swept values' ticks, as a share of the axis's decades."""
+
+
+def swept_ticks(ax, which: str, places: np.ndarray) -> None:
+    """Ticks of a log axis at the swept values themselves, ``places`` in the axis's unit
+    (2, 5, 10, 20, 45 and 90 s, where the log scale labels 10 alone, and 32 to 512 MiB,
+    where it labels 100), where they are at most :data:`MOST_SWEPT_TICKS`, each reads
+    exactly in :data:`TICK_FIGURES` figures, and none crowds the next: else the log scale's
+    own."""
+    places = np.unique(places[places > 0])
+    decades = np.diff(np.log10(places))
+    if not 1 < len(places) <= MOST_SWEPT_TICKS or decades.min() < LEAST_TICK_GAP * decades.sum():
+        return
+    shown = np.array([float(f"{x:.{TICK_FIGURES}g}") for x in places])
+    if not np.allclose(shown, places, rtol=1e-9, atol=0):
+        return
+    getattr(ax, f"set_{which}ticks")(places, [plain_number(x) for x in places])
+    getattr(ax, f"{which}axis").set_minor_formatter(NullFormatter())
 
 
 def geometric_middle(values: pd.Series) -> np.ndarray:
@@ -66,3 +96,14 @@ def geometric_middle(values: pd.Series) -> np.ndarray:
 def spans_decades(values: pd.Series) -> bool:
     """Positive values over a factor of 20 or more, which read best on a log axis."""
     return bool(len(values) and values.min() > 0 and values.max() / values.min() >= 20)
+
+
+def geometric_steps(values: pd.Series) -> bool:
+    """Three or more distinct positive values, each the one before times one factor (within
+    5 %) of 1.5 or more: a sweep that doubles, which a log axis spaces evenly where a linear
+    one crowds its first points at one end (32 to 512 MiB: three of five below 128)."""
+    distinct = np.unique(values.to_numpy(dtype=float))
+    if len(distinct) < 3 or distinct[0] <= 0:
+        return False
+    steps = distinct[1:] / distinct[:-1]
+    return bool(steps.min() >= 1.5 and steps.max() <= 1.05 * steps.min())

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from nnrpsim import plots
-from nnrpsim.plots.axes import log_scale
+from nnrpsim.plots.axes import geometric_steps, log_scale
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import ROOT
 
@@ -202,3 +202,66 @@ def test_a_log_axis_takes_the_unit_of_its_middle_decade(drawn):
     assert memory.get_xlabel().endswith("(MiB)") and memory.get_xscale() == "log"
     low, high = sizes.lines[0].get_xdata()[[0, -1]]
     assert (low, high) == (0.25, 1024)  # the points where they were, in KiB
+
+
+def _swept_axis(key: str, values: list[float]) -> tuple[str, list[str]]:
+    """The scale of the x axis ``metric_figure`` draws ``key`` on, swept to ``values``, and
+    the tick labels it shows within its range."""
+    summary = pd.DataFrame(
+        {
+            key: values,
+            "hit_rate": [0.3] * len(values),
+            "hit_rate_ci95": [0.05] * len(values),
+            "replications": 2,
+        }
+    )
+    figure = plots.metric_figure(summary, key, "hit_rate")
+    ax = figure.axes[0]
+    figure.canvas.draw()
+    low, high = sorted(ax.get_xlim())
+    ticks = ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
+    shown = sorted(
+        (tick.get_loc(), tick.label1.get_text())
+        for tick in ticks
+        if tick.label1.get_text() and low <= tick.get_loc() <= high
+    )
+    matplotlib.pyplot.close(figure)
+    return ax.get_xscale(), [text for _, text in shown]
+
+
+def test_a_sweep_that_doubles_is_drawn_on_a_log_axis_ticked_at_its_values():
+    """capacity_planning's budgets, 32 to 512 MiB, and session rates, 0.5 to 2 a second,
+    span less than a factor of 20: drawn on a linear axis, three of five budgets stood in
+    its first quarter, ticked 0, 100, 200..."""
+    budgets = [32 * 2**20, 64 * 2**20, 128 * 2**20, 256 * 2**20, 512 * 2**20]
+    assert _swept_axis("topology.gpu_memory", budgets) == ("log", ["32", "64", "128", "256", "512"])
+    assert _swept_axis("workload.sessions.rate_per_s", [0.5, 1, 2]) == ("log", ["0.5", "1", "2"])
+
+
+def test_a_log_axis_names_the_swept_values_where_they_read_exactly_and_apart():
+    """ttl_sweep's hints: the log scale labelled 10 alone between 2 and 90 s."""
+    hints = [2000, 5000, 10000, 20000, 45000, 90000]
+    assert _swept_axis("host_policy.ttl_hint", hints) == ("log", ["2", "5", "10", "20", "45", "90"])
+    # else the log scale's own ticks: values that need more than four figures (a third),
+    # two that crowd each other (1 and 1.1 on an axis of three decades), more than eight
+    for values in ([1 / 3, 1, 3, 9], [1, 1.1, 100, 1000], [2.0**n for n in range(10)]):
+        scale, labels = _swept_axis("workload.sessions.rate_per_s", values)
+        assert scale == "log" and set(labels) < {"0.1", "1", "10", "100", "1,000"}, labels
+
+
+@pytest.mark.parametrize(
+    ("values", "geometric"),
+    [
+        ([1, 2, 4], True),
+        ([4, 1, 2, 2], True),  # (in any order, repeated: one per line of the plot)
+        ([1, 10, 100, 1000], True),
+        ([1, 2.04, 4.1], True),  # (steps within 5 % of each other)
+        ([1, 2], False),  # (two points: a line either way)
+        ([0, 1, 2, 4], False),
+        ([1, 2, 4.5], False),
+        ([1, 1.2, 1.44], False),  # (steps too small to crowd a linear axis)
+        ([1, 2, 3, 4], False),
+    ],
+)
+def test_geometric_steps(values, geometric):
+    assert geometric_steps(pd.Series(values, dtype=float)) is geometric
