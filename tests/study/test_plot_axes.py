@@ -9,6 +9,7 @@ import pytest
 
 from nnrpsim import plots
 from nnrpsim.plots.axes import geometric_steps, log_scale
+from nnrpsim.plots.metric import axis_label
 from nnrpsim.scenario import load_scenario, sweep_points
 from tests.conftest import ROOT
 
@@ -29,7 +30,7 @@ def _swept_numeric_keys() -> set[str]:
 def test_a_swept_numeric_key_has_an_axis_label_of_its_own(key):
     """A swept key drawn along an axis was labelled by its bare name (`host_policy.renew_margin`,
     which says neither what the fraction is of nor that it is one)."""
-    assert plots._label(key, "") != key
+    assert axis_label(key, "") != key
 
 
 def test_a_rate_drawn_from_zero_keeps_a_margin_over_its_highest_point(drawn):

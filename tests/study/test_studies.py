@@ -1346,7 +1346,7 @@ def test_both_engines_take_the_ttl_hint_from_the_trace_length(tmp_path):
 
 
 def test_plot_lines_never_join_points_that_differ_in_another_swept_key():
-    from nnrpsim.plots import lines_of
+    from nnrpsim.plots.lines import lines_of
 
     grid = pd.DataFrame(
         [(size, rate, name) for size in (1, 2, 3) for rate in (0.1, 1) for name in ("a", "b")],
@@ -1529,6 +1529,7 @@ def test_a_swept_key_with_units_is_drawn_and_named_in_them(drawn):
     """Any duration, size or rate key (not only the common ones) gets an axis in the unit its
     largest value reaches, and legends name each value in its own."""
     from nnrpsim import plots
+    from nnrpsim.plots.lines import lines_of
 
     summary = pd.DataFrame(
         {
@@ -1542,12 +1543,12 @@ def test_a_swept_key_with_units_is_drawn_and_named_in_them(drawn):
     assert ax.get_xlabel() == "topology.sweep_interval (s)"
     assert ax.lines[0].get_xdata().tolist() == [0, 2, 60]
     costs = pd.DataFrame({"ttl": [1, 1], "topology.per_inline_byte_cost": [1e-6, 0.05]})
-    assert [label for label, _ in plots.lines_of(costs, "ttl", list(costs.columns))] == [
+    assert [label for label, _ in lines_of(costs, "ttl", list(costs.columns))] == [
         "per_inline_byte_cost = 1 ns",
         "per_inline_byte_cost = 50 us",
     ]
     sizes = pd.DataFrame({"ttl": [1, 1], "host_policy.min_object_size": [512, 4096]})
-    assert [label for label, _ in plots.lines_of(sizes, "ttl", list(sizes.columns))] == [
+    assert [label for label, _ in lines_of(sizes, "ttl", list(sizes.columns))] == [
         "min_object_size = 512 bytes",
         "min_object_size = 4 KiB",
     ]
@@ -1584,7 +1585,9 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(drawn):
     drawn, spread over the combinations (each rate among them, not one rate of every budget),
     and the plot says how many of how many; ten or fewer are all drawn."""
     from nnrpsim import plots
-    from nnrpsim.plots import MAX_LINES, metric_figure
+    from nnrpsim.plots import metric_figure
+    from nnrpsim.plots.lines import MAX_LINES
+    from nnrpsim.plots.over_time import MAX_OVER_TIME
 
     budgets, rates = [2.0**k for k in range(20, 30)], [0.5, 1, 2, 4, 8]
     ttls = [500.0, 5000.0, 50_000.0]
@@ -1627,7 +1630,7 @@ def test_a_plot_of_many_lines_draws_ten_spread_over_them_and_says_so(drawn):
     plots._over_time(samples, grid, swept, None, "held_bytes", "held", "x", 0.0)
     (ax,) = drawn[0].axes
     rates_drawn = {line.get_label().split(", ")[1] for line in ax.lines}
-    assert len(ax.lines) == plots.MAX_OVER_TIME and len(rates_drawn) > 1
+    assert len(ax.lines) == MAX_OVER_TIME and len(rates_drawn) > 1
     assert ax.get_title(loc="left") == "8 of the 150 sweep points, spread over them"
 
 
@@ -1636,6 +1639,7 @@ def test_equal_series_over_time_are_drawn_once_named_for_all_of_them(drawn):
     another, hid all but the last, and took three of the eight places, leaving a point of
     nine out. Equal series are one line, named for them all, and count their points."""
     from nnrpsim import plots
+    from nnrpsim.plots.over_time import MAX_OVER_TIME
 
     policies, budgets = ["never", "always"], [2.0**20, 2.0**24, 2.0**28]
     summary = pd.DataFrame(
@@ -1666,7 +1670,7 @@ def test_equal_series_over_time_are_drawn_once_named_for_all_of_them(drawn):
     drawn.clear()
     plots._over_time(many, wide, swept, None, "held_bytes", "held", "x", 0.0)
     (ax,) = drawn[0].axes
-    assert len(ax.lines) == plots.MAX_OVER_TIME
+    assert len(ax.lines) == MAX_OVER_TIME
     assert ax.get_title(loc="left") == "10 of the 18 sweep points, spread over them"
 
 
@@ -1678,6 +1682,7 @@ def test_equal_lines_are_drawn_once_named_for_all_of_them(drawn):
     from nnrpsim import plots
     from nnrpsim.plots import INVALIDATION_KEY as INVALIDATION
     from nnrpsim.plots import metric_figure
+    from nnrpsim.plots.lines import lines_of
 
     fractions = [0.05, 0.1, 0.25, 0.5, 0.75]
     summary = pd.DataFrame(
@@ -1711,7 +1716,7 @@ def test_equal_lines_are_drawn_once_named_for_all_of_them(drawn):
         {"ttl": [1, 1], "topology.gpu_memory": [2.0**20, 2.0**21], "host_policy.name": ["a", "b"]}
     )
     pairs["hit_rate"], pairs["hit_rate_ci95"] = 0.5, 0.0
-    (only,) = plots.lines_of(pairs, "ttl", list(pairs.columns[:3]), ("hit_rate",))
+    (only,) = lines_of(pairs, "ttl", list(pairs.columns[:3]), ("hit_rate",))
     assert only[0] == (
         "gpu_memory = 1 MiB, host_policy.name = a;\n"
         "gpu_memory = 2 MiB, host_policy.name = b: 2 equal lines"
@@ -1751,7 +1756,7 @@ def test_equal_lines_are_drawn_once_named_for_all_of_them(drawn):
 
 
 def test_trade_off_plots_join_points_along_the_budget_or_a_numeric_key():
-    from nnrpsim.plots import MAX_TRADEOFF_LABELS, tradeoff_series
+    from nnrpsim.plots.tradeoff import MAX_TRADEOFF_LABELS, tradeoff_series
 
     budgets = pd.DataFrame(
         [(budget, rate) for rate in (1, 0.5) for budget in (2**30, None, 2**25)],

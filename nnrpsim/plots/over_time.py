@@ -1,0 +1,83 @@
+"""A quantity over simulated time, a line per sweep point: the memory held, the busiest
+link's and server's load."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import pandas as pd
+from matplotlib.figure import Figure
+
+from ..display_units import bytes_scale
+from .lines import name_lines, spread
+from .notes import say_over
+from .placement import place_legend
+
+OVER_TIME = (  # time-series column, how servers combine, what the axis says, the file
+    ("held_bytes", "sum", "GPU memory held by cached objects", "gpu_memory_over_time"),
+    ("link_load", "max", "busiest link's load (fraction of its capacity)", "link_load_over_time"),
+    (
+        "server_load",
+        "max",
+        "busiest server's load (frames processed at once)",
+        "server_load_over_time",
+    ),
+)
+
+
+def mean_over_runs(series: pd.DataFrame, column: str, combine: str) -> pd.DataFrame:
+    """``column`` at each sample time of each sweep point: the servers combined by
+    ``combine``, then the mean over replications."""
+    per_run = series.groupby(["point", "replication", "time_ms"], as_index=False)[column]
+    return per_run.agg(combine).groupby(["point", "time_ms"], as_index=False)[column].mean()
+
+
+MAX_OVER_TIME = 8
+"""Sweep points a plot over time draws at most: their lines cross and swing, and more than
+eight do not read."""
+
+
+def equal_series(mean: pd.DataFrame, column: str) -> list[tuple[list[int], pd.DataFrame]]:
+    """The sweep points of equal ``column`` series over time together (a ``never`` baseline
+    holds no memory at every budget: drawn apart, the last hid the others), in the order of
+    their first point, each with its series."""
+    equal: dict[bytes, tuple[list[int], pd.DataFrame]] = {}
+    for point, part in mean.groupby("point", sort=True):
+        signature = pd.util.hash_pandas_object(part[["time_ms", column]], index=False)
+        equal.setdefault(signature.to_numpy().tobytes(), ([], part))[0].append(int(point))
+    return list(equal.values())
+
+
+def over_time_figure(
+    mean: pd.DataFrame,
+    summary: pd.DataFrame,
+    swept: list[str],
+    column: str,
+    what: str,
+    warmup_s: float,
+) -> Figure:
+    """``column`` (its :func:`mean_over_runs`) against simulated time, a line per sweep point
+    (points of equal series as one, named for them all; at most :data:`MAX_OVER_TIME` lines,
+    spread over them); the warm-up, which no metric counts, shaded."""
+    factor, unit = 1.0, ""
+    if column.endswith("bytes"):
+        factor, unit = bytes_scale(mean[column].to_numpy())
+        what = f"{what} ({unit})"
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    series = equal_series(mean, column)
+    drawn = spread(series, MAX_OVER_TIME)
+    shown, total = sum(len(points) for points, _ in drawn), mean["point"].nunique()
+    if shown < total:
+        say_over(ax, [f"{shown} of the {total} sweep points, spread over them"])
+    values = summary.set_index("point")[swept]
+    for points, part in drawn:
+        combinations = [tuple(values.loc[point]) for point in points]
+        label = name_lines(swept, combinations) if swept else None
+        ax.plot(part["time_ms"] / 1000.0, part[column] / factor, label=label)
+    if warmup_s:
+        ax.axvspan(0, warmup_s, color="0.9", zorder=0, label="warm-up (not measured)")
+    ax.set_xlabel("simulated time (s)")
+    ax.set_ylabel(what)
+    ax.grid(alpha=0.3)
+    if swept or warmup_s:
+        place_legend(ax, fontsize=7)
+    return fig
