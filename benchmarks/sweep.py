@@ -16,8 +16,8 @@ from pathlib import Path
 import nnrpsim
 from nnrpsim.plots import plot_study
 from nnrpsim.results import ResultStore
-from nnrpsim.runner import run_task, tasks_for
 from nnrpsim.scenario import load_scenario, sweep_points
+from nnrpsim.tasks import run_task, tasks_for
 
 SCENARIO = Path(__file__).resolve().parents[1] / "scenarios" / "ttl_sweep.yaml"
 RUNS = 3

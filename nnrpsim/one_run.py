@@ -29,8 +29,8 @@ from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
 from .results import recorded_inputs, study_of
 from .run_files import atomic_write
-from .runner import Task, run_inputs
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
+from .tasks import Task, run_inputs
 from .validation import ADVICE
 
 OUTCOMES = pd.CategoricalDtype([outcome.name.lower() for outcome in RefOutcome])

@@ -37,9 +37,9 @@ from .run_files import (
     write_json,
     write_run_file,
 )
-from .runner import LONG_TABLES, Task
 from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash, sweep_points
 from .student_t import t95
+from .tasks import LONG_TABLES, Task
 
 
 def means_and_intervals(frame: pd.DataFrame, by: list[str], metrics: Iterable[str]) -> pd.DataFrame:

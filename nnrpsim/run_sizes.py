@@ -9,7 +9,7 @@ import functools
 
 from .display_units import about, bytes_scale, counted, points_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
-from .runner import model_config
+from .run_config import model_config
 from .scenario import Point, ScenarioError
 from .scenario.schema import describe
 from .traces import load_trace, sessions_per_s

@@ -33,10 +33,10 @@ from .runner import (
     dask_client,
     execute,
     local_workers,
-    tasks_for,
     workers_for,
 )
 from .scenario import ScenarioLike, load_scenario, sweep_points
+from .tasks import tasks_for
 from .traces import check_traces, input_digests
 
 WORKER_DIED = "interrupted: a worker process died (rerun with --resume)"

@@ -75,7 +75,7 @@ def describe_workloads(points: list[Point]) -> list[str]:
     references whose objects the host policy's thresholds pass: a line for each distinct one
     with the points that share it (trace workloads are described above)."""
     from .model.workload_means import describe_means, workload_means
-    from .runner import model_config
+    from .run_config import model_config
 
     described: dict[str, list[int]] = {}
     for point in points:

@@ -24,8 +24,8 @@ from .display_units import counted
 from .results import ResultStore, moving_runs_recorded, study_of
 from .run_files import finished_runs
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
-from .runner import tasks_for
 from .scenario import Point, Scenario, ScenarioError, ScenarioLike, load_scenario, sweep_points
+from .tasks import tasks_for
 from .traces import check_traces, describe_workloads, input_digests
 from .warmup import describe_warmups
 

@@ -189,14 +189,14 @@ def monkeypatch(monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest)
 def flaky_last_point(monkeypatch):
     """The small study's last point (TTL fraction 0.5 with content changes) raises in every
     run; the fixture's value restores the real model."""
-    import nnrpsim.runner as runner
+    from nnrpsim import tasks
 
-    real = runner.simulate
+    real = tasks.simulate
 
     def flaky(config, seed, plan=None, progress=None):
         if config.policy.ttl_fraction == 0.5 and config.workload.content_change_rate_per_s > 0:
             raise RuntimeError("injected failure")
         return real(config, seed, plan, progress)
 
-    monkeypatch.setattr(runner, "simulate", flaky)
-    return lambda: monkeypatch.setattr(runner, "simulate", real)
+    monkeypatch.setattr(tasks, "simulate", flaky)
+    return lambda: monkeypatch.setattr(tasks, "simulate", real)

@@ -12,7 +12,7 @@ from ..display_units import counted, figures, percent, scenario_text
 from ..inert_keys import NO_KIND_CACHED, WORKLOAD_KINDS, unused_kind_sizes, within, workload_kinds
 from ..model.policies import CachePolicy, make_policy
 from ..model.policy_reach import PolicyReach, references_larger_share
-from ..runner import model_config
+from ..run_config import model_config
 from ..scenario import Point, Scenario
 from ..traces import load_trace, resized_objects, scenario_reach
 from .wording import span_text, warnings_by_text

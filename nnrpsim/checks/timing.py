@@ -11,7 +11,7 @@ import pandas as pd
 
 from ..display_units import counted, scenario_text
 from ..model.workload_means import LEVEL, least_warmup_ms, measured_ramp
-from ..runner import model_config
+from ..run_config import model_config
 from ..scenario import Point
 from ..scenario.schema import Arrivals, Study, Trace
 from ..traces import load_arrivals, load_trace
@@ -145,7 +145,7 @@ def sample_advice(points: list[Point], of_points: int) -> list[str]:
     """A warning for each set of DES ``points`` (of ``of_points``) whose runs sample the
     memory fewer than :data:`FEW_SAMPLES` times after the warm-up: their memory figures are
     those samples' mean and largest, and a run of a few seconds (a short trace's) has one or
-    two. The interval is the model's (:func:`nnrpsim.runner.model_config`): the run's three
+    two. The interval is the model's (:func:`nnrpsim.run_config.model_config`): the run's three
     hundredth, or the server's expiry sweep interval if longer (the bytes held include
     expired leases until a sweep)."""
     found: list[tuple[str, int]] = []

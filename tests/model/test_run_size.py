@@ -18,7 +18,7 @@ import pytest
 from nnrpsim.model import ModelConfig, WorkloadConfig
 from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size, trace_run_size
 from nnrpsim.model.workload import stream_plan, synthetic_plan
-from nnrpsim.runner import model_config
+from nnrpsim.run_config import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.traces import load_trace, sessions_per_s
 from tests.conftest import ROOT
@@ -52,7 +52,7 @@ def test_the_counts_are_those_a_drawn_plan_has(workload, hosts, duration_ms):
 
 MEASURE = """
 import json, sys
-from nnrpsim.runner import run_task, tasks_for
+from nnrpsim.tasks import run_task, tasks_for
 from nnrpsim.scenario import parse_scenario, sweep_points
 
 def peak_kib():  # (this process's own: getrusage's also counts the parent's before the exec)

@@ -16,6 +16,7 @@ import nnrpsim.runner as runner
 from nnrpsim.checks import StudyWarning
 from nnrpsim.cli import main
 from nnrpsim.scenario import load_scenario, sweep_points
+from nnrpsim.tasks import tasks_for
 from nnrpsim.traces import input_digests
 from tests.conftest import write_yaml
 
@@ -79,9 +80,9 @@ def test_a_worker_whose_copy_differs_fails_its_run(traced):
     """On a cluster a worker reads the file at the same path on its own machine."""
     scenario, trace = traced
     points = sweep_points(load_scenario(scenario))
-    (task, *_) = runner.tasks_for(points, {str(trace): "0123456789abcdef"})
+    (task, *_) = tasks_for(points, {str(trace): "0123456789abcdef"})
     assert OTHER in runner.run_task(task)["record"]["error"]
-    (task, *_) = runner.tasks_for(points, input_digests(points))
+    (task, *_) = tasks_for(points, input_digests(points))
     assert runner.run_task(task)["record"]["error"] is None
 
 

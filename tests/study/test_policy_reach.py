@@ -10,7 +10,7 @@ import pytest
 import nnrpsim
 from nnrpsim.checks.caching import policy_reach_advice
 from nnrpsim.display_units import percent
-from nnrpsim.runner import model_config
+from nnrpsim.run_config import model_config
 from nnrpsim.scenario import load_scenario
 from nnrpsim.traces import scenario_reach
 from tests.conftest import MOONCAKE

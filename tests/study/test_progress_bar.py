@@ -7,8 +7,9 @@ import pytest
 
 import nnrpsim
 from nnrpsim import run_progress
-from nnrpsim.runner import _in_slot, execute, local_workers, tasks_for
+from nnrpsim.runner import _in_slot, execute, local_workers
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.tasks import tasks_for
 
 BOTH_ENGINES = {
     "study": {"name": "bar", "seed": 1, "replications": 1, "duration": "60s", "warmup": "10s"},

@@ -13,6 +13,7 @@ import pytest
 import nnrpsim
 from nnrpsim import results, run_files, runner
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.tasks import tasks_for
 
 SIX_RUNS = {
     "study": {"name": "six", "seed": 1, "replications": 1, "duration": "20s", "warmup": "2s"},
@@ -27,7 +28,7 @@ def _finished_and_kept(futures: list[weakref.ref]) -> int:
 
 
 def _tasks():
-    return runner.tasks_for(sweep_points(parse_scenario(SIX_RUNS)))
+    return tasks_for(sweep_points(parse_scenario(SIX_RUNS)))
 
 
 def test_the_local_pool_lets_each_future_go_once_its_result_is_read():

@@ -282,8 +282,8 @@ def test_the_memory_by_kind_adds_up_to_the_memory_held():
 
 def test_each_reference_and_operation_names_its_sessions_host():
     """With two hosts, each session's rows name the host its plan gives it, both hosts."""
-    from nnrpsim.runner import Task, run_inputs
     from nnrpsim.scenario import load_scenario, sweep_points
+    from nnrpsim.tasks import Task, run_inputs
 
     two = ["topology.hosts=2", "topology.servers=2"]
     records = nnrpsim.run_records(SMALL_STUDY, 3, overrides=two, progress=False)

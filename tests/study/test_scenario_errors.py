@@ -15,7 +15,7 @@ import nnrpsim
 from nnrpsim import run_sizes
 from nnrpsim.cli import main
 from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, TRACE_PARTS, run_size
-from nnrpsim.runner import model_config
+from nnrpsim.run_config import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from nnrpsim.scenario.schema import describe
 from nnrpsim.traces import sessions_per_s

@@ -26,8 +26,9 @@ from nnrpsim.metrics import METRICS, OUTCOME_RATES
 from nnrpsim.model.run_size import run_size
 from nnrpsim.printed_tables import summary_table
 from nnrpsim.results import ResultStore, swept_columns
-from nnrpsim.runner import model_config, run_inputs, tasks_for
+from nnrpsim.run_config import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.tasks import run_inputs, tasks_for
 from nnrpsim.traces import sessions_per_s
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
@@ -261,7 +262,7 @@ def test_dask_local_cluster_gives_the_same_summary(tmp_path, small_yaml):
     # the runner called with no client of its own connects one for its runs
     from nnrpsim import runner
 
-    tasks = runner.tasks_for(sweep_points(nnrpsim.load_scenario(small_yaml)))[:2]
+    tasks = tasks_for(sweep_points(nnrpsim.load_scenario(small_yaml)))[:2]
     records = [result["record"] for result in runner.execute(tasks, 2, executor="dask")]
     by_run = local.runs.set_index(["point", "replication"])["hit_rate"]
     assert len(records) == 2
@@ -515,7 +516,7 @@ def test_a_scenarios_sweep_and_configs_are_worked_out_once_while_it_lives(
     import gc
     import weakref
 
-    from nnrpsim import runner
+    from nnrpsim import run_config
     from nnrpsim.scenario import loader
 
     made: dict[str, int] = {"points": 0, "configs": 0}
@@ -528,7 +529,7 @@ def test_a_scenarios_sweep_and_configs_are_worked_out_once_while_it_lives(
         return counted
 
     monkeypatch.setattr(loader, "Point", counting("points", loader.Point))
-    monkeypatch.setattr(runner, "ModelConfig", counting("configs", runner.ModelConfig))
+    monkeypatch.setattr(run_config, "ModelConfig", counting("configs", run_config.ModelConfig))
     scenario = nnrpsim.load_scenario(small_yaml)
     first, again = sweep_points(scenario), sweep_points(scenario)
     n = len(first)
@@ -1276,7 +1277,7 @@ def test_no_more_workers_than_runs_and_none_for_no_run(small_yaml, monkeypatch):
     that cannot be reached reaches for none."""
     import nnrpsim.runner as runner
 
-    tasks = runner.tasks_for(sweep_points(parse_scenario(SMALL_STUDY)))[:2]
+    tasks = tasks_for(sweep_points(parse_scenario(SMALL_STUDY)))[:2]
     pools = []
 
     class RecordedPool:
@@ -1818,7 +1819,7 @@ def test_trade_off_labels_name_many_points_at_one_place_by_their_ends_within_the
 def test_points_that_vary_no_workload_key_replay_one_plan(monkeypatch, engine):
     """Budgets and TTLs swept (2 x 2 points, 2 replications): a worker draws each
     replication's plan once, and every point gives what a fresh plan gives."""
-    from nnrpsim import runner
+    from nnrpsim import tasks
 
     drawn = []
 
@@ -1826,7 +1827,7 @@ def test_points_that_vary_no_workload_key_replay_one_plan(monkeypatch, engine):
         drawn.append(args[3].spawn_key)
         return synthetic_plan(*args, **kwargs)
 
-    synthetic_plan = runner.synthetic_plan
+    synthetic_plan = tasks.synthetic_plan
     raw = {
         "study": {"name": "plans", "seed": 5, "replications": 2, "duration": "20s"},
         "engine": engine,
@@ -1835,13 +1836,13 @@ def test_points_that_vary_no_workload_key_replay_one_plan(monkeypatch, engine):
             "grid": {"topology.gpu_memory": ["1MiB", "64MiB"], "host_policy.ttl_fraction": [0.2, 1]}
         },
     }
-    runner._synthetic_plan.cache_clear()
-    monkeypatch.setattr(runner, "synthetic_plan", counted)
+    tasks._synthetic_plan.cache_clear()
+    monkeypatch.setattr(tasks, "synthetic_plan", counted)
     shared = nnrpsim.sweep(parse_scenario(raw))
     assert sorted(drawn) == [(0, 0), (1, 0)]  # one plan per replication
     fresh = []
     for point in range(4):  # each point alone, its plans drawn afresh
-        runner._synthetic_plan.cache_clear()
+        tasks._synthetic_plan.cache_clear()
         grid = raw["sweep"]["grid"]
         budget, ttl = (
             grid["topology.gpu_memory"][point // 2],
@@ -1858,7 +1859,7 @@ def test_a_worker_keeping_one_plan_draws_each_once(monkeypatch):
     """A workload key swept across a budget (grid order interleaves their plans): the runs
     that share a plan come back to back, so a worker that keeps only the last draws each
     replication's plan of each workload once."""
-    from nnrpsim import runner
+    from nnrpsim import tasks
 
     drawn = []
 
@@ -1866,7 +1867,7 @@ def test_a_worker_keeping_one_plan_draws_each_once(monkeypatch):
         drawn.append((args[0].content_change_rate_per_s, args[3].spawn_key))
         return synthetic_plan(*args, **kwargs)
 
-    synthetic_plan = runner.synthetic_plan
+    synthetic_plan = tasks.synthetic_plan
     raw = {
         "study": {"name": "plans", "seed": 5, "replications": 2, "duration": "20s"},
         "workload": {"sessions": {"rate_per_s": 1, "duration": "10s"}},
@@ -1877,10 +1878,10 @@ def test_a_worker_keeping_one_plan_draws_each_once(monkeypatch):
             }
         },
     }
-    runner._synthetic_plan.cache_clear()
-    monkeypatch.setattr(runner, "synthetic_plan", counted)
+    tasks._synthetic_plan.cache_clear()
+    monkeypatch.setattr(tasks, "synthetic_plan", counted)
     nnrpsim.sweep(parse_scenario(raw))
-    assert runner._synthetic_plan.cache_info().maxsize == 1
+    assert tasks._synthetic_plan.cache_info().maxsize == 1
     assert sorted(drawn) == [(0.0, (0, 0)), (0.0, (1, 0)), (0.1, (0, 0)), (0.1, (1, 0))]
 
 

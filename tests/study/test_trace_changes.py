@@ -14,8 +14,8 @@ from nnrpsim.cli import main
 from nnrpsim.metrics import des_metrics
 from nnrpsim.model import simulate
 from nnrpsim.run_sizes import point_sizes
-from nnrpsim.runner import Task, run_inputs
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.tasks import Task, run_inputs
 from nnrpsim.vector_run import vector_run
 from tests.conftest import write_yaml
 
