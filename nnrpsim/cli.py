@@ -103,7 +103,7 @@ class _Outcome(NamedTuple):
 def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
     from .printed_tables import summary_note, summary_table, terminal_width
-    from .results import COMPLETE, auto_warmups_ms
+    from .recorded import COMPLETE, auto_warmups_ms
     from .study import run
     from .warmup import describe_warmups
 
@@ -239,7 +239,7 @@ def _plot(args: argparse.Namespace) -> str:
     from .display_units import counted
     from .paths import NO_SUCH_FILE, file_problem
     from .plots import draw_study
-    from .results import recorded_scenario, unfinished_study_note
+    from .recorded import recorded_scenario, unfinished_study_note
     from .run_files import finished_runs
     from .scenario import ScenarioError
 

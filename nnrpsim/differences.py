@@ -20,17 +20,12 @@ from pydantic import ValidationError
 
 from .display_units import value_text
 from .metrics import METRICS
-from .results import (
-    cell,
-    means_and_intervals,
-    read_table,
-    recorded_scenario,
-    run_params,
-    with_derived_metrics,
-)
+from .recorded import recorded_scenario
+from .results import cell, read_table
 from .scenario import Scenario, ScenarioError
 from .scenario.loader import dotted, parse_set, set_dotted, validation_error
 from .scenario.schema import SHORT_KEYS
+from .summaries import means_and_intervals, run_params, with_derived_metrics
 
 BASELINE = "--baseline"
 """Where a bad baseline is reported: the command line's option, which the API's argument is."""

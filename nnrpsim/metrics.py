@@ -42,7 +42,7 @@ METRICS = (
 
 DERIVED_METRICS = ("wire_saving",)
 """Of :data:`METRICS`, those derived from others as a study gathers its runs
-(:func:`~nnrpsim.results.with_derived_metrics`), not by each run: so runs an earlier version
+(:func:`~nnrpsim.summaries.with_derived_metrics`), not by each run: so runs an earlier version
 wrote, resumed or compared, have them too."""
 
 OUTCOME_RATES = (

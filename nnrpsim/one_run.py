@@ -27,7 +27,7 @@ from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
-from .results import recorded_inputs, study_of
+from .recorded import recorded_inputs, study_of
 from .run_files import atomic_write
 from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
 from .tasks import Task, run_inputs

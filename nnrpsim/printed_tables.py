@@ -13,8 +13,8 @@ import pandas as pd
 
 from .display_units import bytes_scale, figures, value_text
 from .metrics import UNITS
-from .results import swept_columns
 from .scenario.schema import SHORT_KEYS
+from .summaries import swept_columns
 
 SUMMARY_COLUMNS = (
     "hit_rate",

@@ -2,14 +2,14 @@
 
 Each finished run is written at once, atomically (a temporary file, then a rename), so an
 interrupted study loses nothing it finished and ``--resume`` skips it. ``finalize`` aggregates
-the runs into the summary, the long tables and the manifest.
+the runs into the summary (:mod:`~nnrpsim.summaries`), the long tables and the manifest, which
+:mod:`~nnrpsim.recorded` reads back; :mod:`~nnrpsim.resume_rules` says which runs a resume
+keeps.
 """
 
 from __future__ import annotations
 
 import json
-import math
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -20,11 +20,11 @@ import pandas as pd
 import pyarrow as pa
 
 from . import __version__
-from .display_units import scenario_text
 from .folder_lock import folder_held
-from .metrics import KIND_METRICS, METRICS, wire_saving
 from .paths import NO_SUCH_FILE, file_problem
+from .recorded import INTERRUPTED
 from .renumbering import MOVING, Renumbering, finish_move, move_runs, renumbering, runs_moving
+from .resume_rules import runs_still_hold, scenario_changes
 from .run_files import (
     RUN_FILE,
     atomic_write,
@@ -37,202 +37,12 @@ from .run_files import (
     write_json,
     write_run_file,
 )
-from .scenario import Scenario, ScenarioError, ScenarioLike, scenario_hash, sweep_points
-from .student_t import t95
+from .scenario import Scenario, ScenarioError, scenario_hash, sweep_points
+from .summaries import summarize, summarize_kinds, with_derived_metrics
 from .tasks import LONG_TABLES, Task
-
-
-def means_and_intervals(frame: pd.DataFrame, by: list[str], metrics: Iterable[str]) -> pd.DataFrame:
-    """Per group of ``by`` (sorted): each metric's mean over the rows that have it, and the
-    half-width of its 95 % confidence interval, t(n-1) * s / sqrt(n) over those n rows (NaN
-    for fewer than two: a failed replication is left out); columns ``metric`` and
-    ``metric_ci95`` in turn, NaN for a metric the frame lacks. One grouped pass per statistic,
-    not a pass per group: a sweep of a thousand points took seconds."""
-    metrics = list(metrics)
-    present = [metric for metric in metrics if metric in frame]
-    grouped = frame.groupby(by, sort=True)[present]
-    counts = grouped.count()
-    t = counts.map(lambda n: t95(n - 1) if n >= 2 else math.nan)
-    half = t * grouped.std(ddof=1) / np.sqrt(counts)
-    means = grouped.mean()
-    columns = {}
-    for metric in metrics:
-        columns[metric] = means[metric] if metric in present else math.nan
-        columns[f"{metric}_ci95"] = half[metric] if metric in present else math.nan
-    return pd.DataFrame(columns, index=means.index, dtype=np.float64)
-
-
-def _manifest_of(folder: Path) -> dict[str, Any]:
-    """A results folder's manifest as far as it can be read (empty where it cannot: what the
-    plots read of it, they do without)."""
-    try:
-        document = json.loads((Path(folder) / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return document if isinstance(document, dict) else {}
-
-
-def recorded_warmup_ms(folder: Path) -> float:
-    """The warm-up the study's points share, as its manifest records them (before
-    ``warmup: auto``, the study's one), or 0 where they differ or it cannot tell: the plots
-    that shade it are drawn all the same."""
-    manifest = _manifest_of(folder)
-    try:
-        warmups = manifest.get("point_warmups_ms") or [manifest["scenario"]["study"]["warmup"]]
-        return float(warmups[0]) if len(set(warmups)) == 1 else 0.0
-    except (ValueError, KeyError, TypeError):
-        return 0.0
-
-
-def auto_warmups_ms(folder: Path) -> list[float]:
-    """Each point's warm-up, by point, where the study's is ``auto`` (else none)."""
-    manifest = _manifest_of(folder)
-    try:
-        auto = manifest["scenario"]["study"]["warmup"] == "auto"
-        return [float(ms) for ms in manifest["point_warmups_ms"]] if auto else []
-    except (KeyError, TypeError, ValueError):  # (a damaged manifest: nothing to say)
-        return []
-
-
-def recorded_scenario(folder: Path, purpose: str) -> dict[str, Any]:
-    """The resolved scenario a results folder's manifest records, or a :class:`ScenarioError`
-    naming the manifest and why it gives none: missing, unreadable (a damaged file), or
-    recording no scenario. ``purpose`` says what it was wanted for (``to run again``)."""
-    manifest = Path(folder) / "manifest.json"
-    if problem := file_problem(manifest):  # (missing, or a folder)
-        hint = ": not a results folder?" if problem == NO_SUCH_FILE else ""
-        raise ScenarioError(str(manifest), f"{problem}{hint}")
-    try:
-        document = json.loads(manifest.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
-        reason = getattr(err, "strerror", None) or err
-        raise ScenarioError(str(manifest), f"cannot be read ({reason})") from None
-    scenario = document.get("scenario") if isinstance(document, dict) else None
-    if not isinstance(scenario, dict):
-        raise ScenarioError(str(manifest), f"records no scenario {purpose}")
-    return scenario
-
-
-def study_of(scenario: ScenarioLike, purpose: str) -> tuple[ScenarioLike, Path | None]:
-    """``scenario`` as given, or where it names a results folder, the scenario the folder's
-    manifest records (:func:`recorded_scenario`, for ``purpose``) and the folder: so a
-    command takes the study of a folder whatever its file has become since."""
-    if isinstance(scenario, str | os.PathLike) and Path(scenario).is_dir():
-        return recorded_scenario(Path(scenario), purpose), Path(scenario)
-    return scenario, None
-
-
-def recorded_inputs(folder: Path) -> dict[str, str]:
-    """The digest of each trace and log a study read, by path, as its manifest records them
-    (:func:`~nnrpsim.traces.input_digests`; none where it records none)."""
-    inputs = _manifest_of(folder).get("inputs")
-    return inputs if isinstance(inputs, dict) else {}
-
-
-COMPLETE = "complete"
-"""A study's status once every run it set out to run is written."""
-INTERRUPTED = "interrupted (rerun with --resume)"
-"""A study's status while it runs (its runs, or a move of them) and once it stopped early."""
-
-
-def recorded_status(folder: Path) -> str | None:
-    """How the study ended, as its manifest records it (``complete``, or how it was
-    interrupted); None if it cannot tell."""
-    status = _manifest_of(folder).get("status")
-    return status if isinstance(status, str) else None
-
-
-def unfinished_study_note(folder: Path) -> str | None:
-    """What to say beside the plots of a study its manifest records as not complete (they
-    show its finished runs only); None for a complete study, or one that cannot tell."""
-    if (status := recorded_status(folder)) in (None, COMPLETE):
-        return None
-    return f"{folder}: study {status}; the plots show its finished runs only"
-
 
 MAX_CHANGES_SHOWN = 3
 """Keys a refused ``--resume`` names of those that differ: enough to see which edit it was."""
-
-
-_MISSING = object()
-"""A key one scenario has and the other lacks (a newer version's): unlike any value."""
-
-
-def scenario_changes(then: object, now: dict[str, Any]) -> list[str]:
-    """Each key whose value differs between a recorded scenario and this one, as
-    ``key: <value> there, <value> here`` (none if nothing was recorded)."""
-    if not isinstance(then, dict):
-        return []
-    before, after = _leaf_values(then), _leaf_values(now)
-    return [
-        f"{key}: {_written(key, before)} there, {_written(key, after)} here"
-        for key in _differing(before, after)
-    ]
-
-
-def _differing(before: dict[str, Any], after: dict[str, Any]) -> list[str]:
-    """The dotted keys whose leaf values differ (one side may lack them), in ``after``'s
-    order, then ``before``'s."""
-    keys = dict.fromkeys([*after, *before])
-    return [key for key in keys if before.get(key, _MISSING) != after.get(key, _MISSING)]
-
-
-REPLICATIONS = "study.replications"
-RUNS_IGNORE = ("study.description",)
-"""Scenario keys no run reads: a resume may change them."""
-_SWEPT = ("sweep.grid.", "sweep.zip.")
-
-
-def _runs_still_hold(then: object, now: dict[str, Any]) -> bool:
-    """Whether the runs of the recorded scenario ``then`` are runs of ``now``: nothing a run
-    reads changed, but perhaps the number of replications, upwards, and the values of the
-    swept keys. Replication r draws the same numbers whatever their count (common random
-    numbers, seeded by r alone), so a resume adds the rest; fewer would leave runs there that
-    the summary would still count. A point's runs are drawn from its values alone, so a
-    resume runs a value added to a list, and finds the runs of the others by their values
-    (:mod:`~nnrpsim.renumbering`, which refuses a sweep that lacks a point with runs)."""
-    if not isinstance(then, dict):
-        return False
-    before, after = _leaf_values(then), _leaf_values(now)
-    old, new = before.get(REPLICATIONS), after.get(REPLICATIONS)
-    kept = isinstance(old, int) and isinstance(new, int) and new >= old
-    swept = _swept_alike(before, after)
-    return kept and all(
-        key in (REPLICATIONS, *RUNS_IGNORE)
-        or key in swept
-        or any(key.startswith(f"{name}.") for name in swept)
-        for key in _differing(before, after)
-    )
-
-
-def _swept_alike(before: dict[str, Any], after: dict[str, Any]) -> set[str]:
-    """The keys both scenarios sweep, and sweep alike (in ``grid``, or in ``zip``), each as
-    its values (``sweep.grid.topology.gpu_memory``) and as its base value, which every point
-    replaces (``topology.gpu_memory``; a section swept whole, every key within it): a key
-    swept in one only changes what each point's runs are."""
-    alike = {key for key in before.keys() & after.keys() if key.startswith(_SWEPT)}
-    return alike | {key.split(".", 2)[2] for key in alike}
-
-
-def _written(key: str, values: dict[str, Any]) -> str:
-    return scenario_text(key, values[key]) if key in values else "absent"
-
-
-def _leaf_values(document: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    """A scenario's values by dotted key (a mapping's entries each one of their own)."""
-    leaves: dict[str, Any] = {}
-    for name, value in document.items():
-        if isinstance(value, dict) and value:
-            leaves.update(_leaf_values(value, f"{prefix}{name}."))
-        else:
-            leaves[f"{prefix}{name}"] = value
-    return leaves
-
-
-def moving_runs_recorded(folder: Path) -> bool:
-    """Whether the folder's manifest journals a move of its runs that a stopped resume left
-    (the next resume finishes it first: :func:`~nnrpsim.renumbering.finish_move`)."""
-    return MOVING in _manifest_of(folder)
 
 
 def _text_of(manifest: Path) -> bytes | None:
@@ -299,7 +109,7 @@ class ResultStore:
         start_again = "choose another --out, or remove that folder to start again"
         previous, then = recorded["scenario_hash"], recorded.get("scenario")
         now = self.scenario.model_dump(mode="json")
-        if previous != self.hash and not _runs_still_hold(then, now):
+        if previous != self.hash and not runs_still_hold(then, now):
             changes = scenario_changes(then, now)
             what = "; ".join(changes[:MAX_CHANGES_SHOWN]) or f"{previous} != {self.hash}"
             if len(changes) > MAX_CHANGES_SHOWN:
@@ -487,55 +297,3 @@ def read_table(
             str(path), f"no column {named}: not a table this version of nnrpsim wrote"
         )
     return table
-
-
-def with_derived_metrics(runs: pd.DataFrame) -> pd.DataFrame:
-    """The runs with ``wire_saving``, derived from their ``wire_bytes``,
-    ``wire_bytes_resent`` and ``wire_bytes_saved``, beside them: for every run, those an
-    earlier version wrote too (resumed, or compared; one that counted no resent bytes, before
-    2026-12-05, as if none were), and none for a failed run."""
-    if runs.empty or "wire_bytes_saved" not in runs:
-        return runs
-    resent = runs["wire_bytes_resent"].fillna(0.0) if "wire_bytes_resent" in runs else 0.0
-    saving = wire_saving(runs["wire_bytes"], runs["wire_bytes_saved"], resent)
-    runs = runs.drop(columns="wire_saving", errors="ignore")
-    runs.insert(runs.columns.get_loc("wire_bytes_saved") + 1, "wire_saving", saving)
-    return runs
-
-
-def summarize(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per sweep point: swept parameters (its first run's), the count of replications
-    that finished and of those that failed, then each metric's mean and ``_ci95`` over those
-    that finished."""
-    if runs.empty:
-        return pd.DataFrame()
-    params = run_params(runs)
-    firsts = runs.drop_duplicates("point").set_index("point").sort_index()
-    ok = runs[runs["error"].isna()]
-    good = ok.groupby("point").size().reindex(firsts.index, fill_value=0)
-    counts = pd.DataFrame({"replications": good, "failures": runs.groupby("point").size() - good})
-    stats = means_and_intervals(ok, ["point"], METRICS).reindex(firsts.index)
-    summary = pd.concat([firsts[params], counts, stats], axis=1).rename_axis("point")
-    return summary.reset_index().astype({"point": np.int64})
-
-
-def run_params(runs: pd.DataFrame) -> list[str]:
-    """The swept keys of a runs table: its columns but a run's own and its metrics."""
-    reserved = {"point", "replication", "seed", "error", "wall_s", *METRICS}
-    return [column for column in runs.columns if column not in reserved]
-
-
-def swept_columns(summary: pd.DataFrame) -> list[str]:
-    """The swept keys of a summary: its columns between ``point`` and ``replications``, as
-    :func:`summarize` lays them out (``engine`` among them, a key without a dot)."""
-    return list(summary.columns[1 : summary.columns.get_loc("replications")])
-
-
-def summarize_kinds(kinds: pd.DataFrame, summary: pd.DataFrame) -> pd.DataFrame:
-    """One row per sweep point and object kind: the point's swept parameters, then each of the
-    :data:`KIND_METRICS`' mean over the replications and ``_ci95`` (empty without runs)."""
-    if kinds.empty:
-        return pd.DataFrame()
-    params = swept_columns(summary)
-    stats = means_and_intervals(kinds, ["point", "kind"], KIND_METRICS).reset_index()
-    return summary[["point", *params]].merge(stats.astype({"point": np.int64}), on="point")

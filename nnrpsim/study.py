@@ -17,15 +17,8 @@ from .display_units import counted
 from .interrupts import interrupts_deferred
 from .plot_formats import plot_formats
 from .plots import draw_study
-from .results import (
-    COMPLETE,
-    INTERRUPTED,
-    ResultStore,
-    run_table,
-    study_of,
-    summarize,
-    with_derived_metrics,
-)
+from .recorded import COMPLETE, INTERRUPTED, study_of
+from .results import ResultStore, run_table
 from .run_progress import shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import (
@@ -36,6 +29,7 @@ from .runner import (
     workers_for,
 )
 from .scenario import ScenarioLike, load_scenario, sweep_points
+from .summaries import summarize, with_derived_metrics
 from .tasks import tasks_for
 from .traces import check_traces, input_digests
 

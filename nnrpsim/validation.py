@@ -21,7 +21,8 @@ from .checks.load import link_advice, server_advice
 from .checks.timing import fault_time_advice, log_span_advice, sample_advice, warmup_advice
 from .checks.ttl_bounds import ttl_bound_advice
 from .display_units import counted
-from .results import ResultStore, moving_runs_recorded, study_of
+from .recorded import moving_runs_recorded, study_of
+from .results import ResultStore
 from .run_files import finished_runs
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
 from .scenario import Point, Scenario, ScenarioError, ScenarioLike, load_scenario, sweep_points

@@ -26,14 +26,11 @@ import pandas as pd
 
 from ..checks import StudyWarning
 from ..plot_formats import plot_formats
-from ..results import (
-    read_table,
-    recorded_warmup_ms,
-    swept_columns,
-    unfinished_study_note,
-)
+from ..recorded import recorded_warmup_ms, unfinished_study_note
+from ..results import read_table
 from ..run_files import atomic_write
 from ..scenario import ScenarioError
+from ..summaries import swept_columns
 from .by_kind import bytes_by_kind_figure
 from .metric import is_numeric, metric_figure
 from .over_time import OVER_TIME, mean_over_runs, over_time_figure

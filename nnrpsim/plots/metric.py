@@ -9,7 +9,7 @@ from matplotlib.figure import Figure
 
 from ..display_units import bytes_scale, described, key_scale
 from ..metrics import UNITS
-from ..results import swept_columns
+from ..summaries import swept_columns
 from .axes import (
     geometric_middle,
     geometric_steps,

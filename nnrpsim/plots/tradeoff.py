@@ -9,7 +9,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 from ..display_units import bytes_scale, described
-from ..results import swept_columns
+from ..summaries import swept_columns
 from .axes import geometric_middle, log_scale, spans_decades
 from .lines import lines_of, spread
 from .metric import is_numeric, metric_axis, metric_scale

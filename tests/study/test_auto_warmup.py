@@ -16,7 +16,7 @@ from nnrpsim.checks import StudyWarning
 from nnrpsim.checks.timing import warmup_advice
 from nnrpsim.cli import main
 from nnrpsim.model.workload_means import LEVEL, measured_ramp
-from nnrpsim.results import auto_warmups_ms, recorded_warmup_ms
+from nnrpsim.recorded import auto_warmups_ms, recorded_warmup_ms
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from tests.conftest import write_yaml
 

@@ -17,8 +17,9 @@ from pyarrow import ipc
 
 import nnrpsim
 from nnrpsim.cli import main
+from nnrpsim.recorded import recorded_scenario
 from nnrpsim.renumbering import MOVING
-from nnrpsim.results import ResultStore, recorded_scenario
+from nnrpsim.results import ResultStore
 
 TTL = "host_policy.ttl_fraction"
 RATE = "workload.invalidations.rate_per_s"

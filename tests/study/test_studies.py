@@ -25,9 +25,10 @@ from nnrpsim.cli import main
 from nnrpsim.metrics import METRICS, OUTCOME_RATES
 from nnrpsim.model.run_size import run_size
 from nnrpsim.printed_tables import summary_table
-from nnrpsim.results import ResultStore, swept_columns
+from nnrpsim.results import ResultStore
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
+from nnrpsim.summaries import swept_columns
 from nnrpsim.tasks import run_inputs, tasks_for
 from nnrpsim.traces import sessions_per_s
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml

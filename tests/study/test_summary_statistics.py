@@ -11,8 +11,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nnrpsim.results import means_and_intervals, summarize
 from nnrpsim.student_t import t95
+from nnrpsim.summaries import means_and_intervals, summarize
 
 # Student's t 0.975 quantiles from published tables (df: value).
 TABLE = {1: 12.706, 2: 4.303, 10: 2.228, 30: 2.042, 31: 2.040, 40: 2.021, 60: 2.000, 120: 1.980}

@@ -93,7 +93,7 @@ def test_every_run_gathered_gets_its_saving_those_written_before_it_too(tmp_path
     """The saving is derived from two metrics every version recorded, as a study gathers its
     runs: a run's own file does not hold it, so a folder an earlier version began resumes with
     the saving of all its runs, not of the new ones alone."""
-    from nnrpsim.results import with_derived_metrics
+    from nnrpsim.summaries import with_derived_metrics
 
     runs = pd.DataFrame(
         {
