@@ -23,7 +23,9 @@ from .metrics import METRICS
 from .recorded import recorded_scenario
 from .results import cell, read_table
 from .scenario import Scenario, ScenarioError
-from .scenario.loader import dotted, parse_set, set_dotted, validation_error
+from .scenario.dotted_keys import dotted, set_dotted
+from .scenario.errors import validation_error
+from .scenario.loader import parse_set
 from .scenario.schema import SHORT_KEYS
 from .summaries import means_and_intervals, run_params, with_derived_metrics
 

@@ -15,8 +15,8 @@ from .model import (
 )
 from .protocol import CacheObjectKind, cache_object_bitmap
 from .scenario import Scenario
-from .scenario.loader import with_auto_warmup
 from .scenario.per_scenario import once_per_scenario
+from .scenario.sweep import with_auto_warmup
 
 
 def _kind(name: str) -> CacheObjectKind:

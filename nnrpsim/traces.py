@@ -33,8 +33,8 @@ from .model.policy_reach import PolicyReach, policy_reach
 from .paths import file_problem
 from .protocol import U32_MAX, CacheObjectKind
 from .scenario import Scenario, ScenarioError
-from .scenario.loader import Point
 from .scenario.schema import Arrivals, Trace
+from .scenario.sweep import Point
 
 REFERENCE_LOG_COLUMNS = ("time_ms", "object", "size_bytes")
 KIND_CODES = {kind.name.lower(): int(kind) for kind in CacheObjectKind}

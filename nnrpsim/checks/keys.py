@@ -13,7 +13,7 @@ from ..display_units import scenario_text
 from ..inert_keys import INERT_KEYS, ends_leases_but_by_eviction, inert_in, inert_reason, within
 from ..metrics import METRICS
 from ..scenario import Point, Scenario
-from ..scenario.loader import dotted
+from ..scenario.dotted_keys import dotted
 from ..scenario.schema import SHORT_KEYS, describe
 from ..summaries import swept_columns
 from .wording import points_named, warnings_by_text

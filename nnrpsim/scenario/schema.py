@@ -38,7 +38,7 @@ Rate = Annotated[float, BeforeValidator(parse_rate)]
 
 def parse_warmup_ms(value: object) -> float | str:
     """A warm-up: a duration, or ``auto``, which each sweep point resolves to its own
-    (:func:`nnrpsim.scenario.loader.with_auto_warmup`)."""
+    (:func:`nnrpsim.scenario.sweep.with_auto_warmup`)."""
     if value == "auto":
         return value
     ms = parse_duration_ms(value)

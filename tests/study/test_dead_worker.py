@@ -125,7 +125,7 @@ def test_a_script_without_the_main_guard_on_dask_is_told_in_one_line(tmp_path):
     assert "nnrpsim.run or nnrpsim.sweep was called as a worker process started" in done.stderr
     last = done.stderr.splitlines()[-1]  # (distributed's own words in the parentheses)
     assert last.startswith(
-        "nnrpsim.scenario.loader.ScenarioError: --executor: Dask's local cluster did not start ("
+        "nnrpsim.scenario.errors.ScenarioError: --executor: Dask's local cluster did not start ("
     )
     assert last.endswith(f"): {WORKERS_FAILED}")
     assert not (tmp_path / "out").exists()

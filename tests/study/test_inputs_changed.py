@@ -60,7 +60,7 @@ def test_runs_after_a_trace_changed_fail_saying_why(tmp_path, traced, monkeypatc
     runs = changed.runs.set_index(["point", "replication"])["error"]
     assert pd.isna(runs.loc[(0, 0)])  # (read before the change)
     [error] = set(runs.drop((0, 0)))
-    assert error.startswith(f"nnrpsim.scenario.loader.ScenarioError: {trace}: {OTHER} (content ")
+    assert error.startswith(f"nnrpsim.scenario.errors.ScenarioError: {trace}: {OTHER} (content ")
     assert error.endswith("here): it changed since, or this worker's copy differs")
     assert f"(content {digest} then, " in error
     assert any(OTHER in line for line in changed.warnings)  # (the failed runs' warning)

@@ -902,7 +902,7 @@ def test_a_sweeps_runs_with_their_replications_are_counted_against_what_a_study_
     tmp_path, capsys, monkeypatch
 ):
     """Each point may sweep its own replications: the runs are their sum over the points."""
-    monkeypatch.setattr("nnrpsim.scenario.loader.MAX_RUNS", 10)
+    monkeypatch.setattr("nnrpsim.scenario.sweep.MAX_RUNS", 10)
     document = {
         "study": {"replications": 2},
         "sweep": {"grid": {"study.replications": [3, 4], "study.seed": [1, 2]}},

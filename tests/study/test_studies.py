@@ -518,7 +518,7 @@ def test_a_scenarios_sweep_and_configs_are_worked_out_once_while_it_lives(
     import weakref
 
     from nnrpsim import run_config
-    from nnrpsim.scenario import loader
+    from nnrpsim.scenario import sweep
 
     made: dict[str, int] = {"points": 0, "configs": 0}
 
@@ -529,7 +529,7 @@ def test_a_scenarios_sweep_and_configs_are_worked_out_once_while_it_lives(
 
         return counted
 
-    monkeypatch.setattr(loader, "Point", counting("points", loader.Point))
+    monkeypatch.setattr(sweep, "Point", counting("points", sweep.Point))
     monkeypatch.setattr(run_config, "ModelConfig", counting("configs", run_config.ModelConfig))
     scenario = nnrpsim.load_scenario(small_yaml)
     first, again = sweep_points(scenario), sweep_points(scenario)
