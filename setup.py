@@ -5,8 +5,9 @@ The modules below are where a run spends its own time: of the model, a frame's d
 link, the server, the operation window, the records, the cache policy, the auditor, and the
 simulation whose attributes they all read; of the engine, the lease table's one-at-a-time
 resolves and installs, its eviction front, its index of owners' slots, and the replay on the
-table with the host rules and frame bookkeeping it shares with the ordered replay. Compiled, the default scenario runs
-1.9-2.5 times as many frames a second and the replay on the table about twice as many references;
+table with the host rules and frame bookkeeping it shares with the ordered replay. Compiled,
+the default scenario runs 1.9-2.5 times as many frames a second and the replay on the table
+about twice as many references;
 their sources stay the reference, type-checked by the same compile. ``NNRPSIM_COMPILE=0``
 builds without compiling (pure Python, same results; extensions an earlier build left in the
 tree still run while their sources are unchanged, and `make clean` removes them). Each build

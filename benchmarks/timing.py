@@ -13,7 +13,8 @@ from nnrpsim.compiled import INTERPRETED_VARIABLE
 
 
 def best_of(fn: Callable[[], object], repeat: int = 5) -> float:
-    """The fastest of ``repeat`` wall-clock runs of ``fn``, in seconds (least disturbed by noise)."""
+    """The fastest of ``repeat`` wall-clock runs of ``fn``, in seconds (least disturbed by
+    noise)."""
     best = float("inf")
     for _ in range(repeat):
         start = time.perf_counter()

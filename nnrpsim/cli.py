@@ -210,9 +210,10 @@ def _records(args: argparse.Namespace) -> str:
         table = outcomes.to_string(index=False, formatters={"share": "{:.4f}".format})
         lines = [f"{heading}by outcome and cause:", table]
     metrics = records.metrics
+    latencies = durations_text([metrics["p50_latency_ms"], metrics["p99_latency_ms"]])
     lines.append(
         f"hit_rate {metrics['hit_rate']:.4f}, wire_saving {metrics['wire_saving']:.4f}, "
-        f"p50/p99 latency {durations_text([metrics['p50_latency_ms'], metrics['p99_latency_ms']])}, "
+        f"p50/p99 latency {latencies}, "
         f"invariant violations {metrics['invariant_violations']:.0f}"
     )
     if folder is not None:

@@ -3,9 +3,10 @@ interval that common random numbers allow.
 
 Replication r of every sweep point draws the same random numbers (its seed derives from the
 study seed and r alone), so two points' runs of one replication differ only by what the
-points set (where they share a workload: a swept size or rate draws another). Their metrics' difference, run by run, varies far less than either metric: its
-t interval over the replications both finished says whether a point beats the baseline where
-the two points' own intervals overlap.
+points set (where they share a workload: a swept size or rate draws another). Their
+metrics' difference, run by run, varies far less than either metric: its t interval over the
+replications both finished says whether a point beats the baseline where the two points' own
+intervals overlap.
 """
 
 from __future__ import annotations

@@ -28,8 +28,9 @@ class ReferenceStream:
     after it (at the same millisecond), and skipped when that one's body goes inline without
     a PUT (its turn after an invalidation, the replay's ``inline_after_invalidate``, or its
     host's back-off after a refusal). When the server refuses it, the reference it is made
-    for is put all the same if it needs a lease, and its body goes inline. ``ttl_scale`` gives each reference the
-    TTL its CACHE_PUT asks for, as a multiple of the replay's (rounded to whole ms): its
+    for is put all the same if it needs a lease, and its body goes inline. ``ttl_scale``
+    gives each reference the TTL its CACHE_PUT asks for, as a multiple of the replay's
+    (rounded to whole ms): its
     session's own TTL, when sessions ask for different ones; without it every reference asks
     for the replay's. ``invalidation_kept`` marks the changes that leave the server's lease in
     place, unannounced: an object made from a changed one, without the server's cascade. Its

@@ -294,8 +294,9 @@ def with_content_changes(
 ) -> WorkloadPlan:
     """A trace's ``plan`` (of its run's ``window``) with its objects' content changes at
     ``config``'s rate, beside any the trace gives: so ``invalidations.rate_per_s`` sweeps a
-    trace too. Each object's are a Poisson process from its first reference to the run's end: no lease of it exists before (drawn over the whole run, as a synthetic plan's
-    shared objects' are, the changes of a trace whose objects appear evenly idled by half).
+    trace too. Each object's are a Poisson process from its first reference to the run's
+    end: no lease of it exists before (drawn over the whole run, as a synthetic plan's shared
+    objects' are, the changes of a trace whose objects appear evenly idled by half).
 
     A change comes on its millisecond, before the requests within it (as the vector engine
     orders them); a trace's requests fall on whole milliseconds too, where a synthetic

@@ -18,7 +18,7 @@ def interval_note(
     """Say over the plot what a point and its band or bars are: a mean over how many
     replications, with its 95 % t interval (two replications give a wide one); nothing
     for a summary that does not say (one made by hand). ``lines``: how many lines are drawn
-    of how many there are, said when fewer (:func:`spread`). ``labelled_by``: the swept key
+    of how many there are, said when fewer (:func:`.lines.spread`). ``labelled_by``: the swept key
     whose value is written beside each point (a bare "0.25" does not say what it is)."""
     notes = []
     runs = runs_text(summary)

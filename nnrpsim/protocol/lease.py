@@ -39,7 +39,8 @@ def expires_at_ms(granted_at_ms: int, ttl_ms: int) -> int:
 
 
 def is_live(now_ms: int, granted_at_ms: int, ttl_ms: int) -> bool:
-    """Live iff ``now_ms < expires_at``: TTL 0 is expired at once, and so is ``now == expires_at``."""
+    """Live iff ``now_ms < expires_at``: TTL 0 is expired at once, and so is
+    ``now == expires_at``."""
     return check_uint("now_ms", now_ms, U64_MAX) < expires_at_ms(granted_at_ms, ttl_ms)
 
 

@@ -75,7 +75,8 @@ def encode_packet(
     body: bytes = b"",
     **header: int,
 ) -> bytes:
-    """Encode a packet; ``meta_len`` and ``body_len`` are computed, other header fields default 0."""
+    """Encode a packet; ``meta_len`` and ``body_len`` are computed, other header fields
+    default 0."""
     msg_type = MessageType(msg_type)
     layout = METADATA.get(msg_type)
     raw = metadata if isinstance(metadata, bytes) else encode_block(layout, metadata)

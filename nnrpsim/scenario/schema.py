@@ -297,7 +297,8 @@ class Objects(Section):
 
 class Arrivals(Section):
     path: FilePath = Field(
-        description="A CSV or Parquet log with a row per arrival (e.g. Azure's LLM inference trace)."
+        description="A CSV or Parquet log with a row per arrival (e.g. Azure's LLM inference "
+        "trace)."
     )
     column: str = Field(
         "TIMESTAMP", description="The column of arrival times: datetimes, or numbers in ms."
@@ -445,8 +446,8 @@ class HostPolicy(Section):
         None,
         ge=0,
         le=U32_MAX,
-        description="A fixed lease_ttl_hint (whole ms) instead of the fraction; 0s: none (0, unspecified), "
-        "the server grants its default_lease_ttl.",
+        description="A fixed lease_ttl_hint (whole ms) instead of the fraction; 0s: none (0, "
+        "unspecified), the server grants its default_lease_ttl.",
     )
     min_object_size: Size = Field(
         1024, ge=0, description="threshold: cache only larger objects (others fix it)."
@@ -467,8 +468,8 @@ class HostPolicy(Section):
         None,
         gt=0,
         le=U32_MAX,
-        description="TTL (whole ms) asked for connection-owned (shared) objects, their reuse then counted "
-        "across the connection; null: the session's (connection_scope: 10min).",
+        description="TTL (whole ms) asked for connection-owned (shared) objects, their reuse then "
+        "counted across the connection; null: the session's (connection_scope: 10min).",
     )
     refused_put_backoff: Duration = Field(
         0.0,

@@ -1,4 +1,5 @@
-"""Lease table behaviours stated by the spec: owners, dependencies, scopes, admission, accounting."""
+"""Lease table behaviours stated by the spec: owners, dependencies, scopes, admission,
+accounting."""
 
 from __future__ import annotations
 

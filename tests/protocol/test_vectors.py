@@ -1,4 +1,5 @@
-"""Byte-exact conformance: the derived cache vectors, the recipes they came from, and the goldens."""
+"""Byte-exact conformance: the derived cache vectors, the recipes they came from, and the
+goldens."""
 
 from __future__ import annotations
 

@@ -410,7 +410,8 @@ def test_the_printed_summary_writes_big_numbers_without_an_exponent():
         }
     )
     _, *rows = differences_table(differences).splitlines()
-    assert [row.split()[3:] for row in rows] == [["+38,810", "±", "12,000"], ["-2.5", "±", "0.25"]]
+    shown = [row.split()[3:] for row in rows]
+    assert shown == [["+38,810", "±", "12,000"], ["-2.5", "±", "0.25"]]
 
 
 def test_the_printed_summary_of_a_big_sweep_shows_its_ends_and_says_how_many_more():
@@ -1004,7 +1005,8 @@ def test_validate_describes_the_traces(capsys):
     lines = capsys.readouterr().out.splitlines()[1:]
     assert (
         lines[0]
-        == "  arrivals AzureLLMInferenceTrace_conv.csv (time_scale 1): 19,366 over 3,501.7 s, 5.53/s"
+        == "  arrivals AzureLLMInferenceTrace_conv.csv (time_scale 1): 19,366 over 3,501.7 s, "
+        "5.53/s"
     )
     # one per swept time_scale each
     arrivals, workloads, sizes = lines[:3], lines[3:6], lines[6:]
