@@ -25,7 +25,7 @@ def _digest(path: str, _mtime_ns: int, _size: int) -> str:
 
 
 def changed_inputs(digests: dict[str, str]) -> list[tuple[str, str, str]]:
-    """Each file of ``digests`` (by path, as :func:`~nnrpsim.traces.input_digests` gives
+    """Each file of ``digests`` (by path, as :func:`~nnrpsim.workload_facts.input_digests` gives
     them) that no longer holds what it held then: its path, its digest then and now. A file
     that cannot be read is left to its reader, which names the scenario key."""
     changed = []

@@ -75,7 +75,7 @@ def study_of(scenario: ScenarioLike, purpose: str) -> tuple[ScenarioLike, Path |
 
 def recorded_inputs(folder: Path) -> dict[str, str]:
     """The digest of each trace and log a study read, by path, as its manifest records them
-    (:func:`~nnrpsim.traces.input_digests`; none where it records none)."""
+    (:func:`~nnrpsim.workload_facts.input_digests`; none where it records none)."""
     inputs = _manifest_of(folder).get("inputs")
     return inputs if isinstance(inputs, dict) else {}
 

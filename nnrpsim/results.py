@@ -70,7 +70,7 @@ class ResultStore:
         self, out: Path, scenario: Scenario, resume: bool, inputs: dict[str, str] | None = None
     ) -> None:
         """``inputs``: the digest of each file the study reads, by path
-        (:func:`~nnrpsim.traces.input_digests`)."""
+        (:func:`~nnrpsim.workload_facts.input_digests`)."""
         self.out = Path(out)
         self.runs_dir = self.out / "runs"
         self.table_dirs = {name: self.out / name for name in LONG_TABLES}

@@ -1,7 +1,7 @@
 """Each sweep point's run size (:mod:`nnrpsim.model.run_size`): a line for ``nnrpsim
 validate``, and the refusal of a point whose runs this machine cannot hold, before anything
 runs or is written. A trace workload is sized from its trace (read first, by
-:func:`~nnrpsim.traces.check_traces`: read again here from the cache)."""
+:func:`~nnrpsim.workload_facts.check_traces`: read again here from the cache)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,8 @@ from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_s
 from .run_config import model_config
 from .scenario import Point, ScenarioError
 from .scenario.schema import describe
-from .traces import load_trace, sessions_per_s
+from .traces import load_trace
+from .workload_facts import sessions_per_s
 
 PointSize = tuple[Point, RunSize]
 

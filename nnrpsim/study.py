@@ -31,7 +31,7 @@ from .runner import (
 from .scenario import ScenarioLike, load_scenario, sweep_points
 from .summaries import summarize, with_derived_metrics
 from .tasks import tasks_for
-from .traces import check_traces, input_digests
+from .workload_facts import check_traces, input_digests
 
 WORKER_DIED = "interrupted: a worker process died (rerun with --resume)"
 

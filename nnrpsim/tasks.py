@@ -195,7 +195,7 @@ def tasks_for(points: list[Point], inputs: dict[str, str] | None = None) -> list
     """Every run of the sweep (each point's ``study.replications``: it may be swept), those
     that draw one workload plan back to back: a worker process then draws it once
     (:func:`_synthetic_plan`). Results do not depend on the order. ``inputs``: the digests
-    of the files the study reads (:func:`~nnrpsim.traces.input_digests`), checked by each
+    of the files the study reads (:func:`~nnrpsim.workload_facts.input_digests`), checked by each
     run."""
     tasks = [
         Task(point.index, replication, point.params, point.scenario, inputs or {})

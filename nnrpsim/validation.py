@@ -27,8 +27,8 @@ from .run_files import finished_runs
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
 from .scenario import Point, Scenario, ScenarioError, ScenarioLike, load_scenario, sweep_points
 from .tasks import tasks_for
-from .traces import check_traces, describe_workloads, input_digests
 from .warmup import describe_warmups
+from .workload_facts import check_traces, describe_workloads, input_digests
 
 ADVICE = (
     warmup_advice,

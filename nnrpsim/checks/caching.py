@@ -14,7 +14,8 @@ from ..model.policies import CachePolicy, make_policy
 from ..model.policy_reach import PolicyReach, references_larger_share
 from ..run_config import model_config
 from ..scenario import Point, Scenario
-from ..traces import load_trace, resized_objects, scenario_reach
+from ..traces import load_trace, resized_objects
+from ..workload_facts import scenario_reach
 from .wording import span_text, warnings_by_text
 
 

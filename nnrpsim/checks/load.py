@@ -8,7 +8,8 @@ from ..model.workload_means import workload_means
 from ..protocol.packet import inline_object_bytes
 from ..run_config import model_config
 from ..scenario import Point, Scenario
-from ..traces import load_trace, sessions_per_s
+from ..traces import load_trace
+from ..workload_facts import sessions_per_s
 from .wording import warnings_by_text
 
 

@@ -20,7 +20,8 @@ from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size,
 from nnrpsim.model.workload import stream_plan, synthetic_plan
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
-from nnrpsim.traces import load_trace, sessions_per_s
+from nnrpsim.traces import load_trace
+from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT
 
 BUSY = WorkloadConfig(session_rate_per_s=10.0, content_change_rate_per_s=0.002)

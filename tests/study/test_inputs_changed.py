@@ -17,7 +17,7 @@ from nnrpsim.checks import StudyWarning
 from nnrpsim.cli import main
 from nnrpsim.scenario import load_scenario, sweep_points
 from nnrpsim.tasks import tasks_for
-from nnrpsim.traces import input_digests
+from nnrpsim.workload_facts import input_digests
 from tests.conftest import write_yaml
 
 LINE = '{{"timestamp": {}, "input_length": 600, "hash_ids": [1, 2]}}\n'

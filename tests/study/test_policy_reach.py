@@ -12,7 +12,7 @@ from nnrpsim.checks.caching import policy_reach_advice
 from nnrpsim.display_units import percent
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import load_scenario
-from nnrpsim.traces import scenario_reach
+from nnrpsim.workload_facts import scenario_reach
 from tests.conftest import MOONCAKE
 from tests.study.advice import advice, run_numbers
 

@@ -18,7 +18,7 @@ from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, TRACE_PARTS, run_size
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from nnrpsim.scenario.schema import describe
-from nnrpsim.traces import sessions_per_s
+from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT, write_yaml
 
 CASES = [

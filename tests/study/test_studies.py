@@ -30,7 +30,7 @@ from nnrpsim.run_config import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.summaries import swept_columns
 from nnrpsim.tasks import run_inputs, tasks_for
-from nnrpsim.traces import sessions_per_s
+from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT, SMALL_STUDY, write_yaml
 
 SCENARIOS = sorted((ROOT / "scenarios").glob("*.yaml"))
@@ -1145,7 +1145,7 @@ def test_a_reference_logs_kind_column_gives_its_objects_kinds(tmp_path, engine):
         "workload": {"trace": {"path": str(tmp_path / "log.csv")}},
         "host_policy": {"ttl_hint": "10s"},
     }
-    from nnrpsim.traces import check_traces
+    from nnrpsim.workload_facts import check_traces
 
     (described,) = check_traces(sweep_points(parse_scenario(raw)))
     assert described.endswith("to 2 objects over 0.8 s (1 tensor_section_table, 1 tool_schema)")
