@@ -9,6 +9,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogFormatter, NullFormatter
 
+from ..display_units import PLAIN_BELOW
 from ..metrics import ALL_INLINE_FRACTION
 
 AT_MOST_ONE = ("fraction of references", ALL_INLINE_FRACTION)
@@ -55,8 +56,16 @@ class PlainLogFormatter(LogFormatter):
         return plain_number(x) if super().__call__(x, pos) else ""
 
 
+PLAIN_FROM = 1e-6
+"""The least size of a number a tick writes in full: a swept rate of 1e-300 was three hundred
+digits, run together along the axis (and from :data:`PLAIN_BELOW`, an exponent too)."""
+
+
 def plain_number(x: float) -> str:
-    """A tick's number in full, thousands separated: "1,000,000", "0.00002"."""
+    """A tick's number in full, thousands separated: "1,000,000", "0.00002"; with an exponent
+    beyond a millionth to a million billion ("1e-300")."""
+    if x and not PLAIN_FROM <= abs(x) < PLAIN_BELOW:
+        return f"{x:.6g}"
     # (six significant digits: a tick at 3 x 10^-5 is 3.0000000000000004e-05)
     return format(Decimal(f"{x:.6g}"), ",f")
 

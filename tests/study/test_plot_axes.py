@@ -164,6 +164,17 @@ def test_the_bars_by_kind_name_each_point_as_the_summary_has_it(swept, expected,
     assert [tick.get_text() for tick in fig.axes[0].get_yticklabels()] == expected
 
 
+def _labelled_ticks(ax) -> list[tuple[float, str]]:
+    """The x axis's ticks within its view that have a label, with the label."""
+    low, high = sorted(ax.get_xlim())
+    ticks = ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
+    return sorted(
+        (tick.get_loc(), tick.label1.get_text())
+        for tick in ticks
+        if tick.label1.get_text() and low <= tick.get_loc() <= high
+    )
+
+
 @pytest.mark.parametrize(("low", "high"), [(1e-6, 1.0), (1.0, 1e7), (2.0, 2e6)])
 def test_log_ticks_read_in_full_over_many_decades(low, high):
     """A count swept over a million (entries, objects) had its ticks written 1e+06, and a
@@ -172,8 +183,7 @@ def test_log_ticks_read_in_full_over_many_decades(low, high):
     ax.plot([low, high], [1, 2])
     log_scale(ax, "x")
     figure.canvas.draw()
-    ticks = ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
-    shown = [(tick.get_loc(), tick.label1.get_text()) for tick in ticks if tick.label1.get_text()]
+    shown = _labelled_ticks(ax)
     assert shown
     for place, text in shown:
         assert "e" not in text and "$" not in text, text
@@ -181,6 +191,24 @@ def test_log_ticks_read_in_full_over_many_decades(low, high):
         if place >= 1e4:
             assert "," in text, text
     matplotlib.pyplot.close(figure)
+
+
+@pytest.mark.parametrize(("low", "high"), [(1e-300, 1e-298), (1e298, 1e300), (1e-9, 1e-7)])
+def test_log_ticks_beyond_a_millionth_to_a_million_billion_take_an_exponent(low, high):
+    """A swept rate of 1e-300 to 1e-298 was ticked in three labels of 300 digits each, run
+    together along the axis: beyond the plain range, a tick says its exponent."""
+    figure, ax = matplotlib.pyplot.subplots()
+    ax.plot([low, high], [1, 2])
+    log_scale(ax, "x")
+    figure.canvas.draw()
+    shown = _labelled_ticks(ax)
+    assert shown
+    for place, text in shown:
+        assert len(text) <= 12 and "e" in text, text
+        assert float(text) == pytest.approx(place, rel=1e-5), text
+    matplotlib.pyplot.close(figure)
+    key = "workload.invalidations.rate_per_s"
+    assert _swept_axis(key, [1e-300, 1e-299, 1e-298]) == ("log", ["1e-300", "1e-299", "1e-298"])
 
 
 def test_a_log_axis_takes_the_unit_of_its_middle_decade(drawn):
@@ -219,13 +247,7 @@ def _swept_axis(key: str, values: list[float]) -> tuple[str, list[str]]:
     figure = plots.metric_figure(summary, key, "hit_rate")
     ax = figure.axes[0]
     figure.canvas.draw()
-    low, high = sorted(ax.get_xlim())
-    ticks = ax.xaxis.get_major_ticks() + ax.xaxis.get_minor_ticks()
-    shown = sorted(
-        (tick.get_loc(), tick.label1.get_text())
-        for tick in ticks
-        if tick.label1.get_text() and low <= tick.get_loc() <= high
-    )
+    shown = _labelled_ticks(ax)
     matplotlib.pyplot.close(figure)
     return ax.get_xscale(), [text for _, text in shown]
 
