@@ -175,38 +175,38 @@ def _labelled_ticks(ax) -> list[tuple[float, str]]:
     )
 
 
-@pytest.mark.parametrize(("low", "high"), [(1e-6, 1.0), (1.0, 1e7), (2.0, 2e6)])
-def test_log_ticks_read_in_full_over_many_decades(low, high):
-    """A count swept over a million (entries, objects) had its ticks written 1e+06, and a
-    rate of 2 x 10^-5 was 2e-05: each tick reads in full, thousands separated."""
+def _log_ticks_over(low: float, high: float) -> list[tuple[float, str]]:
+    """The labelled ticks of a log x axis over ``low`` to ``high``: some, and each in view."""
     figure, ax = matplotlib.pyplot.subplots()
     ax.plot([low, high], [1, 2])
     log_scale(ax, "x")
     figure.canvas.draw()
     shown = _labelled_ticks(ax)
+    matplotlib.pyplot.close(figure)
     assert shown
+    return shown
+
+
+@pytest.mark.parametrize(("low", "high"), [(1e-6, 1.0), (1.0, 1e7), (2.0, 2e6)])
+def test_log_ticks_read_in_full_over_many_decades(low, high):
+    """A count swept over a million (entries, objects) had its ticks written 1e+06, and a
+    rate of 2 x 10^-5 was 2e-05: each tick reads in full, thousands separated."""
+    shown = _log_ticks_over(low, high)
     for place, text in shown:
         assert "e" not in text and "$" not in text, text
         assert float(text.replace(",", "")) == pytest.approx(place, rel=1e-9), text
         if place >= 1e4:
             assert "," in text, text
-    matplotlib.pyplot.close(figure)
 
 
 @pytest.mark.parametrize(("low", "high"), [(1e-300, 1e-298), (1e298, 1e300), (1e-9, 1e-7)])
 def test_log_ticks_beyond_a_millionth_to_a_million_billion_take_an_exponent(low, high):
     """A swept rate of 1e-300 to 1e-298 was ticked in three labels of 300 digits each, run
     together along the axis: beyond the plain range, a tick says its exponent."""
-    figure, ax = matplotlib.pyplot.subplots()
-    ax.plot([low, high], [1, 2])
-    log_scale(ax, "x")
-    figure.canvas.draw()
-    shown = _labelled_ticks(ax)
-    assert shown
+    shown = _log_ticks_over(low, high)
     for place, text in shown:
         assert len(text) <= 12 and "e" in text, text
         assert float(text) == pytest.approx(place, rel=1e-5), text
-    matplotlib.pyplot.close(figure)
     key = "workload.invalidations.rate_per_s"
     assert _swept_axis(key, [1e-300, 1e-299, 1e-298]) == ("log", ["1e-300", "1e-299", "1e-298"])
 
