@@ -50,7 +50,8 @@ def log_scale(ax, which: str) -> None:
 class PlainLogFormatter(LogFormatter):
     """matplotlib's choice of the log ticks to label, each written as a plain number (its
     own writes "6e-01" below one), in full and with thousands separated as the legends write
-    counts: "1,000,000" and "0.00002" (the shortest form, ``g``, wrote 1e+06 and 2e-05)."""
+    counts: "1,000,000" and "0.00002" (the shortest form, ``g``, wrote 1e+06 and 2e-05);
+    beyond :func:`plain_number`'s range, with an exponent."""
 
     def __call__(self, x: float, pos: int | None = None) -> str:
         return plain_number(x) if super().__call__(x, pos) else ""
@@ -75,7 +76,8 @@ MOST_SWEPT_TICKS = 8
 TICK_FIGURES = 4
 """The significant figures a swept value's tick may take (0.1667 min is 10 s unlabelled)."""
 LEAST_TICK_GAP = 1 / 12
-"""The least distance between two swept values' ticks, as a share of the axis's decades."""
+"""The least distance between two swept values' ticks, as a share of the decades from the
+least swept value to the greatest."""
 
 
 def swept_ticks(ax, which: str, places: np.ndarray) -> None:
