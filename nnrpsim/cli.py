@@ -190,14 +190,13 @@ def _records(args: argparse.Namespace) -> str:
     from .one_run import run_records
 
     folder = Path(args.out) if args.out else None
-    if folder is not None and folder.exists() and not folder.is_dir():
-        raise UsageError(f"--out: {folder} is a file, not a folder")
     records = run_records(
         args.scenario,
         args.point,
         args.replication,
         overrides=args.set,
         progress=not args.quiet and sys.stderr.isatty(),
+        out=folder,
     )
     metrics = pd.DataFrame([{"point": records.point, **records.metrics}])
     for warning in [*records.setup_warnings, *violation_warnings(metrics)]:

@@ -29,7 +29,7 @@ from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
 from .recorded import recorded_inputs, study_of
 from .run_files import atomic_write
-from .scenario import ScenarioError, ScenarioLike, load_scenario, sweep_points
+from .scenario import ScenarioError, ScenarioLike, load_scenario, scenario_hash, sweep_points
 from .tasks import Task, run_inputs
 from .validation import ADVICE
 
@@ -39,6 +39,11 @@ resubmission), or the host sent the body (``inlined_by_policy``, ``installed``, 
 CAUSES = pd.CategoricalDtype([cause.name.lower() for cause in InstallCause])
 """Why a host sent an object's body again: ``none`` for a reference that did not."""
 KINDS = pd.CategoricalDtype([kind.name.lower() for kind in CacheObjectKind])
+RECORD_TABLES = ("references", "operations", "memory", "memory_by_kind", "accepted_ttl_ms")
+"""The frames :meth:`RunRecords.write` writes, each as ``<name>.parquet``, besides ``run.json``."""
+RECORD_FILES = (*(f"{name}.parquet" for name in RECORD_TABLES), "run.json")
+STUDY_FILES = ("manifest.json", "runs.parquet", "summary.parquet")
+"""What marks a study's results folder (an early version's holds no manifest)."""
 BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 """A run's bar: the share of its simulated time done (tqdm's default counts it as 0.37/1)."""
 
@@ -47,6 +52,9 @@ BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 class RunRecords:
     """One DES run's records; ``after_warmup`` marks the rows its metrics count."""
 
+    scenario_hash: str
+    """The scenario's digest, as a study's ``manifest.json`` records it: with ``point`` and
+    ``replication``, which run these records are."""
     point: int
     replication: int
     params: dict[str, Any]
@@ -121,23 +129,22 @@ class RunRecords:
         table["share"] = table["references"] / max(len(counted), 1)
         return table
 
-    def write(self, folder: Path) -> list[Path]:
+    def write(self, folder: Path | str) -> list[Path]:
         """The frames as Parquet files in ``folder`` (made if missing; other files there are
-        left alone), and ``run.json`` of the rest; returns the files written."""
+        left alone), and ``run.json`` of the rest; returns the files written. A folder that
+        holds a study's results, another run's records, or a file of a records' name that
+        ``run.json`` does not vouch for is refused (:func:`check_records_folder`)."""
+        folder = Path(folder)
+        check_records_folder(folder, self.scenario_hash, self.point, self.replication)
         folder.mkdir(parents=True, exist_ok=True)
-        tables = {
-            "references": self.references,
-            "operations": self.operations,
-            "memory": self.memory,
-            "memory_by_kind": self.memory_by_kind,
-            "accepted_ttl_ms": self.accepted_ttl_ms.to_frame(),
-        }
         written = []
-        for name, table in tables.items():
+        for name in RECORD_TABLES:
             path = folder / f"{name}.parquet"
+            table = pd.DataFrame(getattr(self, name))  # (accepted_ttl_ms: a Series)
             atomic_write(path, lambda temporary, t=table: t.to_parquet(temporary, index=False))
             written.append(path)
         about = {
+            "scenario_hash": self.scenario_hash,
             "point": self.point,
             "replication": self.replication,
             "params": self.params,
@@ -160,13 +167,15 @@ def run_records(
     *,
     overrides: Sequence[str] | str | None = (),
     progress: bool = True,
+    out: Path | str | None = None,
 ) -> RunRecords:
     """Run replication ``replication`` of sweep point ``point`` (their numbers in
     ``runs.parquet``) as its study does, and keep its records. ``scenario``: a scenario (as
     :func:`~nnrpsim.load_scenario` takes it), or a results folder, whose study's scenario its
     manifest records. ``progress``: with a progress bar (tqdm's: a widget in a notebook) of
     its simulated time. DES only: the vector engine replays counts, not references one by
-    one. Bad input raises :class:`ScenarioError`."""
+    one. ``out``: the folder :meth:`RunRecords.write` will be given, checked before the run,
+    so that a folder it would refuse costs no run. Bad input raises :class:`ScenarioError`."""
     scenario, folder = study_of(scenario, "to run again")
     changed = [  # (run from a results folder: its inputs that changed since)
         f"warning: {path} changed since the study in {folder} read it (content {then} "
@@ -185,6 +194,9 @@ def run_records(
             "single references: set engine to des",
         )
     kept = _chosen("replication", replication, run.study.replications, "replication")
+    digest = scenario_hash(scenario)
+    if out is not None:
+        check_records_folder(out, digest, chosen, kept)
     config, plan, run_seed = run_inputs(Task(chosen, kept, points[chosen].params, run))
     name = f"point {chosen} replication {kept}"
     with tqdm(total=1.0, desc=name, disable=not progress, bar_format=BAR) as bar:
@@ -197,6 +209,7 @@ def run_records(
     )
     metrics = {name: measured[name] for name in METRICS}  # (in the runs table's order)
     return RunRecords(
+        scenario_hash=digest,
         point=chosen,
         replication=kept,
         params=points[chosen].params,
@@ -248,6 +261,45 @@ def _frames(result: ModelResult, plan: WorkloadPlan, warmup_ms: float) -> dict[s
         "counters": dict(result.counters),
         "audit": dict(result.audit),
     }
+
+
+def check_records_folder(
+    folder: Path | str, scenario_hash: str, point: int, replication: int
+) -> None:
+    """Raise a :class:`ScenarioError` (``--out``) where writing a run's records in ``folder``
+    would lose or muddle what it holds: a file, a study's results, another run's records, or a
+    file of a records' name with no ``run.json`` to say whose. The same run's records are
+    written again (its seeds give the same numbers); files of other names are left alone."""
+    folder = Path(folder)
+    if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
+        raise ScenarioError("--out", "must not contain a NUL character")
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise ScenarioError("--out", f"{folder} is a file, not a folder")
+        study = [name for name in STUDY_FILES if (folder / name).exists()]
+        present = [name for name in RECORD_FILES if (folder / name).exists()]
+    except OSError as err:  # (a name the system refuses: too long, say)
+        raise ScenarioError("--out", f"cannot use {folder}: {err.strerror}") from None
+    own_folder = "write the records to a folder of their own"
+    if study:
+        raise ScenarioError("--out", f"{folder} holds a study's results ({study[0]}): {own_folder}")
+    if not present:
+        return
+    try:
+        about = json.loads((folder / "run.json").read_text(encoding="utf-8"))
+        held = (about["scenario_hash"], about["point"], about["replication"])
+    except (OSError, ValueError, TypeError, KeyError):
+        raise ScenarioError(
+            "--out",
+            f"{folder} holds {present[0]}, and no run.json that names its run: {own_folder}",
+        ) from None
+    if held != (scenario_hash, point, replication):
+        scenario = "" if held[0] == scenario_hash else " of another scenario"
+        raise ScenarioError(
+            "--out",
+            f"{folder} holds the records of point {held[1]}, replication {held[2]}{scenario}: "
+            f"{own_folder}, or remove those",
+        )
 
 
 def _chosen(name: str, value: object, count: int, what: str) -> int:

@@ -249,6 +249,55 @@ def test_a_results_folder_gives_its_studys_runs(study, tmp_path, capsys):
         assert capsys.readouterr().err == f"error: {manifest}: {says}\n"
 
 
+def test_records_name_their_study_and_go_only_where_they_lose_nothing(
+    study, tmp_path, capsys, monkeypatch
+):
+    """``records --out`` wrote into any folder: a study's own, or over another run's records
+    (``--point 1`` over point 0's), with nothing left to say which run the files were."""
+    from nnrpsim import one_run
+
+    folder = tmp_path / "records"
+    argv = ["records", str(study.path), "--point", "1", "--quiet"]
+    assert main([*argv, "--out", str(folder)]) == 0
+    about = json.loads((folder / "run.json").read_text())
+    manifest = json.loads((study.path / "manifest.json").read_text())
+    assert (about["scenario_hash"], about["point"]) == (manifest["scenario_hash"], 1)
+    capsys.readouterr()
+    assert main([*argv, "--out", str(folder)]) == 0  # (the same run: the same numbers again)
+    assert json.loads((folder / "run.json").read_text()) == about
+    written = {path.name: path.read_bytes() for path in folder.iterdir()}
+    capsys.readouterr()
+
+    def not_run(*args, **kwargs):
+        raise AssertionError("a folder refused after the run")
+
+    monkeypatch.setattr(one_run, "simulate", not_run)
+    another = ["--set", "study.seed=7"]
+    for out, extra, says in (
+        (folder, ["--point", "2"], f"{folder} holds the records of point 1, replication 0: "),
+        (folder, another, f"{folder} holds the records of point 1, replication 0 of another "),
+        (study.path, [], f"{study.path} holds a study's results (manifest.json): write the "),
+    ):
+        assert main([*argv, *extra, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: --out: {says}") and err.count("\n") == 1
+    assert {path.name: path.read_bytes() for path in folder.iterdir()} == written
+    assert not (study.path / "run.json").exists()
+    (folder / "run.json").unlink()
+    assert main([*argv, "--out", str(folder)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --out: {folder} holds references.parquet, and no run.json that names its run: "
+        "write the records to a folder of their own\n"
+    )
+    monkeypatch.undo()
+    records = nnrpsim.run_records(study.path, 1, progress=False)  # (its write: the same rules)
+    with pytest.raises(nnrpsim.ScenarioError, match=r"and no run\.json that names its run"):
+        records.write(folder)
+    (folder / "references.parquet").unlink()  # (any file of a records' name)
+    with pytest.raises(nnrpsim.ScenarioError, match=r"holds operations\.parquet, and no run"):
+        records.write(folder)
+
+
 @pytest.mark.parametrize("loss", [0.0, 0.05])
 def test_the_bytes_by_class_are_the_runs_bytes_less_its_resends(loss):
     """Counted from the start (no warm-up), the classes add up to ``wire_bytes`` over a link
