@@ -159,6 +159,7 @@ def _compare(args: argparse.Namespace) -> str:
 
     from .differences import compare
     from .printed_tables import differences_table, terminal_width
+    from .results import among, study_output
     from .run_files import atomic_write
 
     differences = compare(args.results, args.baseline)
@@ -167,6 +168,9 @@ def _compare(args: argparse.Namespace) -> str:
         path = Path(args.csv)
         if path.is_dir():
             raise UsageError(f"--csv: {path} is a folder, not a file")
+        owned = study_output(path)
+        if owned is not None:
+            raise UsageError(f"--csv: {path} {among(owned)}: choose another file")
         try:
             atomic_write(path, lambda p: differences.to_csv(p, index=False))
         except OSError as err:

@@ -28,6 +28,7 @@ from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
 from .recorded import recorded_inputs, study_of
+from .results import among, study_mark, study_output
 from .run_files import atomic_write
 from .scenario import ScenarioError, ScenarioLike, load_scenario, scenario_hash, sweep_points
 from .tasks import Task, run_inputs
@@ -42,8 +43,6 @@ KINDS = pd.CategoricalDtype([kind.name.lower() for kind in CacheObjectKind])
 RECORD_TABLES = ("references", "operations", "memory", "memory_by_kind", "accepted_ttl_ms")
 """The frames :meth:`RunRecords.write` writes, each as ``<name>.parquet``, besides ``run.json``."""
 RECORD_FILES = (*(f"{name}.parquet" for name in RECORD_TABLES), "run.json")
-STUDY_FILES = ("manifest.json", "runs.parquet", "summary.parquet")
-"""What marks a study's results folder (an early version's holds no manifest)."""
 BAR = "{desc}: {percentage:3.0f}%|{bar}| [{elapsed}<{remaining}]"
 """A run's bar: the share of its simulated time done (tqdm's default counts it as 0.37/1)."""
 
@@ -267,8 +266,8 @@ def check_records_folder(
     folder: Path | str, scenario_hash: str, point: int, replication: int
 ) -> None:
     """Raise a :class:`ScenarioError` (``--out``) where writing a run's records in ``folder``
-    would lose or muddle what it holds: a file, a study's results, another run's records, or a
-    file of a records' name with no ``run.json`` to say whose. The same run's records are
+    would lose or muddle what it holds: a file, a study's results (or a folder among them),
+    another run's records, or a file of a records' name with no ``run.json`` to say whose. The same run's records are
     written again (its seeds give the same numbers); files of other names are left alone."""
     folder = Path(folder)
     if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
@@ -276,13 +275,16 @@ def check_records_folder(
     try:
         if folder.exists() and not folder.is_dir():
             raise ScenarioError("--out", f"{folder} is a file, not a folder")
-        study = [name for name in STUDY_FILES if (folder / name).exists()]
+        study = study_mark(folder)
+        owned = study_output(folder)
         present = [name for name in RECORD_FILES if (folder / name).exists()]
     except OSError as err:  # (a name the system refuses: too long, say)
         raise ScenarioError("--out", f"cannot use {folder}: {err.strerror}") from None
     own_folder = "write the records to a folder of their own"
-    if study:
-        raise ScenarioError("--out", f"{folder} holds a study's results ({study[0]}): {own_folder}")
+    if study is not None:
+        raise ScenarioError("--out", f"{folder} holds a study's results ({study}): {own_folder}")
+    if owned is not None:
+        raise ScenarioError("--out", f"{folder} {among(owned)}: {own_folder}")
     if not present:
         return
     try:

@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from . import __version__
-from .folder_lock import folder_held
+from .folder_lock import LOCK_FILE, folder_held
 from .paths import NO_SUCH_FILE, file_problem
 from .recorded import INTERRUPTED
 from .renumbering import MOVING, Renumbering, finish_move, move_runs, renumbering, runs_moving
@@ -41,8 +41,54 @@ from .scenario import Scenario, ScenarioError, scenario_hash, sweep_points
 from .summaries import summarize, summarize_kinds, with_derived_metrics
 from .tasks import LONG_TABLES, Task
 
+STUDY_OUTPUTS = (
+    "manifest.json",
+    "runs.parquet",
+    "summary.parquet",
+    "summary.csv",
+    "kinds.csv",
+    *(f"{name}.parquet" for name in LONG_TABLES),
+    "runs",
+    *LONG_TABLES,
+    "plots",
+    LOCK_FILE,
+)
+"""What a study writes in its folder, files and folders: what no other output may replace."""
 MAX_CHANGES_SHOWN = 3
 """Keys a refused ``--resume`` names of those that differ: enough to see which edit it was."""
+
+
+def study_mark(folder: Path) -> str | None:
+    """The file that makes ``folder`` a study's results, or None: its ``runs.parquet``, or a
+    ``manifest.json`` that records a ``scenario_hash`` (a study that has not finished has no
+    tables; an early version's no manifest)."""
+    if (folder / "runs.parquet").is_file():
+        return "runs.parquet"
+    try:
+        document = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return "manifest.json" if isinstance(document, dict) and "scenario_hash" in document else None
+
+
+def study_output(path: Path | str) -> Path | None:
+    """The study output (:data:`STUDY_OUTPUTS`, in any study's folder) that ``path`` is or
+    lies in, or None: ``compare --csv results/x/summary.csv`` wrote over a study's summary."""
+    try:
+        resolved = Path(path).resolve()
+        for folder in resolved.parents:
+            if study_mark(folder) is not None:
+                output = folder / resolved.relative_to(folder).parts[0]
+                if output.name in STUDY_OUTPUTS:
+                    return output
+    except (OSError, RuntimeError):  # (a path the system refuses, a loop of links)
+        return None
+    return None
+
+
+def among(output: Path) -> str:
+    """What a refusal says of a path that :func:`study_output` found among a study's."""
+    return f"lies among a study's outputs ({output.name} in {output.parent})"
 
 
 def _text_of(manifest: Path) -> bytes | None:
@@ -89,6 +135,9 @@ class ResultStore:
             has_runs = finished_runs(self.out) > 0 or runs_moving(self.runs_dir)
         except OSError as err:  # (a name the system refuses: too long, say)
             raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None
+        owned = study_output(self.out)
+        if owned is not None:
+            raise ScenarioError("--out", f"{self.out} {among(owned)}: choose another --out")
         if has_runs and not resume:
             raise ScenarioError(
                 "--out", f"{self.out} already holds results; pass --resume or choose another --out"

@@ -276,7 +276,7 @@ def test_records_name_their_study_and_go_only_where_they_lose_nothing(
     for out, extra, says in (
         (folder, ["--point", "2"], f"{folder} holds the records of point 1, replication 0: "),
         (folder, another, f"{folder} holds the records of point 1, replication 0 of another "),
-        (study.path, [], f"{study.path} holds a study's results (manifest.json): write the "),
+        (study.path, [], f"{study.path} holds a study's results (runs.parquet): write the "),
     ):
         assert main([*argv, *extra, "--out", str(out)]) == 2
         err = capsys.readouterr().err

@@ -1,0 +1,74 @@
+"""No command writes over what a study wrote: ``compare --csv results/x/summary.csv`` replaced
+the study's summary with the differences, and ``run``/``records --out results/x/plots/...``
+wrote among its plots."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import nnrpsim
+from nnrpsim.cli import main
+from nnrpsim.results import study_mark, study_output
+from tests.conftest import SMALL_STUDY
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory) -> nnrpsim.StudyResult:
+    out = tmp_path_factory.mktemp("outputs") / "study"
+    return nnrpsim.run(SMALL_STUDY, out=out, jobs=1, progress=False)
+
+
+def _contents(folder) -> dict[str, bytes]:
+    return {
+        str(path.relative_to(folder)): path.read_bytes()
+        for path in sorted(folder.rglob("*"))
+        if path.is_file()
+    }
+
+
+def test_no_command_writes_among_a_studys_outputs(study, small_yaml, capsys):
+    folder = study.path
+    before = _contents(folder)
+    compare = ["compare", str(folder), "--baseline", "host_policy.ttl_fraction=0.5"]
+    for target, output in (
+        (folder / "summary.csv", "summary.csv"),
+        (folder / "runs.parquet", "runs.parquet"),
+        (folder / "plots" / "d.csv", "plots"),
+        (folder / "runs" / ".." / "kinds.csv", "kinds.csv"),
+    ):
+        assert main([*compare, "--csv", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"error: --csv: {target} lies among a study's outputs ({output} in "
+            f"{folder.resolve()}): choose another file\n"
+        )
+    for target, output in ((folder / "runs", "runs"), (folder / "plots" / "r", "plots")):
+        says = f"lies among a study's outputs ({output} in {folder.resolve()}): "
+        records = ["records", str(folder), "--quiet", "--out", str(target)]
+        assert main(records) == 2
+        assert capsys.readouterr().err.startswith(f"error: --out: {target} {says}write the ")
+        run = ["run", str(small_yaml), "--quiet", "--jobs", "1", "--out", str(target)]
+        assert main(run) == 2
+        assert capsys.readouterr().err == f"error: --out: {target} {says}choose another --out\n"
+    assert _contents(folder) == before
+    assert main([*compare, "--csv", str(folder / "differences.csv")]) == 0  # (a name of its own)
+
+
+def test_a_study_is_a_folder_with_its_runs_table_or_its_manifest(tmp_path):
+    """Not any folder holding a ``manifest.json`` (a web project's, say): its ``plots`` folder
+    is no study's."""
+    folder = tmp_path / "project"
+    (folder / "plots").mkdir(parents=True)
+    (folder / "manifest.json").write_text('{"name": "an extension"}')
+    assert study_mark(folder) is None and study_output(folder / "plots" / "a.csv") is None
+    (folder / "manifest.json").write_text(json.dumps({"scenario_hash": "0123", "status": "x"}))
+    assert study_mark(folder) == "manifest.json"  # (a study under way: no tables yet)
+    assert study_output(folder / "plots" / "a.csv") == (folder / "plots").resolve()
+    assert study_output(folder / "notes" / "a.csv") is None  # (nothing a study writes)
+    (folder / "manifest.json").unlink()
+    (folder / "runs.parquet").write_bytes(b"")  # (an early version's study: no manifest)
+    assert study_mark(folder) == "runs.parquet"
+    assert study_output(folder / "timeseries.parquet") == (folder / "timeseries.parquet").resolve()
+    assert study_output(folder) is None  # (the study's folder itself: a resume's --out)
