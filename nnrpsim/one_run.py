@@ -267,8 +267,9 @@ def check_records_folder(
 ) -> None:
     """Raise a :class:`ScenarioError` (``--out``) where writing a run's records in ``folder``
     would lose or muddle what it holds: a file, a study's results (or a folder among them),
-    another run's records, or a file of a records' name with no ``run.json`` to say whose. The same run's records are
-    written again (its seeds give the same numbers); files of other names are left alone."""
+    another run's records, or a file of a records' name with no ``run.json`` to say whose.
+    The same run's records are written again (its seeds give the same numbers); files of
+    other names are left alone."""
     folder = Path(folder)
     if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
         raise ScenarioError("--out", "must not contain a NUL character")
