@@ -157,7 +157,7 @@ def _compare_example(result: StudyResult) -> str:
 def _compare(args: argparse.Namespace) -> str:
     from pathlib import Path
 
-    from .differences import compare
+    from .differences import compare, replaceable_by_differences
     from .printed_tables import differences_table, terminal_width
     from .results import among, study_output
     from .run_files import atomic_write
@@ -171,6 +171,11 @@ def _compare(args: argparse.Namespace) -> str:
         owned = study_output(path)
         if owned is not None:
             raise UsageError(f"--csv: {path} {among(owned)}: choose another file")
+        if not replaceable_by_differences(path):
+            raise UsageError(
+                f"--csv: {path} holds something other than compare's differences: choose "
+                "another file, or remove it"
+            )
         try:
             atomic_write(path, lambda p: differences.to_csv(p, index=False))
         except OSError as err:

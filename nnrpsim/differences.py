@@ -129,6 +129,20 @@ def compare(results: str | Path, baseline: Sequence[str] | str | None = None) ->
     return differences
 
 
+def replaceable_by_differences(path: Path) -> bool:
+    """Whether ``--csv`` may write ``path``: a new or empty file, or a table compare wrote
+    (its header begins with ``point`` and names ``baseline_point`` and ``pairs``), not
+    anything else (``--csv scenarios/quickstart.yaml`` replaced the scenario)."""
+    try:
+        if not path.exists() or path.stat().st_size == 0:
+            return True
+        with path.open(encoding="utf-8", errors="replace") as file:
+            header = file.readline(100_000).rstrip("\r\n").split(",")
+    except OSError:  # (as a write would: the write says why)
+        return True
+    return header[0] == "point" and {"baseline_point", "pairs"} <= set(header)
+
+
 NEVER = ("host_policy.name", "never")
 """Inlining everything: the baseline of caching, where a study sweeps it."""
 

@@ -226,6 +226,26 @@ def test_compare_writes_every_metric_to_csv_and_refuses_a_path_it_cannot_write(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "small.yaml"]
 
 
+def test_csv_replaces_only_an_empty_file_or_compares_own(tmp_path, small_yaml, capsys):
+    """``--csv`` wrote over any file: ``--csv small.yaml`` replaced the scenario."""
+    nnrpsim.run(small_yaml, out=tmp_path / "out", jobs=1, progress=False)
+    args = ["compare", str(tmp_path / "out"), "--baseline", "host_policy.ttl_fraction=0.5"]
+    scenario = small_yaml.read_bytes()
+    assert main([*args, "--csv", str(small_yaml)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: --csv: {small_yaml} holds something other than compare's differences: choose "
+        "another file, or remove it\n"
+    )
+    assert small_yaml.read_bytes() == scenario
+    empty, earlier = tmp_path / "empty.csv", tmp_path / "earlier.csv"
+    empty.touch()
+    earlier.write_text("point,ttl_fraction,baseline_point,pairs,hit_rate\n0,0.1,1,2,0.5\n")
+    expected = nnrpsim.compare(tmp_path / "out", "host_policy.ttl_fraction=0.5")
+    for path in (empty, earlier):
+        assert main([*args, "--csv", str(path)]) == 0
+        pd.testing.assert_frame_equal(pd.read_csv(path), expected, check_dtype=False)
+
+
 def test_without_a_baseline_compare_takes_the_one_run_names(tmp_path, small_yaml, capsys):
     """No ``--baseline``: the first swept key at its last point's value, as the note under
     run's table writes it out; the same differences as that baseline named."""
