@@ -91,6 +91,20 @@ def among(output: Path) -> str:
     return f"lies among a study's outputs ({output.name} in {output.parent})"
 
 
+def _not_a_studys(folder: Path) -> str | None:
+    """A file in ``folder`` of a name a study writes, where no study wrote it (a summary.csv
+    of the user's, say), which a study would write over; None where there is none."""
+    try:
+        if study_mark(folder) is not None:
+            return None
+        return next(
+            (name for name in STUDY_OUTPUTS if name != LOCK_FILE and (folder / name).is_file()),
+            None,
+        )
+    except OSError:  # (as the study's own writes would: they say why)
+        return None
+
+
 def _text_of(manifest: Path) -> bytes | None:
     """The manifest's bytes, to tell whether it changed; None where there is none to read (a
     folder that cannot be, under a file, is named as the study makes it)."""
@@ -138,6 +152,11 @@ class ResultStore:
         owned = study_output(self.out)
         if owned is not None:
             raise ScenarioError("--out", f"{self.out} {among(owned)}: choose another --out")
+        foreign = _not_a_studys(self.out)
+        if foreign is not None:
+            raise ScenarioError(
+                "--out", f"{self.out} holds {foreign}, not a study's: choose another --out"
+            )
         if has_runs and not resume:
             raise ScenarioError(
                 "--out", f"{self.out} already holds results; pass --resume or choose another --out"

@@ -72,3 +72,25 @@ def test_a_study_is_a_folder_with_its_runs_table_or_its_manifest(tmp_path):
     assert study_mark(folder) == "runs.parquet"
     assert study_output(folder / "timeseries.parquet") == (folder / "timeseries.parquet").resolve()
     assert study_output(folder) is None  # (the study's folder itself: a resume's --out)
+
+
+def test_a_study_does_not_write_over_files_of_its_names_that_no_study_wrote(
+    tmp_path, small_yaml, capsys
+):
+    """``run --out`` a folder holding a ``summary.csv`` of the user's wrote over it."""
+    run = ["run", str(small_yaml), "--quiet", "--jobs", "1", "--out"]
+    for name, text in (("summary.csv", "mine"), ("manifest.json", '{"name": "an extension"}')):
+        folder = tmp_path / name
+        folder.mkdir()
+        (folder / name).write_text(text)
+        assert main([*run, str(folder)]) == 2
+        assert capsys.readouterr().err == (
+            f"error: --out: {folder} holds {name}, not a study's: choose another --out\n"
+        )
+        assert [path.name for path in folder.iterdir()] == [name]
+        assert (folder / name).read_text() == text
+    killed = tmp_path / "killed"  # (a study killed as it began: its lock, no manifest)
+    (killed / "runs").mkdir(parents=True)
+    (killed / ".nnrpsim-lock").touch()
+    assert main([*run, str(killed)]) == 0
+    assert study_mark(killed) == "runs.parquet"
