@@ -10,6 +10,7 @@ legend and its points' labels go :mod:`.placement`'s, and its axes' ranges and l
 
 from __future__ import annotations
 
+import json
 import os
 import warnings
 from collections.abc import Callable
@@ -25,10 +26,10 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..checks import StudyWarning
-from ..plot_formats import plot_formats
+from ..plot_formats import KNOWN_FORMATS, plot_formats
 from ..recorded import recorded_warmup_ms, unfinished_study_note
 from ..results import read_table
-from ..run_files import atomic_write
+from ..run_files import atomic_write, write_json
 from ..scenario import ScenarioError
 from ..summaries import swept_columns
 from .by_kind import bytes_by_kind_figure
@@ -40,6 +41,10 @@ TTL_KEYS = ("host_policy.ttl_fraction", "host_policy.ttl_hint")
 INVALIDATION_KEY = "workload.invalidations.rate_per_s"
 LOAD_KEYS = {"workload.sessions.rate_per_s", "workload.operations.rate_per_s"}
 """Swept loads, against which the DES's operation latency is drawn too."""
+DRAWN = ".drawn.json"
+"""In ``plots/``: the files the last drawing wrote. The next removes those of them it does not
+write again (another format, a figure the study no longer gets), which would show other
+numbers than the study's, and never a file it did not write."""
 
 
 def _save(fig, folder: Path, name: str) -> list[Path]:
@@ -102,9 +107,27 @@ def draw_study(results: Path, pool: ProcessPoolExecutor | None) -> list[Path]:
         warmup_s = recorded_warmup_ms(results) / 1e3
         figures = _figures(summary, series, kinds, folder, warmup_s)
         drawn = pool.map(_draw, figures) if pool is not None else map(_draw, figures)
-        return [path for paths in drawn for path in paths]
+        written = [path for paths in drawn for path in paths]
+        _remove_earlier(folder, written)
+        return written
     except OSError as err:
         raise ScenarioError(str(folder), f"cannot draw the plots: {err.strerror or err}") from None
+
+
+def _remove_earlier(folder: Path, written: list[Path]) -> None:
+    """Remove the figures an earlier drawing wrote in ``folder`` that this one did not (a
+    resume with ``NNRPSIM_PLOT_FORMATS=pdf`` left PNGs of fewer replications beside the PDFs),
+    then record this drawing's (:data:`DRAWN`)."""
+    now = sorted(path.name for path in written)
+    try:
+        earlier = json.loads((folder / DRAWN).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, TypeError, KeyError):  # (none yet: an earlier version's)
+        earlier = []
+    for name in earlier if isinstance(earlier, list) else ():
+        is_figure = isinstance(name, str) and Path(name).name == name
+        if is_figure and name not in now and Path(name).suffix[1:] in KNOWN_FORMATS:
+            (folder / name).unlink(missing_ok=True)
+    write_json(folder / DRAWN, {"files": now})
 
 
 Drawing = tuple[Callable[..., list[Path]], tuple]

@@ -3,6 +3,7 @@ says otherwise), for the study's workers and ``nnrpsim plot`` alike."""
 
 from __future__ import annotations
 
+import json
 import shutil
 
 import pytest
@@ -15,8 +16,13 @@ def _contents(folder) -> dict:
     return {path: path.read_bytes() if path.is_file() else None for path in folder.rglob("*")}
 
 
+def _figures(folder) -> list:
+    """The figures in ``folder``'s plots (not its record of them, ``.drawn.json``)."""
+    return [path for path in (folder / "plots").iterdir() if not path.name.startswith(".")]
+
+
 def _written(folder) -> set[str]:
-    return {path.suffix for path in (folder / "plots").iterdir()}
+    return {path.suffix for path in _figures(folder)}
 
 
 def test_the_variable_names_the_formats_the_workers_and_the_plot_command_write(
@@ -25,17 +31,19 @@ def test_the_variable_names_the_formats_the_workers_and_the_plot_command_write(
     out = tmp_path / "out"
     monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", " pdf, PNG ,pdf")  # (the workers draw them)
     assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "2", "--quiet"]) == 0
-    figures = {path.stem for path in (out / "plots").iterdir()}
+    figures = {path.stem for path in _figures(out)}
     assert _written(out) == {".pdf", ".png"} and len(figures) > 5
     assert capsys.readouterr().out.endswith(
         f"summary.csv, {len(figures)} plots in plots/ (PDF and PNG)\n"
     )
     assert (out / "plots" / "hit_rate_vs_ttl.pdf").read_bytes().startswith(b"%PDF")
     monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "svg")
-    for path in (out / "plots").iterdir():
-        path.unlink()
-    assert main(["plot", str(out)]) == 0
-    assert _written(out) == {".svg"} and {p.stem for p in (out / "plots").iterdir()} == figures
+    (out / "plots" / "mine.png").write_bytes(b"kept")
+    assert main(["plot", str(out)]) == 0  # (the PDFs and PNGs it drew before go: not mine)
+    assert {path.name for path in _figures(out)} == {
+        *(f"{figure}.svg" for figure in figures),
+        "mine.png",
+    }
 
 
 @pytest.mark.all_plot_formats
@@ -72,3 +80,24 @@ def test_the_commands_that_draw_name_the_variable_in_their_help(command, capsys)
     with pytest.raises(SystemExit):
         main([command, "--help"])
     assert "NNRPSIM_PLOT_FORMATS names others" in " ".join(capsys.readouterr().out.split())
+
+
+def test_a_drawing_removes_only_figures_its_record_names_in_plots(tmp_path, small_yaml):
+    """Its record of the last drawing is read as a list of file names in ``plots/`` of the
+    formats figures take: no other path it could name is removed."""
+    out = tmp_path / "out"
+    assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 0
+    (out / "plots" / "notes.txt").write_text("mine")
+    (out / "plots" / "old.png").write_bytes(b"an earlier drawing's")
+    (out / "elsewhere.png").write_bytes(b"mine")
+    named = ["../elsewhere.png", "sub/../../runs.parquet", "notes.txt", "old.png", 7]
+    (out / "plots" / ".drawn.json").write_text(json.dumps({"files": named}))
+    before = _contents(out)
+    assert main(["plot", str(out)]) == 0
+    after = _contents(out)
+    assert set(before) - set(after) == {out / "plots" / "old.png"}
+    assert (out / "plots" / "notes.txt").read_text() == "mine"
+    for damaged in ("{", "[]", '{"files": "hit_rate_vs_ttl.png"}'):
+        (out / "plots" / ".drawn.json").write_text(damaged)
+        assert main(["plot", str(out)]) == 0  # (as if no drawing had been recorded)
+        assert set(_contents(out)) == set(after)
