@@ -4,22 +4,16 @@ from __future__ import annotations
 
 from enum import IntEnum
 
-from nnrpsim.protocol import CacheErrorCode
-
 
 class Outcome(IntEnum):
-    """The result of resolving one object reference (spec section 7 error codes, plus hit)."""
+    """The result of resolving one object reference: a hit, or the cache error a server
+    answers it with (spec section 7; each code's low bits, ``CACHE_MISS`` 0x0003_0001)."""
 
     HIT = 0
     CACHE_MISS = 1
     LEASE_EXPIRED = 2
     VERSION_MISMATCH = 3
     DEPENDENCY_INVALID = 4
-
-    @property
-    def error_code(self) -> CacheErrorCode:
-        """The ERROR ``error_code`` a server sends for this outcome (``NONE`` for a hit)."""
-        return CacheErrorCode(CacheErrorCode.NONE + self.value)
 
 
 class EndReason(IntEnum):

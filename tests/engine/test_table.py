@@ -16,6 +16,7 @@ from nnrpsim.protocol import (
     U32_MAX,
     U64_MAX,
     CacheAckStatus,
+    CacheErrorCode,
     CacheIdentity,
     CacheObjectKind,
     DetailCode,
@@ -571,3 +572,10 @@ def test_expire_frees_exactly_the_leases_run_out_and_keeps_the_next_expiry(lease
         assert sorted(table.expire(min(left)).tolist()) == sorted(
             obj for obj, t in expiry.items() if t == min(left)
         )
+
+
+def test_each_outcome_is_its_cache_error_codes_low_bits():
+    """What a server answers a reference with: the spec's code, 0x0003_0000 plus the outcome."""
+    for outcome in Outcome:
+        if outcome is not Outcome.HIT:
+            assert CacheErrorCode[outcome.name] == CacheErrorCode.NONE + outcome
