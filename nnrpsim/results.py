@@ -146,6 +146,8 @@ class ResultStore:
         if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
             raise ScenarioError("--out", "must not contain a NUL character")
         try:
+            if self.out.exists() and not self.out.is_dir():
+                raise ScenarioError("--out", f"{self.out} is a file, not a folder")
             has_runs = finished_runs(self.out) > 0 or runs_moving(self.runs_dir)
         except OSError as err:  # (a name the system refuses: too long, say)
             raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None

@@ -1305,6 +1305,9 @@ def test_an_output_folder_that_cannot_be_made_is_bad_input(tmp_path, small_yaml,
     blocker.write_text("not a folder")
     assert main(["run", str(small_yaml), "--out", str(blocker / "out"), "--quiet"]) == 2
     assert capsys.readouterr().err.startswith(f"error: --out: cannot create {blocker / 'out'}")
+    assert main(["run", str(small_yaml), "--out", str(blocker), "--quiet"]) == 2
+    assert capsys.readouterr().err == f"error: --out: {blocker} is a file, not a folder\n"
+    assert blocker.read_text() == "not a folder"
 
 
 def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, capsys):
