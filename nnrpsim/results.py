@@ -59,16 +59,19 @@ MAX_CHANGES_SHOWN = 3
 
 
 def study_mark(folder: Path) -> str | None:
-    """The file that makes ``folder`` a study's results, or None: its ``runs.parquet``, or a
+    """What makes ``folder`` a study's results, or None: its ``runs.parquet``, a
     ``manifest.json`` that records a ``scenario_hash`` (a study that has not finished has no
-    tables; an early version's no manifest)."""
+    tables; an early version's no manifest), or its finished runs' files (``runs``: whatever
+    its manifest has become)."""
     if (folder / "runs.parquet").is_file():
         return "runs.parquet"
     try:
         document = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        return None
-    return "manifest.json" if isinstance(document, dict) and "scenario_hash" in document else None
+        document = None
+    if isinstance(document, dict) and "scenario_hash" in document:
+        return "manifest.json"
+    return "runs" if finished_runs(folder) > 0 else None
 
 
 def study_output(path: Path | str) -> Path | None:

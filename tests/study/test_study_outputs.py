@@ -72,6 +72,10 @@ def test_a_study_is_a_folder_with_its_runs_table_or_its_manifest(tmp_path):
     assert study_mark(folder) == "runs.parquet"
     assert study_output(folder / "timeseries.parquet") == (folder / "timeseries.parquet").resolve()
     assert study_output(folder) is None  # (the study's folder itself: a resume's --out)
+    (folder / "runs.parquet").unlink()
+    (folder / "runs").mkdir()
+    (folder / "runs" / "p0000-r000.arrow").write_bytes(b"")  # (a finished run's file)
+    assert study_mark(folder) == "runs"
 
 
 def test_a_study_does_not_write_over_files_of_its_names_that_no_study_wrote(
@@ -94,3 +98,18 @@ def test_a_study_does_not_write_over_files_of_its_names_that_no_study_wrote(
     (killed / ".nnrpsim-lock").touch()
     assert main([*run, str(killed)]) == 0
     assert study_mark(killed) == "runs.parquet"
+
+
+def test_a_studys_damaged_manifest_is_named_as_damaged(tmp_path, small_yaml, capsys):
+    """A folder with finished runs is a study's, whatever its manifest has become: a resume
+    says the manifest cannot be read (it said the folder held a manifest.json not a study's)."""
+    out = tmp_path / "study"
+    run = ["run", str(small_yaml), "--quiet", "--jobs", "1", "--out", str(out)]
+    assert main(run) == 0
+    capsys.readouterr()
+    (out / "runs.parquet").unlink()  # (as a study stopped before its summary)
+    (out / "manifest.json").write_text('{"status": ')
+    assert main([*run, "--resume"]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"error: --resume: {out / 'manifest.json'} cannot be read ("
+    )
