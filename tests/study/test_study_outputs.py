@@ -56,7 +56,7 @@ def test_no_command_writes_among_a_studys_outputs(study, small_yaml, capsys):
     assert main([*compare, "--csv", str(folder / "differences.csv")]) == 0  # (a name of its own)
 
 
-def test_a_study_is_a_folder_with_its_runs_table_or_its_manifest(tmp_path):
+def test_a_study_is_a_folder_with_its_runs_table_its_manifest_or_its_runs(tmp_path):
     """Not any folder holding a ``manifest.json`` (a web project's, say): its ``plots`` folder
     is no study's."""
     folder = tmp_path / "project"
