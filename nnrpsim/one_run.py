@@ -28,7 +28,7 @@ from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
 from .recorded import recorded_inputs, study_of
-from .results import among, study_mark, study_output
+from .results import among, check_out_folder, study_mark, study_output
 from .run_files import atomic_write
 from .scenario import ScenarioError, ScenarioLike, load_scenario, scenario_hash, sweep_points
 from .tasks import Task, run_inputs
@@ -271,16 +271,10 @@ def check_records_folder(
     The same run's records are written again (its seeds give the same numbers); files of
     other names are left alone."""
     folder = Path(folder)
-    if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
-        raise ScenarioError("--out", "must not contain a NUL character")
-    try:
-        if folder.exists() and not folder.is_dir():
-            raise ScenarioError("--out", f"{folder} is a file, not a folder")
-        study = study_mark(folder)
-        owned = study_output(folder)
-        present = [name for name in RECORD_FILES if (folder / name).exists()]
-    except OSError as err:  # (a name the system refuses: too long, say)
-        raise ScenarioError("--out", f"cannot use {folder}: {err.strerror}") from None
+    check_out_folder(folder)
+    study = study_mark(folder)
+    owned = study_output(folder)
+    present = [name for name in RECORD_FILES if (folder / name).exists()]
     own_folder = "write the records to a folder of their own"
     if study is not None:
         raise ScenarioError("--out", f"{folder} holds a study's results ({study}): {own_folder}")

@@ -58,16 +58,28 @@ MAX_CHANGES_SHOWN = 3
 """Keys a refused ``--resume`` names of those that differ: enough to see which edit it was."""
 
 
+def check_out_folder(folder: Path) -> None:
+    """Raise a :class:`ScenarioError` (``--out``) for a folder no output can go to: a name with
+    a NUL, an existing file, a name the system refuses (too long, say)."""
+    if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
+        raise ScenarioError("--out", "must not contain a NUL character")
+    try:
+        if folder.exists() and not folder.is_dir():
+            raise ScenarioError("--out", f"{folder} is a file, not a folder")
+    except OSError as err:
+        raise ScenarioError("--out", f"cannot use {folder}: {err.strerror}") from None
+
+
 def study_mark(folder: Path) -> str | None:
     """What makes ``folder`` a study's results, or None: its ``runs.parquet``, a
     ``manifest.json`` that records a ``scenario_hash`` (a study that has not finished has no
     tables; an early version's no manifest), or its finished runs' files (``runs``: whatever
     its manifest has become)."""
-    if (folder / "runs.parquet").is_file():
-        return "runs.parquet"
     try:
+        if (folder / "runs.parquet").is_file():
+            return "runs.parquet"
         document = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError):  # (none, or one that cannot be read: no mark, then)
         document = None
     if isinstance(document, dict) and "scenario_hash" in document:
         return "manifest.json"
@@ -146,14 +158,8 @@ class ResultStore:
         self.hash = scenario_hash(scenario)
         self.inputs = inputs or {}
         manifest = self.out / "manifest.json"
-        if "\0" in str(self.out):  # (the API's; a command line cannot carry a NUL)
-            raise ScenarioError("--out", "must not contain a NUL character")
-        try:
-            if self.out.exists() and not self.out.is_dir():
-                raise ScenarioError("--out", f"{self.out} is a file, not a folder")
-            has_runs = finished_runs(self.out) > 0 or runs_moving(self.runs_dir)
-        except OSError as err:  # (a name the system refuses: too long, say)
-            raise ScenarioError("--out", f"cannot use {self.out}: {err.strerror}") from None
+        check_out_folder(self.out)
+        has_runs = finished_runs(self.out) > 0 or runs_moving(self.runs_dir)
         owned = study_output(self.out)
         if owned is not None:
             raise ScenarioError("--out", f"{self.out} {among(owned)}: choose another --out")
