@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from . import __version__
 from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
+from .quoted import quoted
 
 if TYPE_CHECKING:  # (the study layer loads pandas: imported where a command runs one)
     from .study import StudyResult
@@ -294,7 +295,7 @@ def _keys(args: argparse.Namespace) -> str:
         if reasons := [rule.reason for rule in INERT_RULES if rule.in_help and key in rule.keys]:
             rows[i] = (key, default, f"{text} Changes nothing where {'; where '.join(reasons)}.")
     if not rows:
-        raise UsageError(f"keys: no key or help text mentions {args.word!r}")
+        raise UsageError(f"keys: no key or help text mentions {quoted(args.word)}")
     width = max(len(key) for key, _, _ in rows)
     return "\n".join(f"{key:<{width}}  {default:<14}  {text}" for key, default, text in rows)
 

@@ -27,6 +27,7 @@ from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
 from .protocol import CacheObjectKind
+from .quoted import quoted
 from .recorded import recorded_inputs, study_of
 from .results import among, check_out_folder, study_mark, study_output
 from .run_files import atomic_write
@@ -302,7 +303,7 @@ def check_records_folder(
 def _chosen(name: str, value: object, count: int, what: str) -> int:
     """``value`` as an index below ``count``, or a :class:`ScenarioError` naming ``name``."""
     if isinstance(value, bool) or not isinstance(value, int | np.integer):
-        raise ScenarioError(name, f"must be a whole number, got {value!r}")
+        raise ScenarioError(name, f"must be a whole number, got {quoted(value)}")
     if not 0 <= value < count:
         which = f"0 to {count - 1}" if count > 1 else "only 0"
         raise ScenarioError(name, f"{value} is not one of the study's {what}s ({which})")

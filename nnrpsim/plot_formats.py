@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import os
 
+from .quoted import quoted
+
 FORMATS = ("png", "svg")
 """The files each figure is written as, unless :data:`FORMATS_VARIABLE` says otherwise: PNG to
 look at, SVG to print or edit."""
@@ -28,7 +30,8 @@ def plot_formats() -> tuple[str, ...]:
 
         raise ScenarioError(
             FORMATS_VARIABLE,
-            f"names {', '.join(KNOWN_FORMATS)}, comma-separated (png,svg by default), not {text!r}",
+            f"names {', '.join(KNOWN_FORMATS)}, comma-separated (png,svg by default), "
+            f"not {quoted(text)}",
         )
     return kinds
 

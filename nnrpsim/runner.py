@@ -17,6 +17,7 @@ from multiprocessing.process import BaseProcess
 from typing import TYPE_CHECKING, Any
 
 from .machine_cpus import usable_cpus
+from .quoted import quoted
 from .run_progress import RunShares, attach, worker_teller
 from .scenario import ScenarioError
 from .tasks import Task, lost_run, run_task
@@ -40,15 +41,15 @@ def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> N
             "as it starts)"
         )
     if jobs is not None and (isinstance(jobs, bool) or not isinstance(jobs, numbers.Integral)):
-        raise ScenarioError("--jobs", f"must be a whole number, got {jobs!r}")
+        raise ScenarioError("--jobs", f"must be a whole number, got {quoted(jobs)}")
     if jobs is not None and jobs < 1:
         raise ScenarioError("--jobs", "must be at least 1")
     if executor not in EXECUTORS:
         raise ScenarioError(
-            "--executor", f"must be one of {', '.join(EXECUTORS)}, not {executor!r}"
+            "--executor", f"must be one of {', '.join(EXECUTORS)}, not {quoted(executor)}"
         )
     if scheduler is not None and not isinstance(scheduler, str):
-        raise ScenarioError("--scheduler", f"must be an address (text), got {scheduler!r}")
+        raise ScenarioError("--scheduler", f"must be an address (text), got {quoted(scheduler)}")
     if scheduler is not None and not scheduler.strip():
         raise ScenarioError("--scheduler", "is empty; leave it out for a LocalCluster")
     if scheduler and executor != "dask":

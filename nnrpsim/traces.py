@@ -28,6 +28,7 @@ from .display_units import counted
 from .engine.stream import ReferenceStream
 from .paths import file_problem
 from .protocol import U32_MAX, CacheObjectKind
+from .quoted import quoted
 from .scenario import ScenarioError
 from .scenario.schema import Arrivals, Trace
 
@@ -296,7 +297,7 @@ def _kinds(column: pd.Series, objects: np.ndarray, path: Path) -> np.ndarray:
         row = int(bad[0])
         raise TraceError(
             f"{path.name}:kind",
-            f"row {row}: {str(column.iloc[row])!r} is not an object kind (a name such as "
+            f"row {row}: {quoted(str(column.iloc[row]))} is not an object kind (a name such as "
             "tool_schema, or a code 1-9)",
         )
     codes = codes.to_numpy(np.int64)
@@ -304,6 +305,6 @@ def _kinds(column: pd.Series, objects: np.ndarray, path: Path) -> np.ndarray:
     if (apart := np.flatnonzero(first != codes)).size:
         row = int(apart[0])
         raise TraceError(
-            f"{path.name}:kind", f"row {row}: object {objects[row]!r} has another kind above"
+            f"{path.name}:kind", f"row {row}: object {quoted(objects[row])} has another kind above"
         )
     return codes

@@ -22,7 +22,7 @@ def _contiguous(values: list[int]) -> bool:
 
 def _violations(layout: Layout, arr: np.ndarray) -> Iterator[Violation]:
     for name, value in layout.fixed.items():
-        what = "reserved, must be 0" if value == 0 else f"must be {value!r}"
+        what = "reserved, must be 0" if value == 0 else f"must be {_shown(value)}"
         yield name, what, arr[name] != value
     for name, enum in layout.choices.items():
         col, values = arr[name], sorted(int(v) for v in enum)
@@ -124,9 +124,20 @@ def validate(layout: Layout, arr: np.ndarray, *, batch: bool = False) -> None:
                 first = (index, name, reason)
     if first is not None:
         index, name, reason = first
-        value = arr[name][index]
-        shown = value.decode("latin-1") if isinstance(value, bytes) else int(value)
-        raise WireError(name, f"{reason} (got {shown!r})", index if batch else None)
+        kind, start = arr.dtype.fields[name][:2]
+        if kind.kind == "S":  # the item would lose its trailing NULs
+            got = _shown(arr[index : index + 1].tobytes()[start : start + kind.itemsize])
+        else:
+            got = str(int(arr[name][index]))
+        raise WireError(name, f"{reason} (got {got})", index if batch else None)
+
+
+def _shown(value: object) -> str:
+    """A fixed byte field as the hex a user typed, with its ASCII where it has any."""
+    if not isinstance(value, bytes):
+        return repr(value)
+    text = value.decode("latin-1")
+    return f"{value.hex()} ({text!r})" if text.isascii() and text.isprintable() else value.hex()
 
 
 def decode_batch(layout: Layout, data: bytes | bytearray | memoryview) -> np.ndarray:

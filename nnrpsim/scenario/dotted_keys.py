@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..quoted import quoted
 from .errors import ScenarioError
 
 
@@ -23,7 +24,7 @@ def set_dotted(raw: dict, key: str, value: Any, where: str | None = None) -> Non
             node[part] = {}
         child = node[part]
         if not isinstance(child, dict):
-            raise ScenarioError(where or key, f"{part!r} is not a section")
+            raise ScenarioError(where or key, f"{quoted(part)} is not a section")
         node = child
     node[parts[-1]] = value
 

@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 from pydantic import ValidationError
 
+from ..quoted import quoted
 from .dotted_keys import set_dotted
 from .errors import ScenarioError, validation_error
 from .schema import Scenario
@@ -38,7 +39,7 @@ class _StrictLoader(yaml.SafeLoader):
             if isinstance(key, Hashable):  # (an unhashable key the base class refuses)
                 if key in seen:
                     raise _KeyGivenTwice(
-                        None, None, f"key {key!r} given twice", key_node.start_mark
+                        None, None, f"key {quoted(key)} given twice", key_node.start_mark
                     )
                 seen.add(key)
         return super().construct_mapping(node, deep)
@@ -82,7 +83,7 @@ def parse_set(item: str, option: str = "--set") -> tuple[str, Any]:
     list."""
     key, sep, text = item.partition("=")
     if not sep or not key.strip():
-        raise ScenarioError(option, f"expected KEY=VALUE, got {item!r}")
+        raise ScenarioError(option, f"expected KEY=VALUE, got {quoted(item)}")
     return key.strip(), _safe_load(text, f"{option} {key.strip()}", file=False)
 
 
@@ -93,7 +94,7 @@ def parse_scenario(raw: dict, overrides: Sequence[str] | str | None = ()) -> Sce
     items = [overrides] if isinstance(overrides, str) else () if overrides is None else overrides
     listed = isinstance(items, Sequence) and not isinstance(items, bytes)  # (in order: not a set)
     if not listed or not all(isinstance(item, str) for item in items):
-        raise TypeError(f"overrides are KEY=VALUE text, or a list of it, not {overrides!r}")
+        raise TypeError(f"overrides are KEY=VALUE text, or a list of it, not {quoted(overrides)}")
     keys = []
     for item in items:
         key, value = parse_set(item)

@@ -109,9 +109,15 @@ MAX_POINTS = 100_000
 points, which took 13.6 GB in their first minute)."""
 
 
+NAME_MAX = 255
+"""The longest file name the systems nnrpsim runs on take, in bytes: a study's folder name."""
+
+
 class Study(Section):
     name: str = Field(
-        "study", pattern=r"^[A-Za-z0-9_.-]+$", description="Folder name of the results."
+        "study",
+        pattern=r"^[A-Za-z0-9_.-]+$",
+        description=f"Folder name of the results ({NAME_MAX} characters at most).",
     )
     description: str = Field("", description="What question the study answers.")
     seed: int = Field(1, ge=0, description="Study seed; every run's seed derives from it.")
@@ -140,6 +146,8 @@ class Study(Section):
     def _folder_of_its_own(cls, name: str) -> str:
         if set(name) == {"."}:  # results/. is results/ itself, results/.. the folder above it
             raise ValueError("must name a folder of its own, not only dots")
+        if len(name) > NAME_MAX:  # (the pattern's characters are one byte each)
+            raise ValueError(f"must be at most {NAME_MAX} characters, a folder name's limit")
         return name
 
     @model_validator(mode="after")

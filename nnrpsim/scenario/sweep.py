@@ -11,6 +11,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from ..quoted import quoted
 from .dotted_keys import dotted, set_dotted
 from .errors import ScenarioError, field_path, first_error, reason_of
 from .per_scenario import once_per_scenario
@@ -117,18 +118,18 @@ def _expanded(scenario: Scenario) -> list[Point]:
                 None,
             )
             if swept is None:  # a rule across keys that the point's values break together
-                values = ", ".join(f"{key}: {value!r}" for key, value in params.items())
+                values = ", ".join(f"{key}: {quoted(value)}" for key, value in params.items())
                 rule = reason_of(first) if where == "scenario" else f"{where}: {reason_of(first)}"
                 raise ScenarioError(f"sweep point {len(points)} ({values})", rule) from None
             kind = "grid" if swept in grid else "zip"
             raise ScenarioError(
-                f"sweep.{kind}.{swept}", f"{reason_of(first)} (value {params[swept]!r})"
+                f"sweep.{kind}.{swept}", f"{reason_of(first)} (value {quoted(params[swept])})"
             ) from None
         try:
             resolved = with_auto_warmup(resolved)
         except ValueError as err:
             _with_warmup_of_its_own(scenario)  # (named without a point where the sweep is not why)
-            values = ", ".join(f"{key}: {value!r}" for key, value in params.items())
+            values = ", ".join(f"{key}: {quoted(value)}" for key, value in params.items())
             raise ScenarioError(
                 f"sweep point {len(points)} ({values})", f"study.warmup: {err}"
             ) from None
@@ -160,9 +161,13 @@ def _same_runs(
     for (key, values), i, j in zip(sweep.grid.items(), grid_a, grid_b, strict=True):
         if i != j:
             a, b = values[i], values[j]
-            listed = f"lists {a!r} twice" if a == b else f"lists {a!r} and {b!r}, which come alike"
+            listed = (
+                f"lists {quoted(a)} twice"
+                if a == b
+                else f"lists {quoted(a)} and {quoted(b)}, which come alike"
+            )
             return ScenarioError(f"sweep.grid.{key}", f"{listed}: {same} (list each value once)")
-    held = ", ".join(f"{key}: {values[zip_b]!r}" for key, values in sweep.zip.items())
+    held = ", ".join(f"{key}: {quoted(values[zip_b])}" for key, values in sweep.zip.items())
     return ScenarioError(
         "sweep.zip",
         f"positions {zip_a} and {zip_b} hold the same values ({held}): {same} (give each "

@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 import re
 
+from ..quoted import quoted
+
 _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*"
 
 Units = tuple[dict[str, float], str]
@@ -75,7 +77,7 @@ def _parse(value: object, units: Units, what: str) -> float:
         factors, known = units
         match = re.fullmatch(_NUMBER + r"([A-Za-z/]*)\s*", value)
         if not match or match.group(2).lower() not in factors:
-            raise ValueError(f"malformed {what} {value!r} (a number with one of: {known})")
+            raise ValueError(f"malformed {what} {quoted(value)} (a number with one of: {known})")
         number = float(match.group(1)) * factors[match.group(2).lower()]
     else:
         raise ValueError(f"must be a {what}, got {type(value).__name__}")
@@ -113,7 +115,7 @@ def parse_rate(value: object) -> float:
     case), eight times as fast; ``B/s`` is bytes, ``bit/s`` and ``bps`` bits."""
     if isinstance(value, str) and re.search(r"b/[sS]\s*$", value):
         raise ValueError(
-            f"ambiguous rate {value!r}: b/s is read as bits or as bytes; write B/s for bytes "
+            f"ambiguous rate {quoted(value)}: b/s is read as bits or as bytes; write B/s for bytes "
             "a second, bit/s or bps for bits"
         )
     return _parse(value, RATE_UNITS, "rate")

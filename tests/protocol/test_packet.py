@@ -59,6 +59,17 @@ def test_header_rules(offset, value, field):
     assert err.value.field == field
 
 
+@pytest.mark.parametrize(
+    ("magic", "shown"), [(b"\0\0\0\0", "00000000"), (b"NNRX", "4e4e5258 ('NNRX')")]
+)
+def test_a_wrong_magic_is_shown_as_the_hex_it_was_given(magic, shown):
+    raw = _put_packet()
+    raw[0:4] = magic  # NULs included: a numpy item of the field would drop them
+    with pytest.raises(WireError) as err:
+        decode_packet(bytes(raw))
+    assert str(err.value) == f"magic: must be 4e4e5250 ('NNRP') (got {shown})"
+
+
 def test_cache_put_body_must_equal_object_bytes():
     with pytest.raises(WireError, match="object_bytes"):
         encode_packet(MessageType.CACHE_PUT, PUT, b"hell")

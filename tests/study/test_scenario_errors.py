@@ -29,6 +29,10 @@ CASES = [
     ({"server": {}}, "error: server: unknown key (known: study, engine, topology, "),
     # results/.. would be the folder above results/, results/. results/ itself
     ({"study": {"name": ".."}}, "error: study.name: must name a folder of its own"),
+    (  # validate passed it, and run stopped at the folder the system refused
+        {"study": {"name": "q" * 256}},
+        "error: study.name: must be at most 255 characters, a folder name's limit",
+    ),
     # a slip of the keyboard sat building its list of runs without end
     (
         {"study": {"replications": 10**20}},
@@ -409,11 +413,17 @@ def test_validate_rejects_with_one_line(tmp_path, capsys, document, message):
     ],
 )
 def test_a_boolean_is_no_number_and_a_number_no_boolean(tmp_path, capsys, text, message):
+    assert _one_line_error(tmp_path, capsys, text).startswith(f"error: {message}")
+
+
+def _one_line_error(tmp_path, capsys, text: str) -> str:
+    """What ``validate`` says of a scenario file of ``text``: one line on stderr, exit 2."""
     path = tmp_path / "s.yaml"
     path.write_text(text + "\n")
     assert main(["validate", str(path)]) == 2
     out, err = capsys.readouterr()
-    assert out == "" and err.startswith(f"error: {message}") and err.count("\n") == 1
+    assert out == "" and err.count("\n") == 1
+    return err
 
 
 def test_numbers_and_booleans_of_their_own_kind_are_taken(tmp_path, capsys):
@@ -466,6 +476,34 @@ def test_a_lease_ttl_in_any_unit_is_its_whole_milliseconds():
     assert (scenario.topology.default_lease_ttl, scenario.host_policy.ttl_hint) == (1005, 300)
     config = model_config(scenario)
     assert (config.server.default_lease_ttl_ms, config.policy.ttl_hint_ms) == (1005, 300)
+
+
+def _anchored_list(levels: int) -> str:
+    """A YAML list of 10 ** levels numbers nested ``levels`` deep in a few hundred bytes: each
+    level lists the one below ten times by its anchor."""
+    text = "&a0 [0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5, 0.5]"
+    for level in range(1, levels):
+        text = f"&a{level} [{text}, " + ", ".join([f"*a{level - 1}"] * 9) + "]"
+    return text
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [  # the anchors' list made an error line of 52 MB, a duration of 200,001 characters one
+        # of 200,097: the value is cut short, its ends or its first items kept
+        (
+            "sweep: {grid: {host_policy.ttl_fraction: " + _anchored_list(7) + "}}",
+            "sweep.grid.host_policy.ttl_fraction: must be a number (value [[[...], [...], ",
+        ),
+        (
+            f"study: {{duration: '{'9' * 200_000}x'}}",
+            f"study.duration: malformed duration '{'9' * 27}...{'9' * 27}x' (a number with one",
+        ),
+    ],
+)
+def test_a_long_value_is_named_cut_short(tmp_path, capsys, text, message):
+    err = _one_line_error(tmp_path, capsys, text)
+    assert err.startswith(f"error: {message}") and len(err) < 400
 
 
 def test_a_merge_key_may_still_be_overridden(tmp_path):
@@ -821,6 +859,11 @@ BAD_TRACES = [
         "t.csv:kind: row 1: 'kv_block' is not an object kind (a name such as tool_schema",
     ),
     ("t.csv", b"time_ms,object,size_bytes,kind\n1,a,10,10\n", "t.csv:kind: row 0: '10' is not"),
+    (  # a long cell is named cut short: its ends
+        "t.csv",
+        b"time_ms,object,size_bytes,kind\n1,a,10," + b"k" * 10_000 + b"\n",
+        f"t.csv:kind: row 0: '{'k' * 27}...{'k' * 28}' is not an object kind",
+    ),
     (
         "t.csv",
         b"time_ms,object,size_bytes,kind\n1,a,10,8\n2,b,10,7\n3,a,10,7\n",
