@@ -10,6 +10,7 @@ import argparse
 import io
 import json
 import os
+import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
@@ -38,7 +39,9 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse would print usage and a second line
-        raise UsageError(message)
+        # (argparse names a bad argument by its repr, however long: cut short as ours are)
+        long_repr = r"'([^'\\]{60,})'|\"([^\"\\]{60,})\""
+        raise UsageError(re.sub(long_repr, lambda m: quoted(m[1] or m[2]), message))
 
 
 class _Version(argparse.Action):

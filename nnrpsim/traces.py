@@ -231,10 +231,10 @@ def _check_columns(
     a second ``size_bytes`` to ``size_bytes.1`` and reads the first, without a word."""
     for column in needed:
         if column not in frame.columns:
-            raise TraceError(path.name, f"missing column {column!r}{missing_where}")
+            raise TraceError(path.name, f"missing column {quoted(column)}{missing_where}")
     for column in (*needed, *read_too):
         if column in frame.columns and f"{column}.1" in frame.columns:
-            raise TraceError(path.name, f"column {column!r} given twice")
+            raise TraceError(path.name, f"column {quoted(column)} given twice")
 
 
 def _reference_log(path: Path, fmt: str):

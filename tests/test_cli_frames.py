@@ -83,6 +83,10 @@ def test_encode_prints_hex_that_decodes_back(capsys):
             "or keys (",
         ),
         (["bogus"], "error: argument COMMAND: invalid choice: 'bogus'"),
+        (  # argparse's repr of a long argument, cut short as nnrpsim's own errors cut a value
+            ["records", "s.yaml", "--point", "7" * 100_000],
+            f"error: argument --point: invalid int value: '{'7' * 27}...{'7' * 28}'\n",
+        ),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):
