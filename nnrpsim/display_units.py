@@ -163,4 +163,4 @@ def points_text(indices: list[int]) -> str:
     if len(indices) == 1:
         return f"point {indices[0]}"
     shown = ", ".join(str(i) for i in indices[:6])
-    return f"points {shown}{f' (and {len(indices) - 6} more)' if len(indices) > 6 else ''}"
+    return f"points {shown}{f' (and {len(indices) - 6:,} more)' if len(indices) > 6 else ''}"

@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from nnrpsim.display_units import below_one, durations_text, figures, percent
+from nnrpsim.display_units import below_one, durations_text, figures, percent, points_text
 
 NAN = math.nan
 
@@ -85,3 +85,16 @@ def test_a_share_below_one_keeps_decimals_enough_to_stay_below(fraction, share, 
 )
 def test_percent(share, text):
     assert percent(share) == text
+
+
+@pytest.mark.parametrize(
+    ("indices", "text"),
+    [
+        ([3], "point 3"),
+        ([0, 2], "points 0, 2"),
+        (list(range(7)), "points 0, 1, 2, 3, 4, 5 (and 1 more)"),
+        (list(range(2_000)), "points 0, 1, 2, 3, 4, 5 (and 1,994 more)"),
+    ],
+)
+def test_points_are_named_by_the_first_six(indices, text):
+    assert points_text(indices) == text
