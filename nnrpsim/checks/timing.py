@@ -5,12 +5,11 @@ log or replay part of it, too few memory samples."""
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from pathlib import Path
 
 import pandas as pd
 
-from ..display_units import counted, points_text, scenario_text
+from ..display_units import counted, scenario_text
 from ..model.workload_means import LEVEL, least_warmup_ms, measured_ramp
 from ..run_config import model_config
 from ..scenario import Point
@@ -42,87 +41,36 @@ def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
     return warnings
 
 
-MERGED_BEYOND = 3
-"""More sets of points than this that one warm-up leaves short, each by its own numbers (a
-sweep of session lengths), are named in one line with the ranges: a sweep of 2,000 lengths
-printed 1,969 lines."""
-
-_LONGER_RUN = "lengthen study.duration"
-
-
 def warmup_advice(points: list[Point], of_points: int) -> list[str]:
     """Before a run (or for runs without samples): a warning for each set of ``points`` (of
     ``of_points`` in the sweep) whose sessions at once, averaged over the measured time, are
     more than 1 % below their steady number in closed form
     (:func:`nnrpsim.model.workload_means.measured_ramp`), with the least warm-up that keeps
-    them within it; one line for the sets of a warm-up and duration where they are many.
-    Points whose sessions follow a log are not judged."""
+    them within it. Points whose sessions follow a log are not judged."""
     timings: dict[tuple[float, float, float, float], list[int]] = {}
     for point in points:
         study, sessions = point.scenario.study, point.scenario.workload.sessions
         if not point.scenario.workload.follows_a_log:
             key = (study.warmup, study.duration, sessions.duration, sessions.duration_cv)
             timings.setdefault(key, []).append(point.index)
-    short: dict[tuple[float, float], list[_Short]] = {}
+    found = []
     for (warmup, duration, mean, cv), indices in timings.items():
         seen = measured_ramp(warmup, duration, mean, cv)
-        if seen < LEVEL:
-            found = _Short(indices, 1 - seen, least_warmup_ms(duration, mean, cv))
-            short.setdefault((warmup, duration), []).append(found)
-    warnings = []
-    for (warmup, duration), sets in short.items():
-        run = f"from the {warmup / 1e3:g} s warm-up to the run's end ({duration / 1e3:g} s)"
-        if len(sets) > MERGED_BEYOND:
-            warnings.append(_merged_advice(run, duration, sets, of_points))
+        if seen >= LEVEL:
             continue
-        for found in sets:
-            least = found.least_ms
-            remedy = (
-                f"a warm-up of {math.ceil(least / 1e3):.0f} s or more keeps that within 1 %"
-                if least is not None
-                else f"no warm-up within this {duration / 1e3:g} s run does: {_LONGER_RUN}"
-            )
-            warnings.append(
-                f"warning: {points_named(found.indices, of_points)}: {run}, the sessions at once "
-                f"average {found.below * 100:.1f} % below their steady number (closed form), and "
-                f"the memory held with them; {remedy}"
-            )
-    return warnings
-
-
-@dataclass(frozen=True)
-class _Short:
-    """Points a warm-up leaves short: their sessions' shortfall over the measured time, as a
-    fraction, and the least warm-up that keeps it within 1 % (None: none within the run)."""
-
-    indices: list[int]
-    below: float
-    least_ms: float | None
-
-
-def _merged_advice(run: str, duration: float, sets: list[_Short], of_points: int) -> str:
-    """One warning for many sets of points short by their own numbers: their ranges."""
-    indices = sorted(i for found in sets for i in found.indices)
-    below = [found.below * 100 for found in sets]
-    least = [math.ceil(found.least_ms / 1e3) for found in sets if found.least_ms is not None]
-    remedies = []
-    none = sorted(i for found in sets if found.least_ms is None for i in found.indices)
-    if least:
-        remedies.append(
-            f"each point's least warm-up that keeps that within 1 % lies between "
-            f"{min(least):.0f} s and {max(least):.0f} s"
-            + ("" if none else " (study.warmup: auto gives each its own)")
+        least = least_warmup_ms(duration, mean, cv)
+        remedy = (
+            f"a warm-up of {math.ceil(least / 1e3):.0f} s or more keeps that within 1 %"
+            if least is not None
+            else f"no warm-up within this {duration / 1e3:g} s run does: lengthen study.duration"
         )
-    if none:
-        remedies.append(
-            f"for {points_text(none)} no warm-up within this {duration / 1e3:g} s run does: "
-            f"{_LONGER_RUN}"
+        text = (
+            f"from the {warmup / 1e3:g} s warm-up to the run's end ({duration / 1e3:g} s), the "
+            f"sessions at once average {(1 - seen) * 100:.1f} % below their steady number "
+            f"(closed form), and the memory held with them; {remedy}"
         )
-    return (
-        f"warning: {points_named(indices, of_points)}: {run}, the sessions at once average "
-        f"{min(below):.1f} % to {max(below):.1f} % below their steady number (closed form), and "
-        f"the memory held with them; {'; '.join(remedies)}"
-    )
+        found.extend((text, index) for index in indices)
+    return warnings_by_text(found, of_points)
 
 
 FAULTS = (("restart_at", "restart"), ("memory_pressure_at", "budget cut"))
