@@ -8,6 +8,7 @@ from __future__ import annotations
 import functools
 
 from .display_units import about, bytes_scale, counted, points_text
+from .lines_alike import DESCRIBED_BEYOND, lines_by_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
 from .run_config import model_config
 from .scenario import Point, ScenarioError
@@ -139,8 +140,8 @@ def check_run_sizes(
 
 def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
     """What one run of each point draws and the memory a worker needs for it, a line for
-    each distinct size with the points that share it."""
-    described: dict[str, list[int]] = {}
+    each distinct size with the points that share it (one for many alike)."""
+    described: list[tuple[str, int]] = []
     for point, size in sizes:
         if size.trace_files:  # (its counts are the trace's, exact, in the line above)
             draws = f"one run replays {counted(int(size.references), 'reference')} of the trace"
@@ -154,5 +155,6 @@ def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
             draws += f", {about(size.content_changes)} content changes"
         memory = _memory_text(size.peak_bytes(point.scenario.engine))
         text = f"{draws}; a worker needs about {memory} of memory for it"
-        described.setdefault(text, []).append(point.index)
-    return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
+        described.append((text, point.index))
+    lines = lines_by_text(described, DESCRIBED_BEYOND)
+    return [f"{points_text(indices)}: {text}" for indices, text in lines]

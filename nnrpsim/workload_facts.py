@@ -11,6 +11,7 @@ import numpy as np
 from .display_units import counted, percent, points_text
 from .engine.stream import ReferenceStream
 from .input_files import file_digest
+from .lines_alike import DESCRIBED_BEYOND, lines_by_text
 from .model.config import ModelConfig
 from .model.policies import make_policy
 from .model.policy_reach import PolicyReach, policy_reach
@@ -49,18 +50,19 @@ def check_traces(points: list[Point]) -> list[str]:
 def describe_workloads(points: list[Point]) -> list[str]:
     """The closed-form means of each synthetic workload the points run, and the share of its
     references whose objects the host policy's thresholds pass: a line for each distinct one
-    with the points that share it (trace workloads are described above)."""
+    with the points that share it, one for many alike (trace workloads are described above)."""
     from .model.workload_means import describe_means, workload_means
     from .run_config import model_config
 
-    described: dict[str, list[int]] = {}
+    described: list[tuple[str, int]] = []
     for point in points:
         if point.scenario.workload.trace is None:
             config = model_config(point.scenario)
             means = workload_means(config.workload, sessions_per_s(point.scenario))
             text = describe_means(means) + _thresholds_pass(point.scenario, config)
-            described.setdefault(text, []).append(point.index)
-    return [f"{points_text(indices)}: {text}" for text, indices in described.items()]
+            described.append((text, point.index))
+    lines = lines_by_text(described, DESCRIBED_BEYOND)
+    return [f"{points_text(indices)}: {text}" for indices, text in lines]
 
 
 def scenario_reach(scenario: Scenario, config: ModelConfig) -> PolicyReach:

@@ -7,6 +7,7 @@ import pytest
 
 import nnrpsim
 from nnrpsim.cli import main
+from nnrpsim.lines_alike import IN_RANGES
 from tests.conftest import ROOT, SMALL_STUDY
 
 QUICKSTART = ROOT / "scenarios/quickstart.yaml"
@@ -36,3 +37,21 @@ def test_a_notebook_shows_one_line_and_a_mapping_is_named_by_its_study():
 def test_bad_input_is_a_scenario_error_naming_the_key():
     with pytest.raises(nnrpsim.ScenarioError, match=r"^study\.warmup: must be at least 0"):
         nnrpsim.validate(SMALL_STUDY, ["study.warmup=-1"])
+
+
+def _lengths_swept(count: int) -> list[str]:
+    lengths = ", ".join(f"{60 + 2 * i}s" for i in range(count))
+    return ["study.duration=20min", f"sweep.grid={{workload.sessions.duration: [{lengths}]}}"]
+
+
+def test_more_points_than_a_screenful_alike_but_for_their_numbers_are_described_in_one_line():
+    """A sweep of 2,000 session lengths was described in 2,848 lines, two a point."""
+    each = nnrpsim.validate(QUICKSTART, _lengths_swept(40)).described
+    assert [line.split(":")[0] for line in each] == [f"point {i}" for i in range(40)] * 2
+    merged = nnrpsim.validate(QUICKSTART, _lengths_swept(41)).described
+    last = nnrpsim.validate(QUICKSTART, ["study.duration=20min", "workload.sessions.duration=140s"])
+    sessions = [line.split("~")[1].split(" ")[0] for line in (each[0], last.described[0])]
+    assert len(merged) == 2 and all(line.endswith(IN_RANGES) for line in merged)
+    assert merged[0].startswith(
+        f"points 0, 1, 2, 3, 4, 5 (and 35 more): ~{sessions[0]} to {sessions[1]} sessions at once"
+    )
