@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from .display_units import points_text, scenario_text
+from .lines_alike import DESCRIBED_BEYOND, lines_by_text
 from .student_t import t95
 
 BATCH = 5
@@ -154,17 +155,15 @@ def _half_width(biases: list[float]) -> float:
 def describe_warmups(warmups_ms: list[float]) -> str:
     """What ``warmup: auto`` chose, by point (``warmups_ms[i]`` is point i's), with the points
     each is theirs: ``nnrpsim validate`` says it before a study, ``nnrpsim run`` after it."""
-    chosen: dict[float, list[int]] = {}
-    for index, warmup in enumerate(warmups_ms):
-        chosen.setdefault(warmup, []).append(index)
-    if len(chosen) == 1:
-        listed = scenario_text("study.warmup", next(iter(chosen)))
+    chosen = lines_by_text(
+        ((scenario_text("study.warmup", warmup), index) for index, warmup in enumerate(warmups_ms)),
+        DESCRIBED_BEYOND,
+    )
+    if len(chosen) == 1 and len(chosen[0][0]) == len(warmups_ms):
+        listed = chosen[0][1]
     else:
-        listed = "; ".join(
-            f"{points_text(indices)}: {scenario_text('study.warmup', warmup)}"
-            for warmup, indices in chosen.items()
-        )
+        listed = "; ".join(f"{points_text(indices)}: {text}" for indices, text in chosen)
     return (
-        f"warm-up{'s' if len(chosen) > 1 else ''} (auto: the sessions at once within 1 % of "
-        f"their steady number, averaged over the measured time): {listed}"
+        f"warm-up{'s' if len(set(warmups_ms)) > 1 else ''} (auto: the sessions at once within "
+        f"1 % of their steady number, averaged over the measured time): {listed}"
     )

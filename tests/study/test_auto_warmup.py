@@ -18,6 +18,7 @@ from nnrpsim.cli import main
 from nnrpsim.model.workload_means import LEVEL, measured_ramp
 from nnrpsim.recorded import auto_warmups_ms, recorded_warmup_ms
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
+from nnrpsim.warmup import describe_warmups
 from tests.conftest import write_yaml
 
 STUDY = {
@@ -122,6 +123,24 @@ def test_validate_says_what_auto_chose(tmp_path, capsys):
     warmups = [p.scenario.study.warmup / 1e3 for p in _points(lengths)]
     assert warmups[0] != warmups[3]
     assert line.endswith(f"points 0, 1, 2: {warmups[0]:g} s; points 3, 4, 5: {warmups[3]:g} s")
+
+
+def test_many_warm_ups_alike_are_said_as_their_range():
+    """A sweep of 1,000 session lengths listed its warm-ups in a line of 17,100 characters."""
+    lengths = ", ".join(f"{10 + i}s" for i in range(41))
+    warmups = [
+        p.scenario.study.warmup / 1e3
+        for p in _points(f"sweep={{grid: {{workload.sessions.duration: [{lengths}]}}}}")
+    ]
+    assert len(set(warmups)) == 41
+    assert describe_warmups([w * 1e3 for w in warmups]) == (
+        "warm-ups (auto: the sessions at once within 1 % of their steady number, averaged over "
+        f"the measured time): {min(warmups):g} to {max(warmups):g} s (each point by its own "
+        "numbers, in these ranges)"
+    )
+    assert describe_warmups([w * 1e3 for w in warmups[:40]]).endswith(
+        f"point 38: {warmups[38]:g} s; point 39: {warmups[39]:g} s"
+    )
 
 
 def test_where_auto_has_no_value_the_error_names_it(tmp_path, capsys):
