@@ -25,12 +25,13 @@ def lines_by_text(found: Iterable[tuple[str, int]], beyond: int) -> list[tuple[l
     points: dict[str, list[int]] = {}
     for text, index in found:
         points.setdefault(text, []).append(index)
+    shape = {text: _NUMBER.sub("#", text) for text in points}
     shapes: dict[str, list[str]] = {}
     for text in points:
-        shapes.setdefault(_NUMBER.sub("#", text), []).append(text)
+        shapes.setdefault(shape[text], []).append(text)
     lines = []
     for text in points:
-        alike = shapes[_NUMBER.sub("#", text)]
+        alike = shapes[shape[text]]
         if len(alike) <= beyond:
             lines.append((points[text], text))
         elif text == alike[0]:
