@@ -39,9 +39,14 @@ class UsageError(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # argparse would print usage and a second line
-        # (argparse names a bad argument by its repr, however long: cut short as ours are)
+        # (argparse names a bad argument by its repr, and arguments it does not know as they
+        # are, however long: a shell's glob of a thousand files; cut short as ours are)
         long_repr = r"'([^'\\]{60,})'|\"([^\"\\]{60,})\""
-        raise UsageError(re.sub(long_repr, lambda m: quoted(m[1] or m[2]), message))
+        message = re.sub(long_repr, lambda m: quoted(m[1] or m[2]), message)
+        unknown, _, given = message.partition("unrecognized arguments: ")
+        if not unknown and len(given) >= 60:
+            message = f"unrecognized arguments: {quoted(given)}"
+        raise UsageError(message)
 
 
 class _Version(argparse.Action):

@@ -87,6 +87,12 @@ def test_encode_prints_hex_that_decodes_back(capsys):
             ["records", "s.yaml", "--point", "7" * 100_000],
             f"error: argument --point: invalid int value: '{'7' * 27}...{'7' * 28}'\n",
         ),
+        (  # a shell's glob of many files where one is taken: argparse lists them all
+            ["validate", "s.yaml", *(f"f{i}.yaml" for i in range(50))],
+            "error: unrecognized arguments: 'f0.yaml f1.yaml f2.yaml f3....l f47.yaml f48.yaml "
+            "f49.yaml'\n",
+        ),
+        (["validate", "s.yaml", "a", "b"], "error: unrecognized arguments: a b\n"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(capsys, argv, message):
