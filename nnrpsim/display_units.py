@@ -4,6 +4,7 @@ summary, so both say the same thing the same way."""
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
@@ -54,7 +55,10 @@ def _scale(kind: str, numbers: np.ndarray) -> tuple[float, str]:
 
 
 def value_text(key: str, value) -> str:
-    """A swept value as a legend shows it: in the axis unit, and what a missing value means."""
+    """A swept value as a legend shows it: in the axis unit, and what a missing value means;
+    a list as the summary's column writes it (its JSON: a point's raw value is a tuple)."""
+    if isinstance(value, list | tuple | dict):
+        return json.dumps(value)
     if pd.isna(value):
         return "unlimited" if key == "topology.gpu_memory" else "none"
     if isinstance(value, bool | np.bool_):  # as YAML writes it

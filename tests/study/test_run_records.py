@@ -370,3 +370,14 @@ def test_results_of_frames_show_as_one_line(study):
         f", replication 1: {len(records.operations):,} operations and "
         f"{len(records.references):,} references; hit_rate {records.metrics['hit_rate']:.4f}>"
     )
+
+
+def test_a_swept_list_is_named_as_the_summary_writes_it():
+    """A point's raw value of a list key is a tuple: the title said ``('prompt_segment',
+    'tool_schema')`` where the summary, the plots and compare write its JSON."""
+    kinds = [["prompt_segment"], ["prompt_segment", "tool_schema"]]
+    study = {**SMALL_STUDY, "sweep": {"grid": {"topology.object_kinds": kinds}}}
+    records = nnrpsim.run_records(study, 1, 0, progress=False)
+    assert records.title.startswith(
+        'point 1 (object_kinds = ["prompt_segment", "tool_schema"]), replication 0: '
+    )
