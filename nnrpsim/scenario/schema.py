@@ -524,8 +524,8 @@ class Sweep(Section):
     @model_validator(mode="after")
     def _well_formed(self) -> Sweep:
         """Each list has values, zip's are as long, the study's name is not swept (its folder
-        is the base's), and no key is swept twice: in grid and zip, or within a section swept
-        whole (its value would hide the other's, silently)."""
+        is the base's), nor the sweep itself, and no key is swept twice: in grid and zip, or
+        within a section swept whole (its value would hide the other's, silently)."""
         for kind in ("grid", "zip"):
             for key, values in getattr(self, kind).items():
                 if not values:
@@ -548,6 +548,11 @@ class Sweep(Section):
             raise ValueError(
                 "study.name cannot be swept (a study writes one results folder): sweep the "
                 "study's other keys one by one"
+            )
+        if nested := [key for key in swept if key == "sweep" or key.startswith("sweep.")]:
+            raise ValueError(
+                f"{nested[0]} cannot be swept: a point is one run's scenario, whose sweep no run "
+                "reads (its points were the same runs, named apart); sweep the keys themselves"
             )
         both = sorted(self.zip.keys() & self.grid.keys())
         if both:

@@ -29,6 +29,12 @@ CASES = [
     ({"server": {}}, "error: server: unknown key (known: study, engine, topology, "),
     # results/.. would be the folder above results/, results/. results/ itself
     ({"study": {"name": ".."}}, "error: study.name: must name a folder of its own"),
+    (  # its two points ran the same runs, each named for a sweep no run reads
+        {"sweep": {"grid": {"sweep.grid": [{"study.seed": [1, 2]}, {"study.seed": [3]}]}}},
+        "error: sweep: sweep.grid cannot be swept: a point is one run's scenario, whose sweep "
+        "no run reads",
+    ),
+    ({"sweep": {"zip": {"sweep": [{"grid": {"study.seed": [1]}}]}}}, "sweep cannot be swept"),
     (  # validate passed it, and run stopped at the folder the system refused
         {"study": {"name": "q" * 256}},
         "error: study.name: must be at most 255 characters, a folder name's limit",
