@@ -514,6 +514,17 @@ class Faults(Section):
     memory_pressure_fraction: float = Field(0.5, gt=0, le=1, description="Budget kept.")
 
 
+_NOT_SWEPT = {
+    "study.name": "(a study writes one results folder): sweep the study's other keys one by one",
+    "study.description": "(no run reads it: its points would be the same runs, named apart)",
+    "sweep": (
+        "(a point is one run's scenario, whose sweep no run reads: its points would be the "
+        "same runs, named apart): sweep the keys themselves"
+    ),
+}
+"""The keys a sweep leaves alone, and why: their values make no run differ, or no study."""
+
+
 class Sweep(Section):
     grid: dict[str, list] = Field(
         default_factory=dict,
@@ -524,8 +535,9 @@ class Sweep(Section):
     @model_validator(mode="after")
     def _well_formed(self) -> Sweep:
         """Each list has values, zip's are as long, the study's name is not swept (its folder
-        is the base's), nor the sweep itself, and no key is swept twice: in grid and zip, or
-        within a section swept whole (its value would hide the other's, silently)."""
+        is the base's), nor what no run reads (the description, the sweep itself), and no key
+        is swept twice: in grid and zip, or within a section swept whole (its value would hide
+        the other's, silently)."""
         for kind in ("grid", "zip"):
             for key, values in getattr(self, kind).items():
                 if not values:
@@ -544,16 +556,9 @@ class Sweep(Section):
                 "into studies"
             )
         swept = [*self.grid, *self.zip]
-        if {"study", "study.name"} & set(swept):
-            raise ValueError(
-                "study.name cannot be swept (a study writes one results folder): sweep the "
-                "study's other keys one by one"
-            )
-        if nested := [key for key in swept if key == "sweep" or key.startswith("sweep.")]:
-            raise ValueError(
-                f"{nested[0]} cannot be swept: a point is one run's scenario, whose sweep no run "
-                "reads (its points were the same runs, named apart); sweep the keys themselves"
-            )
+        for key, (fixed, why) in itertools.product(swept, _NOT_SWEPT.items()):
+            if key == fixed or key.startswith(f"{fixed}.") or fixed.startswith(f"{key}."):
+                raise ValueError(f"{fixed if key == 'study' else key} cannot be swept {why}")
         both = sorted(self.zip.keys() & self.grid.keys())
         if both:
             raise ValueError(f"{both[0]} is swept in both grid and zip: one would hide the other")

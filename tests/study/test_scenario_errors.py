@@ -31,8 +31,12 @@ CASES = [
     ({"study": {"name": ".."}}, "error: study.name: must name a folder of its own"),
     (  # its two points ran the same runs, each named for a sweep no run reads
         {"sweep": {"grid": {"sweep.grid": [{"study.seed": [1, 2]}, {"study.seed": [3]}]}}},
-        "error: sweep: sweep.grid cannot be swept: a point is one run's scenario, whose sweep "
+        "error: sweep: sweep.grid cannot be swept (a point is one run's scenario, whose sweep "
         "no run reads",
+    ),
+    (  # the same: its points' runs differ in nothing
+        {"sweep": {"grid": {"study.description": ["a", "b"]}}},
+        "error: sweep: study.description cannot be swept (no run reads it",
     ),
     ({"sweep": {"zip": {"sweep": [{"grid": {"study.seed": [1]}}]}}}, "sweep cannot be swept"),
     (  # validate passed it, and run stopped at the folder the system refused
