@@ -43,9 +43,9 @@ class _Parser(argparse.ArgumentParser):
         # are, however long: a shell's glob of a thousand files; cut short as ours are)
         long_repr = r"'([^'\\]{60,})'|\"([^\"\\]{60,})\""
         message = re.sub(long_repr, lambda m: quoted(m[1] or m[2]), message)
-        unknown, _, given = message.partition("unrecognized arguments: ")
-        if not unknown and len(given) >= 60:
-            message = f"unrecognized arguments: {quoted(given)}"
+        unknown = "unrecognized arguments: "
+        if message.startswith(unknown) and len(message) >= len(unknown) + 60:
+            message = unknown + quoted(message.removeprefix(unknown))
         raise UsageError(message)
 
 

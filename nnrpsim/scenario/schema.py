@@ -557,8 +557,9 @@ class Sweep(Section):
             )
         swept = [*self.grid, *self.zip]
         for key, (fixed, why) in itertools.product(swept, _NOT_SWEPT.items()):
-            if key == fixed or key.startswith(f"{fixed}.") or fixed.startswith(f"{key}."):
-                raise ValueError(f"{fixed if key == 'study' else key} cannot be swept {why}")
+            whole = fixed.startswith(f"{key}.")  # (its section swept whole: name the key)
+            if key == fixed or key.startswith(f"{fixed}.") or whole:
+                raise ValueError(f"{fixed if whole else key} cannot be swept {why}")
         both = sorted(self.zip.keys() & self.grid.keys())
         if both:
             raise ValueError(f"{both[0]} is swept in both grid and zip: one would hide the other")
