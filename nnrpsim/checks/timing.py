@@ -10,7 +10,7 @@ from pathlib import Path
 import pandas as pd
 
 from ..display_units import counted, scenario_text
-from ..model.workload_means import LEVEL, least_warmup_ms, measured_ramp
+from ..model.workload_means import LEVEL, least_warmup_ms, measured_ramp, written_warmup_ms
 from ..run_config import model_config
 from ..scenario import Point
 from ..scenario.schema import Arrivals, Study, Trace
@@ -60,7 +60,8 @@ def warmup_advice(points: list[Point], of_points: int) -> list[str]:
             continue
         least = least_warmup_ms(duration, mean, cv)
         remedy = (
-            f"a warm-up of {math.ceil(least / 1e3):.0f} s or more keeps that within 1 %"
+            f"a warm-up of {written_warmup_ms(least, duration) / 1e3:g} s or more keeps that "
+            "within 1 %"
             if least is not None
             else f"no warm-up within this {duration / 1e3:g} s run does: lengthen study.duration"
         )

@@ -205,6 +205,14 @@ def least_warmup_ms(end_ms: float, mean_ms: float, cv: float, level: float = LEV
     return _least_reaching(lambda w: measured_ramp(w, end_ms, mean_ms, cv) >= level, 0.0, latest)
 
 
+def written_warmup_ms(least_ms: float, end_ms: float) -> float:
+    """A least warm-up as ``auto`` writes it, and the advice gives it: whole seconds, rounded
+    up, where the run has room for them, else whole milliseconds (119.2 s of a 120 s run is
+    119,201 ms, not the whole run)."""
+    seconds = math.ceil(least_ms / 1e3) * 1e3
+    return seconds if seconds < end_ms else float(math.ceil(least_ms))
+
+
 def _least_reaching(reaches: Callable[[float], bool], low: float, high: float) -> float:
     """The least x in (``low``, ``high``] for which ``reaches`` holds, to 2^-50 of the range,
     by bisection: it must hold at ``high`` and, once it holds, for every larger x."""

@@ -50,7 +50,7 @@ def with_auto_warmup(scenario: Scenario) -> Scenario:
             "is what the log makes it: give a duration (0s measures from the start)"
         )
     # (imported here: the model package brings SimPy, which loading a scenario does not need)
-    from nnrpsim.model.workload_means import least_warmup_ms
+    from nnrpsim.model.workload_means import least_warmup_ms, written_warmup_ms
 
     sessions = workload.sessions
     least = least_warmup_ms(study.duration, sessions.duration, sessions.duration_cv)
@@ -59,8 +59,7 @@ def with_auto_warmup(scenario: Scenario) -> Scenario:
             f"auto: no warm-up within this {study.duration / 1e3:g} s run keeps the sessions at "
             "once within 1 % of their steady number: lengthen study.duration"
         )
-    seconds = math.ceil(least / 1e3) * 1e3
-    warmup = seconds if seconds < study.duration else float(math.ceil(least))
+    warmup = written_warmup_ms(least, study.duration)
     return scenario.model_copy(update={"study": study.model_copy(update={"warmup": warmup})})
 
 

@@ -275,6 +275,19 @@ def test_before_a_run_the_closed_form_names_a_warm_up_too_short_and_the_least_th
     assert warning.startswith("warning: point 0: from the 20 s warm-up")
 
 
+def test_a_least_warm_up_in_the_run_s_last_second_is_given_in_milliseconds():
+    """51 s sessions in a 120 s run need 119.2 s: the advice said a warm-up of 120 s, the whole
+    run, where ``auto`` chose 119,201 ms; both say that now."""
+    timing = ["study.duration=120s", "workload.sessions.duration=51s"]
+    (warning,) = _advice([*timing, "study.warmup=20s"])
+    assert warning.endswith("a warm-up of 119.201 s or more keeps that within 1 %")
+    (point,) = sweep_points(
+        parse_scenario({"study": {"name": "a"}}, [*timing, "study.warmup=auto"])
+    )
+    assert point.scenario.study.warmup == 119_201
+    assert _advice([*timing, "study.warmup=119.201s"]) == []
+
+
 def _lengths(lengths: list[str]) -> str:
     return f"sweep.grid={{workload.sessions.duration: [{', '.join(lengths)}]}}"
 
