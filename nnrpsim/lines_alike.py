@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from .display_units import points_text
+
 IN_RANGES = "(each point by its own numbers, in these ranges)"
 """What ends a line made of many: its numbers are the points' ranges, not one point's."""
 
@@ -38,6 +40,12 @@ def lines_by_text(found: Iterable[tuple[str, int]], beyond: int) -> list[tuple[l
             indices = sorted(i for each in alike for i in points[each])
             lines.append((indices, f"{_ranges(alike)} {IN_RANGES}"))
     return lines
+
+
+def described_by_text(found: Iterable[tuple[str, int]]) -> list[str]:
+    """A description's lines, each led by the points it holds for (``points 0, 3: ...``), one
+    for many alike beyond :data:`DESCRIBED_BEYOND`."""
+    return [f"{points_text(i)}: {text}" for i, text in lines_by_text(found, DESCRIBED_BEYOND)]
 
 
 def _ranges(texts: list[str]) -> str:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import functools
 
-from .display_units import about, bytes_scale, counted, points_text
-from .lines_alike import DESCRIBED_BEYOND, lines_by_text
+from .display_units import about, bytes_scale, counted
+from .lines_alike import described_by_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
 from .run_config import model_config
 from .scenario import Point, ScenarioError
@@ -156,5 +156,4 @@ def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
         memory = _memory_text(size.peak_bytes(point.scenario.engine))
         text = f"{draws}; a worker needs about {memory} of memory for it"
         described.append((text, point.index))
-    lines = lines_by_text(described, DESCRIBED_BEYOND)
-    return [f"{points_text(indices)}: {text}" for indices, text in lines]
+    return described_by_text(described)

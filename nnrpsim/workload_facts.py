@@ -8,10 +8,10 @@ from pathlib import Path
 
 import numpy as np
 
-from .display_units import counted, percent, points_text
+from .display_units import counted, percent
 from .engine.stream import ReferenceStream
 from .input_files import file_digest
-from .lines_alike import DESCRIBED_BEYOND, lines_by_text
+from .lines_alike import described_by_text
 from .model.config import ModelConfig
 from .model.policies import make_policy
 from .model.policy_reach import PolicyReach, policy_reach
@@ -61,8 +61,7 @@ def describe_workloads(points: list[Point]) -> list[str]:
             means = workload_means(config.workload, sessions_per_s(point.scenario))
             text = describe_means(means) + _thresholds_pass(point.scenario, config)
             described.append((text, point.index))
-    lines = lines_by_text(described, DESCRIBED_BEYOND)
-    return [f"{points_text(indices)}: {text}" for indices, text in lines]
+    return described_by_text(described)
 
 
 def scenario_reach(scenario: Scenario, config: ModelConfig) -> PolicyReach:
