@@ -248,7 +248,7 @@ def describe_means(means: WorkloadMeans) -> str:
     """One line for ``nnrpsim validate``."""
     return (
         f"~{_mean(means.concurrent_sessions, 0)} sessions at once "
-        f"(within 1 % of that {means.sessions_level_s:,.0f} s after the start), "
+        f"(within 1 % of that {_mean(means.sessions_level_s, 0)} s after the start), "
         f"{_mean(means.operations_per_s, 1)} operations/s, "
         f"{_mean(means.references_per_s, 1)} references/s; "
         f"shared objects {_bytes(means.shared_bytes)}, "
@@ -259,8 +259,11 @@ def describe_means(means: WorkloadMeans) -> str:
 
 def _mean(value: float, decimals: int) -> str:
     """A mean with ``decimals`` decimals, thousands separated, or two significant figures
-    below one (a session every 1,000 s: ``~0.06 sessions at once``, not ``~0``)."""
-    return f"{value:,.{decimals}f}" if value >= 1 or value == 0 else f"{value:.2g}"
+    below one (a session every 1,000 s: ``~0.06 sessions at once``, not ``~0``) and from
+    1e15 on (lengths of a huge spread level off after ``8.2e+177 s``, not 178 digits)."""
+    if value == 0 or 1 <= value < 1e15:
+        return f"{value:,.{decimals}f}"
+    return f"{value:.2g}"
 
 
 def _bytes(n: float) -> str:

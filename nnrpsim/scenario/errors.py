@@ -92,10 +92,11 @@ STORED_UNITS = {"duration": " ms", "size": " bytes", "rate": " bytes/s"}
 
 
 def _bound(value: object, unit: str) -> str:
-    """A bound in an error line: ``4294967295 ms``, not ``4294967295.0``."""
+    """A bound in an error line: ``4294967295 ms``, not ``4294967295.0``; ``1e+150``, not its
+    151 digits."""
     if isinstance(value, bool) or not isinstance(value, int | float):
         return str(value)
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, float) and value.is_integer() and abs(value) < 1e16:
         value = int(value)
     return f"{value}{unit}"
 

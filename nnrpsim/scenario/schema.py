@@ -317,7 +317,13 @@ class Arrivals(Section):
 class Sessions(Section):
     rate_per_s: float = Field(2.0, gt=0, description="Session arrivals per second per host.")
     duration: Duration = Field(60_000.0, gt=0, description="Mean session length.")
-    duration_cv: float = Field(0.5, ge=0, description="Coefficient of variation; 0: fixed length.")
+    duration_cv: float = Field(
+        0.5,
+        ge=0,
+        le=1e150,
+        description="Coefficient of variation; 0: fixed length. At most 1e150, whose square "
+        "(the lognormal's shape takes it) is still a float.",
+    )
     arrivals: Arrivals | None = Field(
         None,
         description="Session starts at a trace's arrival times, hosts taking them in turn, "

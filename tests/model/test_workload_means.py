@@ -134,6 +134,12 @@ def test_the_description_names_every_mean_with_units():
     assert rare.startswith(
         "~0.06 sessions at once (within 1 % of that 141 s after the start), 0.06 operations/s, 0."
     )
+    # the level time of 10 ms sessions (it read 0 s), and of lengths of the widest spread a
+    # scenario takes (it read in 178 digits)
+    brief = describe_means(workload_means(WorkloadConfig(session_duration_ms=10.0), 2.0))
+    assert "(within 1 % of that 0.023 s after the start)" in brief
+    spread = describe_means(workload_means(WorkloadConfig(session_duration_cv=1e150), 2.0))
+    assert "(within 1 % of that 8.2e+177 s after the start)" in spread
 
 
 @pytest.mark.parametrize("cv", [0.25, 0.5, 1.0])

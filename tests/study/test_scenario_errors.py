@@ -168,6 +168,10 @@ CASES = [
         {"topology": {"ttl_ceiling": 4294967296}},
         "error: topology.ttl_ceiling: must be at most 4294967295 ms\n",
     ),
+    (  # (its square was infinite: a run's memory of "nan bytes"; the bound not in 151 digits)
+        {"workload": {"sessions": {"duration_cv": 1.4e154}}},
+        "error: workload.sessions.duration_cv: must be at most 1e+150\n",
+    ),
     # A lease TTL is a u32 of whole milliseconds: half a one was cut to 0 ("none" for a hint,
     # a traceback for the server's default)
     (
