@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import yaml
 
+from .plain_numbers import PLAIN_BELOW, separated
 from .scenario.schema import KEY_UNITS, SHORT_KEYS
 
 RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
@@ -101,11 +102,6 @@ def counted(count: int, noun: str) -> str:
     return f"{count:,} {noun}{'' if count == 1 else 's'}"
 
 
-PLAIN_BELOW = 1e15
-"""From here :func:`figures` writes an exponent: ``3e+37`` times a link's bandwidth, not
-thirty-eight digits."""
-
-
 def figures(value: float, count: int = 3) -> str:
     """``value`` to ``count`` significant figures, without an exponent where the figures
     reach the units: ``2,390`` (``.3g`` wrote ``2.39e+03``), ``23.9``, ``0.01``, and to two
@@ -145,7 +141,7 @@ def percent(share: float) -> str:
 def about(expected: float) -> str:
     """An expected count as an estimate reads: to three significant figures, thousands
     separated (``~103,000 operations``; ``~103,499`` claimed a precision a mean has not)."""
-    return f"~{float(f'{expected:.3g}'):,.0f}"
+    return f"~{separated(float(f'{expected:.3g}'))}"
 
 
 def scenario_text(key: str, value: object) -> str:

@@ -10,6 +10,7 @@ import functools
 from .display_units import about, bytes_scale, counted
 from .lines_alike import described_by_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
+from .plain_numbers import separated
 from .run_config import model_config
 from .scenario import Point, ScenarioError
 from .scenario.schema import describe
@@ -34,7 +35,7 @@ def _size(point: Point) -> RunSize:
 
 def _memory_text(n: float) -> str:
     per_unit, unit = bytes_scale([n])
-    return f"{n / per_unit:,.1f} {unit}"
+    return f"{separated(n / per_unit, 1)} {unit}"
 
 
 SESSION_KEYS = ("study.duration", "topology.hosts", "workload.sessions.rate_per_s")
@@ -127,7 +128,8 @@ def check_run_sizes(
         raise ScenarioError(
             _blamed_key(part, point),
             f"one run{where} would need about {_memory_text(peak)} of memory for its "
-            f"{size.counts()[part]:,.0f} {part}, more than this machine's {_memory_text(memory)}",
+            f"{separated(size.counts()[part])} {part}, more than this machine's "
+            f"{_memory_text(memory)}",
         )
     if workers * largest > memory:
         raise ScenarioError(

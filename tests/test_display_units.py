@@ -7,7 +7,9 @@ import math
 
 import pytest
 
-from nnrpsim.display_units import below_one, durations_text, figures, percent, points_text
+from nnrpsim.checks.wording import span_text
+from nnrpsim.display_units import about, below_one, durations_text, figures, percent, points_text
+from nnrpsim.plain_numbers import separated
 
 NAN = math.nan
 
@@ -98,3 +100,20 @@ def test_percent(share, text):
 )
 def test_points_are_named_by_the_first_six(indices, text):
     assert points_text(indices) == text
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (separated(1_234_567.891, 1), "1,234,567.9"),
+        (separated(999_999_999_999_999.0), "999,999,999,999,999"),
+        (separated(1e15), "1e+15"),  # (a typo's 1e300 a second wrote 300 digits)
+        (separated(-2.5e300, 2), "-2.5e+300"),
+        (about(103_499), "~103,000"),
+        (about(6.629e303), "~6.63e+303"),
+        (span_text(250_000), "250 s"),
+        (span_text(1e303), "1e+300 s"),
+    ],
+)
+def test_numbers_are_separated_until_an_exponent_reads_better(text, expected):
+    assert text == expected

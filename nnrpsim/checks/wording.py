@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..display_units import points_text
 from ..lines_alike import lines_by_text
+from ..plain_numbers import separated
 
 MERGED_BEYOND = 3
 """More warnings than this alike but for their numbers make one, with the ranges
@@ -29,5 +30,5 @@ def span_text(ms: float) -> str:
     """A span as a warning gives it: whole seconds from 100 s, three figures below."""
     seconds = ms / 1e3
     if seconds >= 100:
-        return f"{seconds:,.0f} s"
+        return f"{separated(seconds)} s"
     return f"{seconds:.3g} s" if seconds >= 1 else f"{ms:.3g} ms"

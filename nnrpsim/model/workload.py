@@ -83,8 +83,10 @@ def with_python_numbers(plan: WorkloadPlan) -> WorkloadPlan:
 
 
 def popularity(n: int, alpha: float) -> np.ndarray:
-    """The Zipf probability of each of ``n`` ranks: ``1 / (rank + 1) ** alpha``, normalised."""
-    weights = 1.0 / (np.arange(n) + 1.0) ** alpha
+    """The Zipf probability of each of ``n`` ranks: ``1 / (rank + 1) ** alpha``, normalised. A
+    power past the largest float is a weight of 0, as it is (a skew of 1e300 warned)."""
+    with np.errstate(over="ignore"):
+        weights = 1.0 / (np.arange(n) + 1.0) ** alpha
     return weights / weights.sum() if n else weights
 
 

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from nnrpsim.plain_numbers import separated
 from nnrpsim.protocol.packet import INLINE_OBJECT_ALIGN, INLINE_OBJECT_HEADER_LEN
 
 from .config import WorkloadConfig
@@ -259,15 +260,12 @@ def describe_means(means: WorkloadMeans) -> str:
 
 def _mean(value: float, decimals: int) -> str:
     """A mean with ``decimals`` decimals, thousands separated, or two significant figures
-    below one (a session every 1,000 s: ``~0.06 sessions at once``, not ``~0``) and from
-    1e15 on (lengths of a huge spread level off after ``8.2e+177 s``, not 178 digits)."""
-    if value == 0 or 1 <= value < 1e15:
-        return f"{value:,.{decimals}f}"
-    return f"{value:.2g}"
+    below one (a session every 1,000 s: ``~0.06 sessions at once``, not ``~0``)."""
+    return separated(value, decimals) if value >= 1 or value == 0 else f"{value:.2g}"
 
 
 def _bytes(n: float) -> str:
     if n < 1000:
         return f"{n:,.0f} B"
     exponent = min(int(math.log10(n) // 3), 6)
-    return f"{n / 1000**exponent:,.1f} {'kMGTPE'[exponent - 1]}B"
+    return f"{separated(n / 1000**exponent, 1)} {'kMGTPE'[exponent - 1]}B"

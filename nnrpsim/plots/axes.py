@@ -9,8 +9,8 @@ import numpy as np
 import pandas as pd
 from matplotlib.ticker import LogFormatter, NullFormatter
 
-from ..display_units import PLAIN_BELOW
 from ..metrics import ALL_INLINE_FRACTION
+from ..plain_numbers import PLAIN_BELOW
 
 AT_MOST_ONE = ("fraction of references", ALL_INLINE_FRACTION)
 """Units of metrics that cannot exceed one."""

@@ -135,3 +135,10 @@ def test_as_many_draws_as_objects_or_fewer_draw_one_by_one_as_before():
     assert (rows == np.random.default_rng(2).choice(5, size=(10, 5), p=p)).all()
     uniform = _drawn(np.random.default_rng(2), 10, 3, 4)
     assert (uniform == np.random.default_rng(2).integers(0, 4, (10, 3))).all()
+
+
+def test_a_skew_past_the_largest_float_puts_every_reference_on_the_first_rank():
+    """Ranks' powers past the largest float are weights of 0, without numpy's overflow
+    warning (``validate`` printed it, and the suite makes it an error)."""
+    assert popularity(4, 1e300).tolist() == [1.0, 0.0, 0.0, 0.0]
+    assert popularity(3, 0.0).tolist() == pytest.approx([1 / 3] * 3)

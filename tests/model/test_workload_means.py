@@ -139,7 +139,12 @@ def test_the_description_names_every_mean_with_units():
     brief = describe_means(workload_means(WorkloadConfig(session_duration_ms=10.0), 2.0))
     assert "(within 1 % of that 0.023 s after the start)" in brief
     spread = describe_means(workload_means(WorkloadConfig(session_duration_cv=1e150), 2.0))
-    assert "(within 1 % of that 8.2e+177 s after the start)" in spread
+    assert "(within 1 % of that 8.24e+177 s after the start)" in spread
+    # sessions a typo made 1e300 s long: their bytes in use in EB, not 288 digits of them
+    endless = describe_means(workload_means(WorkloadConfig(session_duration_ms=1e303), 2.0))
+    assert (
+        "~2e+300 sessions at once" in endless and "private objects in use 2.16e+287 EB" in endless
+    )
 
 
 @pytest.mark.parametrize("cv", [0.25, 0.5, 1.0])

@@ -365,6 +365,11 @@ CASES = [
         {"workload": {"sessions": {"rate_per_s": 1e9}}},
         "error: workload.sessions.rate_per_s: one run would need about ",
     ),
+    (  # (its memory and count were 330 digits)
+        {"workload": {"sessions": {"rate_per_s": 1e300}}},
+        "error: workload.sessions.rate_per_s: one run would need about 2.86e+295 TiB of memory "
+        "for its 1.35e+305 references, more than this machine's ",
+    ),
     ({"study": {"duration": "100000000h"}}, "error: study.duration: one run would need about "),
     (  # each server keeps its own lease table and memory samples
         {"topology": {"servers": 100_000}},
