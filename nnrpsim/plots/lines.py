@@ -18,9 +18,21 @@ def line_with_band(ax, x, y, ci, label=None) -> str:
     their 95 % band; returns the line's colour."""
     order = np.argsort(x.to_numpy())
     x, y, ci = x.to_numpy()[order], y.to_numpy()[order], np.nan_to_num(ci.to_numpy()[order])
-    (line,) = ax.plot(x, y, marker="o", label=label)
+    (line,) = ax.plot(x, y, marker=marker_of(len(x)), label=label)
     ax.fill_between(x, y - ci, y + ci, alpha=0.2, color=line.get_color())
     return line.get_color()
+
+
+MARKED_AT_MOST = 60
+"""Points a line marks at most: matplotlib's markers are 6 points across, and 60 of them fill
+an axis about 360 points wide; a line of 300 points was a row of dots that hid its shape (and
+its band). Beyond, the line alone draws them."""
+
+
+def marker_of(points: int, marker: str = "o") -> str:
+    """The marker of a line of ``points`` points: ``marker``, or none beyond
+    :data:`MARKED_AT_MOST`."""
+    return marker if points <= MARKED_AT_MOST else ""
 
 
 MAX_LINES = 10

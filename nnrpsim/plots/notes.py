@@ -14,12 +14,14 @@ def interval_note(
     drawn_as: str,
     lines: tuple[int, int] = (0, 0),
     labelled_by: str | None = None,
+    some_unlabelled: bool = False,
 ) -> None:
     """Say over the plot what a point and its band or bars are: a mean over how many
     replications, with its 95 % t interval (two replications give a wide one); nothing
     for a summary that does not say (one made by hand). ``lines``: how many lines are drawn
     of how many there are, said when fewer (:func:`.lines.spread`). ``labelled_by``: the swept key
-    whose value is written beside each point (a bare "0.25" does not say what it is)."""
+    whose value is written beside each point (a bare "0.25" does not say what it is);
+    ``some_unlabelled``: beside those with room for it (:func:`.placement.label_points`)."""
     notes = []
     runs = runs_text(summary)
     if runs == ONE_RUN:
@@ -27,7 +29,8 @@ def interval_note(
     elif runs is not None:
         notes.append(f"each point: {runs}; {drawn_as}: its 95 % confidence interval")
     if labelled_by is not None:
-        notes.append(f"beside each point: its {SHORT_KEYS.get(labelled_by, labelled_by)}")
+        which = " with room for it" if some_unlabelled else ""
+        notes.append(f"beside each point{which}: its {SHORT_KEYS.get(labelled_by, labelled_by)}")
     drawn, there_are = lines
     if drawn < there_are:
         notes.append(

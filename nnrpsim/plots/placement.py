@@ -112,11 +112,13 @@ def _shared_label(texts: list[str]) -> str:
     return text if len(texts) <= MAX_SHARED_LABELS else f"{text} ({len(texts)} points)"
 
 
-def label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> None:
+def label_points(ax, along: str, series, x_factor: float, metric: str, y_factor: float) -> int:
     """Name each point's place on its line (its budget, its TTL) beside it (see
     :func:`_named_places`), keeping off the other points' markers and bars where it can (two
     lines close together: a label over the other line's point hid it). The memory axis widens
-    on the right for the labels there."""
+    on the right for the labels there. A label with no place clear of those placed before is
+    left out, and then the ends of each line are placed first: 300 budgets along a line wrote
+    their labels over each other, none of them legible. Returns how many are left out."""
     ax.autoscale_view()
     pixels = ax.figure.dpi / 72  # per point
     points = [  # (line, x, y, its bar's half height, its label's text), in data coordinates
@@ -132,11 +134,12 @@ def label_points(ax, along: str, series, x_factor: float, metric: str, y_factor:
         if np.isfinite(x) and np.isfinite(y)
     ]
     if not points:
-        return
-    named = _named_places(ax, points)
-    _room_on_the_right(
-        ax, [(points[i][1], _label_width(_shared_label(texts), pixels)) for i, texts in named]
-    )
+        return 0
+    named = [
+        (at, members, _shared_label([points[m][4] for m in members]))
+        for at, members in _named_places(ax, points)
+    ]
+    _room_on_the_right(ax, [(points[at][1], _label_width(text, pixels)) for at, _, text in named])
     # in pixels, again: the axis may have widened since the points were grouped
     anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])
     marks = [  # (the box its marker covers, its bar's), in pixels
@@ -145,9 +148,35 @@ def label_points(ax, along: str, series, x_factor: float, metric: str, y_factor:
     ]
     extent = ax.get_window_extent()
     frame = (extent.x0, extent.x1, extent.y0, extent.y1)
+    placed = _clear_places(named, anchors, marks, frame, pixels)
+    if len(placed) < len(named):  # again, the labels of the lines' ends first (a sort keeps
+        # the others in order): where labels are left out, not those
+        ends = {index for index in range(len(points)) if _ends_its_line(points, index)}
+        firsts = sorted(named, key=lambda label: ends.isdisjoint(label[1]))
+        placed = _clear_places(firsts, anchors, marks, frame, pixels)
+    for at, text, (dx, dy, align) in placed:
+        ax.annotate(
+            text,
+            points[at][1:3],
+            xytext=(dx, dy),
+            textcoords="offset points",
+            ha=align,
+            fontsize=6,
+        )
+    return len(named) - len(placed)
+
+
+def _clear_places(
+    named: list, anchors: np.ndarray, marks: list, frame: tuple[float, ...], pixels: float
+) -> list[tuple[int, str, tuple[float, float, str]]]:
+    """Each of the ``named`` labels (its point, the points it names, its text) in turn, at
+    its best place beside its point (``anchors``, in pixels), given the labels placed before
+    it and the other points' ``marks`` (:func:`_marks_of`); left out where none is clear of
+    those labels. Returns (point, text, (dx, dy, alignment)) of those placed."""
     boxes: list[tuple[float, ...]] = []  # labels placed, (left, right, bottom, top) in pixels
-    for at, texts in named:
-        anchor, text = anchors[at], _shared_label(texts)
+    placed = []
+    for at, _, text in named:
+        anchor = anchors[at]
         width, height = _label_width(text, pixels), 7 * pixels
         others = marks[:at] + marks[at + 1 :]
         places = []
@@ -161,7 +190,7 @@ def label_points(ax, along: str, series, x_factor: float, metric: str, y_factor:
         # its point, then over the fewest other points' markers, then across the fewest bars
         # (a line's points at one place share the label, and it keeps off the bars of all but
         # its own); the first place of the best
-        (dx, dy, align), box, _ = min(
+        offset, box, _ = min(
             places,
             key=lambda place: (
                 any(_overlap(place[1], b) for b in boxes),
@@ -171,38 +200,42 @@ def label_points(ax, along: str, series, x_factor: float, metric: str, y_factor:
                 sum(_overlap(place[1], bar) for _, bar in others),
             ),
         )
-        boxes.append(box)
-        ax.annotate(
-            text,
-            points[at][1:3],
-            xytext=(dx, dy),
-            textcoords="offset points",
-            ha=align,
-            fontsize=6,
-        )
+        if not any(_overlap(box, b) for b in boxes):
+            boxes.append(box)
+            placed.append((at, text, offset))
+    return placed
+
+
+def _ends_its_line(points: list, index: int) -> bool:
+    """Whether the point at ``index`` of ``points`` (line, x, y, bar, text; each line's in
+    its order) is its line's first or last."""
+    line = points[index][0]
+    return not (
+        0 < index < len(points) - 1 and points[index - 1][0] == points[index + 1][0] == line
+    )
 
 
 LABEL_REACH = 12
 """Points closer than this many pixels each way share a label."""
 
 
-def _named_places(ax, points: list) -> list[tuple[int, list[str]]]:
-    """Which of the ``points`` (line, x, y, bar, text) a label is beside, and the texts it
-    names, where no label is yet. Points of a line within a label's reach of each other
-    share one ("256 MiB, 512 MiB", where a budget beyond the working set holds no more), and
-    so do points of several lines with the same value there (four lines at "64 MiB" named it
-    four times, in a heap)."""
+def _named_places(ax, points: list) -> list[tuple[int, list[int]]]:
+    """Which of the ``points`` (line, x, y, bar, text) a label is beside, and the points
+    whose texts it names, where no label is yet. Points of a line within a label's reach of
+    each other share one ("256 MiB, 512 MiB", where a budget beyond the working set holds no
+    more), and so do points of several lines with the same value there (four lines at
+    "64 MiB" named it four times, in a heap)."""
     anchors = ax.transData.transform([(x, y) for _, x, y, _, _ in points])
-    named: list[tuple[int, list[str]]] = []
+    named: list[tuple[int, list[int]]] = []
     for index, (line, *_, text) in enumerate(points):
         near = [n for n in named if (abs(anchors[n[0]] - anchors[index]) < LABEL_REACH).all()]
-        if any(text in texts for _, texts in near):
+        if any(text == points[m][4] for _, members in near for m in members):
             continue  # named already, by another line's label at this place too
-        same_line = [texts for at, texts in near if points[at][0] == line]
+        same_line = [members for at, members in near if points[at][0] == line]
         if same_line:
-            same_line[0].append(text)
+            same_line[0].append(index)
         else:
-            named.append((index, [text]))
+            named.append((index, [index]))
     return named
 
 

@@ -11,7 +11,7 @@ from matplotlib.figure import Figure
 from ..display_units import bytes_scale, described
 from ..summaries import swept_columns
 from .axes import geometric_middle, log_scale, spans_decades
-from .lines import lines_of, spread
+from .lines import lines_of, marker_of, spread
 from .metric import is_numeric, metric_axis, metric_scale
 from .notes import interval_note
 from .placement import label_points, place_legend
@@ -68,21 +68,20 @@ def tradeoff_figure(
             x,
             y,
             yerr=np.nan_to_num(part[f"{metric}_ci95"] / y_factor),
-            fmt="o" if along is None else "o-",
+            fmt="o" if along is None else f"{marker_of(len(part))}-",
             capsize=2,
             label=label or None,
         )
     ax.set_xlabel(f"mean GPU memory held by cached objects ({unit})")
     ax.set_ylabel(f"{metric.replace('_', ' ')} ({y_unit})")
-    interval_note(ax, summary, "bars", (len(series), len(every_series)), along)
     if x_log:
         log_scale(ax, "x")
     else:
         ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
     metric_axis(ax, y_log, y_unit)
     ax.grid(alpha=0.3)
-    if along is not None:
-        label_points(ax, along, series, factor, metric, y_factor)
+    left_out = label_points(ax, along, series, factor, metric, y_factor) if along else 0
+    interval_note(ax, summary, "bars", (len(series), len(every_series)), along, left_out > 0)
     if any(label for label, _ in series):
         place_legend(ax, fontsize=6)
     return fig

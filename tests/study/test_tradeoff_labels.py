@@ -217,3 +217,45 @@ def test_a_notebook_draws_the_trade_off_with_the_summarys_own_swept_keys():
     matplotlib.pyplot.close(figure)
     unmeasured = summary.assign(mean_gpu_bytes=np.nan)
     assert plots.tradeoff_figure(unmeasured, "hit_rate") is None
+
+
+def _budgets(count: int) -> pd.DataFrame:
+    """A sweep of ``count`` budgets of 0.1 MiB steps, the hit rate climbing to a level and
+    the memory held with it (a little above and below its trend, as measured): the points
+    crowd where the budget passes the working set."""
+    budgets = (np.arange(count) + 1) * 0.1
+    held = np.minimum(budgets * 0.7, 7.0) * (1 - 0.02 * np.sin(budgets))
+    hits = 0.77 * (1 - np.exp(-budgets / 2.5))
+    rows = "\n".join(
+        f"{b:.1f} 1 {h:.4f} {r:.4f} 0.05" for b, h, r in zip(budgets, held, hits, strict=True)
+    )
+    return _summary((BUDGET, SESSIONS), rows, 2**20)
+
+
+def test_labels_with_no_room_clear_of_the_others_are_left_out_the_ends_kept(drawn):
+    """300 budgets along a line wrote their labels over each other where the points crowd,
+    none legible: no two overlap now, a label of each end of the line is there, and the note
+    says that only the points with room are named."""
+    summary = _budgets(300)
+    figure = _drawn(drawn, summary, [BUDGET])
+    (ax,) = figure.axes
+    labels = [text for text in ax.texts if isinstance(text, Annotation)]
+    boxes = [label.get_window_extent() for label in labels]
+    assert not any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
+    texts = [label.get_text() for label in labels]
+    assert "102.4 KiB" in texts and any(text.endswith(" 30 MiB (206 points)") for text in texts)
+    assert 10 < len(labels) < 100  # (some left out, not all)
+    assert "beside each point with room for it: its gpu_memory" in ax.get_title(loc="left")
+    few = _drawn(drawn, summary.head(8), [BUDGET])
+    assert "beside each point: its gpu_memory" in few.axes[0].get_title(loc="left")
+
+
+@pytest.mark.parametrize(("count", "marked"), [(60, True), (61, False)])
+def test_a_line_of_many_points_draws_no_markers(drawn, count, marked):
+    """Markers 6 points across, 300 of them along a line, were a row of dots hiding its
+    shape and band: beyond 60 a line is drawn alone, on the trade-off and the metric plots."""
+    summary = _budgets(count)
+    metric = plots.metric_figure(summary, BUDGET, "hit_rate", [BUDGET])
+    lines = [_drawn(drawn, summary, [BUDGET]).axes[0].get_lines()[0], *metric.axes[0].get_lines()]
+    assert [line.get_marker() not in ("", "None") for line in lines] == [marked, marked]
+    matplotlib.pyplot.close(metric)
