@@ -19,7 +19,7 @@ import numpy as np
 import pandas as pd
 from pydantic import ValidationError
 
-from .display_units import value_text
+from .display_units import first_few, value_text
 from .metrics import METRICS
 from .recorded import recorded_scenario
 from .results import cell, read_table
@@ -56,7 +56,7 @@ def paired_differences(runs: pd.DataFrame, baseline: Mapping[str, Any]) -> pd.Da
     for key, value in baseline.items():
         at_key = params.index(key)
         if not any(values[at_key] == wanted[key] for values in keys.values()):
-            shown = ", ".join(dict.fromkeys(value_text(key, v) for v in points[key]))
+            shown = first_few(list(dict.fromkeys(value_text(key, v) for v in points[key])))
             raise ScenarioError(
                 f"{BASELINE} {key}",
                 f"{value_text(key, value)} is not one of its swept values ({shown})",

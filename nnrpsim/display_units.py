@@ -162,5 +162,16 @@ def points_text(indices: list[int]) -> str:
     more (``(and 4 more)``)."""
     if len(indices) == 1:
         return f"point {indices[0]}"
-    shown = ", ".join(str(i) for i in indices[:6])
-    return f"points {shown}{f' (and {len(indices) - 6:,} more)' if len(indices) > 6 else ''}"
+    return f"points {first_few([str(i) for i in indices])}"
+
+
+FIRST_FEW = 6
+"""Items a line lists before it counts the rest."""
+
+
+def first_few(texts: list[str]) -> str:
+    """``texts`` one after another, the first :data:`FIRST_FEW` of more with how many more
+    (``a, b, c, d, e, f (and 294 more)``): a line that names them stays a line."""
+    shown = ", ".join(texts[:FIRST_FEW])
+    more = len(texts) - FIRST_FEW
+    return f"{shown} (and {more:,} more)" if more > 0 else shown

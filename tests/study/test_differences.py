@@ -74,6 +74,15 @@ def test_a_baseline_that_is_not_swept_or_not_among_the_values_is_named():
         paired_differences(runs, {"host_policy.name": "never"})
     with pytest.raises(nnrpsim.ScenarioError, match=r"20 s is not one of its swept values"):
         paired_differences(runs, {TTL: 20_000.0})
+    # a sweep of 300 budgets listed them all, a line of 2,900 characters: the first six
+    first = runs[runs["point"] == 0]
+    many = pd.concat([first.assign(point=i, **{BUDGET: (i + 1) * 2**20}) for i in range(300)])
+    with pytest.raises(nnrpsim.ScenarioError) as refused:
+        paired_differences(many, {BUDGET: 2**30})
+    assert str(refused.value) == (
+        "--baseline topology.gpu_memory: 1 GiB is not one of its swept values (1 MiB, 2 MiB, "
+        "3 MiB, 4 MiB, 5 MiB, 6 MiB (and 294 more))"
+    )
 
 
 def test_where_no_point_has_a_baseline_the_error_says_why():
