@@ -71,9 +71,18 @@ def _read_arrivals(spec: Arrivals, _version: tuple[int, int]) -> np.ndarray:
         )
     times = np.sort(times - times.min()) * spec.time_scale
     if not times[-1] < 2.0**63:
-        raise TraceError(str(path), "the arrivals span more milliseconds than an int64 holds")
+        raise TraceError(str(path), _too_long("arrivals span", spec.time_scale, where))
     times.flags.writeable = False  # runs in one process share it
     return times
+
+
+def _too_long(what: str, time_scale: float, where: str) -> str:
+    """Why a log's times do not fit the int64 milliseconds a run keeps, and the key that
+    scales them (times in nanoseconds read as milliseconds, or a time_scale of 1e300)."""
+    return (
+        f"the {what} more milliseconds than an int64 holds, at time_scale {time_scale:g} "
+        f"({where}.time_scale scales its times)"
+    )
 
 
 def _milliseconds(column: pd.Series) -> np.ndarray:
@@ -119,7 +128,7 @@ def _read_trace(spec: Trace, _version: tuple[int, int]) -> tuple[ReferenceStream
     else:
         times, objects, sizes, operations, kinds = _reference_log(path, fmt)
     if not (times.max() - times.min()) * spec.time_scale < 2.0**63:
-        raise TraceError(str(path), "the trace spans more milliseconds than an int64 holds")
+        raise TraceError(str(path), _too_long("trace spans", spec.time_scale, "workload.trace"))
     order = np.lexsort((operations, times))  # by time; an operation's references together
     times = np.round((times[order] - times.min()) * spec.time_scale).astype(np.int64)
     object_ids, uniques = pd.factorize(pd.Series(objects[order]))

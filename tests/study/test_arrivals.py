@@ -108,6 +108,12 @@ BAD_ARRIVALS = [
     ("a.csv", "TIMESTAMP,x\n10,a\n,b\n30,c\n", "a.csv:TIMESTAMP: row 1: not a time"),
     ("a.csv", "TIMESTAMP\ntrue\nfalse\n", "a.csv:TIMESTAMP: row 0: not a time"),
     ("a.csv", "TIMESTAMP,TIMESTAMP\n10,20\n", "a.csv: column 'TIMESTAMP' given twice"),
+    (  # (times in ns, read as ms: the key that scales them named)
+        "a.csv",
+        "TIMESTAMP\n0\n1e19\n",
+        "the arrivals span more milliseconds than an int64 holds, at time_scale 1 "
+        "(workload.sessions.arrivals.time_scale scales its times)",
+    ),
 ]
 
 

@@ -860,6 +860,12 @@ BAD_TRACES = [
     ("t.txt", b"1,a,10\n", "workload.trace.format: cannot tell the format of t.txt"),
     ("t.parquet", b"not parquet", "t.parquet: cannot read parquet:"),
     ("t.csv", b"time_ms,object,size_bytes\n", "t.csv: the log has no rows"),
+    (  # (times in ns, read as ms: the key that scales them named)
+        "t.jsonl",
+        GOOD_REQUEST + b'{"timestamp": 1e19, "input_length": 6, "hash_ids": [1]}\n',
+        "t.jsonl: the trace spans more milliseconds than an int64 holds, at time_scale 1 "
+        "(workload.trace.time_scale scales its times)",
+    ),
     ("t.jsonl", b'{"timestamp": 0, "input_length": 0, "hash_ids": []}\n', "no block references"),
     (  # hash ids and length disagree: the blocks' sizes would be wrong, silently
         "t.jsonl",
