@@ -60,12 +60,17 @@ MAX_CHANGES_SHOWN = 3
 
 def check_out_folder(folder: Path) -> None:
     """Raise a :class:`ScenarioError` (``--out``) for a folder no output can go to: a name with
-    a NUL, an existing file, a name the system refuses (too long, say)."""
+    a NUL, an existing file or one in its path, a name the system refuses (too long, say).
+    Before anything runs: ``records`` ran its run, then found it could not write under a
+    file."""
     if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
         raise ScenarioError("--out", "must not contain a NUL character")
     try:
-        if folder.exists() and not folder.is_dir():
+        existing = next(path for path in (folder, *folder.parents) if path.exists())
+        if existing == folder and not folder.is_dir():
             raise ScenarioError("--out", f"{folder} is a file, not a folder")
+        if not existing.is_dir():
+            raise ScenarioError("--out", f"cannot use {folder}: {existing} is not a folder")
     except OSError as err:
         raise ScenarioError("--out", f"cannot use {folder}: {err.strerror}") from None
 

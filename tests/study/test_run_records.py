@@ -162,12 +162,16 @@ def test_the_command_prints_the_outcomes_and_writes_the_records(small_yaml, tmp_
         (["--point", "9"], "error: point: 9 is not one of the study's sweep points (0 to 3)"),
         (["--set", "engine=vector"], "error: engine: point 0 runs on the vector engine"),
         (["--out", "FILE"], "error: --out: FILE is a file, not a folder"),
+        (  # (before the run: it ran, then found it could not write there)
+            ["--out", "FILE/records"],
+            "error: --out: cannot use FILE/records: FILE is not a folder",
+        ),
     ],
 )
 def test_the_command_refuses_in_one_line(small_yaml, tmp_path, capsys, extra, says):
     file = tmp_path / "FILE"
     file.write_text("kept")
-    extra = [str(file) if part == "FILE" else part for part in extra]
+    extra = [part.replace("FILE", str(file)) for part in extra]
     assert main(["records", str(small_yaml), *extra]) == 2
     err = capsys.readouterr().err
     assert err.startswith(says.replace("FILE", str(file))) and err.count("\n") == 1
