@@ -94,12 +94,23 @@ def _frames_decode(args: argparse.Namespace) -> dict[str, object]:
 
 def _frames_encode(args: argparse.Namespace) -> str:
     try:
-        fields = json.loads(args.json)
+        fields = json.loads(args.json, object_pairs_hook=_once_each)
     except json.JSONDecodeError as err:
         raise UsageError(f"json: {err.msg} at line {err.lineno} column {err.colno}") from None
     if not isinstance(fields, dict):
         raise UsageError("json: must be an object of field names to integers")
     return encode_block(BLOCKS[args.block], fields).hex()
+
+
+def _once_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    """A JSON object whose names are each given once: json took the last of two alike, as
+    YAML's loader would have, where a scenario refuses them."""
+    fields: dict[str, object] = {}
+    for name, value in pairs:
+        if name in fields:
+            raise UsageError(f"json: key {quoted(name)} given twice")
+        fields[name] = value
+    return fields
 
 
 class _Outcome(NamedTuple):

@@ -73,6 +73,10 @@ def test_encode_prints_hex_that_decodes_back(capsys):
         ),
         (["frames", "encode", "orb", "{"], "error: json: Expecting property name"),
         (["frames", "encode", "orb", "[1]"], "error: json: must be an object"),
+        (  # (json took the last of the two)
+            ["frames", "encode", "orb", '{"object_kind": 7, "object_kind": 8}'],
+            "error: json: key 'object_kind' given twice\n",
+        ),
         (["frames", "encode", "cache-ack", '{"status": 9}'], "error: cache_namespace: missing"),
         (["frames", "encode", "bogus", "{}"], "error: argument block: invalid choice"),
         # no command: the commands by name, not argparse's dest (``required: frames_command``)
