@@ -29,10 +29,10 @@ an axis about 360 points wide; a line of 300 points was a row of dots that hid i
 its band). Beyond, the line alone draws them."""
 
 
-def marker_of(points: int, marker: str = "o") -> str:
-    """The marker of a line of ``points`` points: ``marker``, or none beyond
+def marker_of(points: int) -> str:
+    """The marker of a line of ``points`` points: a dot, or none beyond
     :data:`MARKED_AT_MOST`."""
-    return marker if points <= MARKED_AT_MOST else ""
+    return "o" if points <= MARKED_AT_MOST else ""
 
 
 MAX_LINES = 10

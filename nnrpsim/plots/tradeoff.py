@@ -80,7 +80,7 @@ def tradeoff_figure(
         ax.set_xlim(left=0)  # (memory held is never below zero, nor when all points hold none)
     metric_axis(ax, y_log, y_unit)
     ax.grid(alpha=0.3)
-    left_out = label_points(ax, along, series, factor, metric, y_factor) if along else 0
+    left_out = 0 if along is None else label_points(ax, along, series, factor, metric, y_factor)
     interval_note(ax, summary, "bars", (len(series), len(every_series)), along, left_out > 0)
     if any(label for label, _ in series):
         place_legend(ax, fontsize=6)
