@@ -4,7 +4,9 @@ Such a loop allocates millions of short-lived objects that reference counting fr
 yet each allocation counts toward the next collection, and every collection scans what the
 process holds (modules, the plan, the records so far, a previous run's garbage). Pausing it
 keeps that work out of the loop; what little cyclic garbage a loop leaves (a SimPy run leaves
-a few hundred objects per hundred thousand frames) is collected after it.
+a few hundred objects per hundred thousand frames) is collected after it. So too where a
+study builds what it keeps for each of its points (a scenario, a run size): as that grows,
+each collection scans all of it again.
 """
 
 from __future__ import annotations
