@@ -27,7 +27,7 @@ import numpy as np
 from .config import WorkloadConfig
 from .policies import CachePolicy
 from .workload import OBJECT_SIZE_RANGE, popularity, size_laws, spread_kinds
-from .workload_means import normal_cdf, references_seen
+from .workload_means import length_law, normal_cdf, references_seen
 
 
 @dataclass(frozen=True)
@@ -143,10 +143,10 @@ def _longer_weights(lengths: np.ndarray, mean: float, cv: float) -> np.ndarray:
     """The share of the references made in sessions longer than each of ``lengths``:
     ``E[D; D > t] / E[D]``, for D lognormal of mean ``mean`` and coefficient of variation
     ``cv`` (fixed for 0), as the workload draws its session lengths."""
-    sigma2 = math.log1p(cv * cv)
+    mu, sigma2 = length_law(mean, cv)
     if sigma2 == 0:
         return (mean > lengths).astype(np.float64)
-    sigma, mu = math.sqrt(sigma2), math.log(mean) - sigma2 / 2
+    sigma = math.sqrt(sigma2)
     return np.array(
         [
             1.0 if t <= 0 else 1.0 - normal_cdf((math.log(t) - mu - sigma2) / sigma)

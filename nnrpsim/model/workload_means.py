@@ -146,14 +146,21 @@ LEVEL = 0.99
 or average over the measured time (:func:`least_warmup_ms`)."""
 
 
+def length_law(mean_ms: float, cv: float) -> tuple[float, float]:
+    """``(mu, sigma**2)`` of the lognormal session lengths of mean ``mean_ms`` and coefficient
+    of variation ``cv``, as the synthetic workload draws them: ``sigma**2`` is 0 for a fixed
+    length, or a spread too small to tell from none."""
+    sigma2 = math.log1p(cv * cv)
+    return math.log(mean_ms) - sigma2 / 2, sigma2
+
+
 def sessions_ramp(t_ms: float, mean_ms: float, cv: float) -> float:
     """The sessions at once ``t_ms`` after an empty start, as a fraction of their steady
     number: ``E[min(D, t)] / E[D]`` for lengths D of mean ``mean_ms``, lognormal of coefficient
     of variation ``cv`` (fixed for 0), as the synthetic workload draws them."""
     if t_ms <= 0:
         return 0.0
-    sigma2 = math.log1p(cv * cv)  # (0 for a spread too small to tell from none, as drawn)
-    mu = math.log(mean_ms) - sigma2 / 2
+    mu, sigma2 = length_law(mean_ms, cv)
     cut_mean = clipped_lognormal_mean(mu, math.sqrt(sigma2), 0.0, t_ms)
     return min(cut_mean / mean_ms, 1.0)  # (exp(log(mean)) may round above the mean)
 
@@ -162,12 +169,11 @@ def sessions_shorter_share(length_ms: float, mean_ms: float, cv: float) -> float
     """The share of sessions shorter than ``length_ms``, their lengths of mean ``mean_ms``,
     lognormal of coefficient of variation ``cv`` (fixed for 0), as the synthetic workload
     draws them."""
-    sigma2 = math.log1p(cv * cv)
-    if sigma2 == 0:  # (fixed, or a spread too small to tell from none)
+    mu, sigma2 = length_law(mean_ms, cv)
+    if sigma2 == 0:
         return float(mean_ms < length_ms)
     if length_ms <= 0:
         return 0.0
-    mu = math.log(mean_ms) - sigma2 / 2
     return normal_cdf((math.log(length_ms) - mu) / math.sqrt(sigma2))
 
 
@@ -201,11 +207,10 @@ def _ramp_shortfall(t_ms: float, mean_ms: float, cv: float) -> float:
     ``t x mean``: over half a millisecond at 8 minutes, its difference was 1e-9 off)."""
     if t_ms <= 0:
         return 0.0
-    sigma2 = math.log1p(cv * cv)
-    if sigma2 == 0:  # (fixed, or a spread too small to tell from none, as drawn)
+    mu, sigma2 = length_law(mean_ms, cv)
+    if sigma2 == 0:
         return t_ms * (mean_ms - t_ms / 2) if t_ms < mean_ms else mean_ms * mean_ms / 2
     sigma = math.sqrt(sigma2)
-    mu = math.log(mean_ms) - sigma2 / 2
     z = (math.log(t_ms) - mu) / sigma
     below = math.exp(_log_moment_below(t_ms, mu, sigma, power=2))
     return below / 2 + t_ms * (mean_ms * normal_cdf(sigma - z) - t_ms * normal_cdf(-z) / 2)
