@@ -9,7 +9,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 
 from ..gc_pause import cyclic_gc_paused
 from ..quoted import quoted
@@ -90,7 +90,6 @@ def _expanded(scenario: Scenario) -> list[Point]:
 
 
 def _points_of(scenario: Scenario) -> list[Point]:
-    base = scenario.model_dump(exclude={"sweep"})
     if scenario.sweep is None:
         return [Point(0, {}, _with_warmup_of_its_own(scenario.model_copy(update={"sweep": None})))]
     grid, zipped = scenario.sweep.grid, scenario.sweep.zip
@@ -100,11 +99,12 @@ def _points_of(scenario: Scenario) -> list[Point]:
     )
     points: list[Point] = []
     first_of: dict[str, int] = {}  # a point's resolved values (as JSON): the first point with them
+    # (every point writes the same keys before it is validated: no copy, which took 0.3 ms
+    # a point; a validated scenario holds none of ``raw``'s dicts)
+    raw = _unswept_kept(scenario, scenario.model_dump(exclude={"sweep"}), [*grid, *zipped])
     for grid_place, zip_place in places:
         params = {key: grid[key][i] for key, i in zip(grid, grid_place, strict=True)}
         params.update((key, values[zip_place]) for key, values in zipped.items())
-        raw = base  # (every point writes the same keys before it is validated: no copy, which
-        # took 0.3 ms a point; a validated scenario holds none of ``raw``'s dicts)
         for key, value in params.items():
             kind = "grid" if key in grid else "zip"
             set_dotted(raw, key, value, where=f"sweep.{kind}.{key}")
@@ -155,6 +155,23 @@ def _points_of(scenario: Scenario) -> list[Point]:
             f"than a study holds ({MAX_RUNS:,}): fewer replications or points",
         )
     return points
+
+
+def _unswept_kept(model: BaseModel, values: dict[str, Any], swept: list[str]) -> dict[str, Any]:
+    """``values`` (``model`` dumped) with each section that no ``swept`` key lies in given as
+    ``model``'s own, validated already: pydantic takes such a section as it is, so a point
+    validates only what its sweep can change (its sections' rules read only their own keys;
+    the scenario's run on each point), and its scenario shares the rest with the others."""
+    kept: dict[str, Any] = {}
+    for name, value in values.items():
+        section = getattr(model, name)
+        if not isinstance(section, BaseModel):  # (a value, or a section left out)
+            kept[name] = value
+        elif inner := [key.split(".", 1)[1] for key in swept if key.startswith(f"{name}.")]:
+            kept[name] = _unswept_kept(section, value, inner)
+        else:  # (no swept key within it, or it is swept whole: each point sets it)
+            kept[name] = section
+    return kept
 
 
 def _same_runs(
