@@ -21,6 +21,9 @@ from .wording import points_named, warnings_by_text
 _DEFAULTS = {key: default for key, default, _ in describe()}
 """Each scenario key's default (a trace's keys too)."""
 
+_VALUE_KEYS = tuple(key for key in INERT_KEYS if key in SHORT_KEYS)
+"""The keys a rule names that hold a value, not a section (whose keys are judged one by one)."""
+
 
 def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
     """A warning for each key that ``points`` (of ``of_points``) set away from its default,
@@ -29,13 +32,15 @@ def inert_key_advice(points: list[Point], of_points: int) -> list[str]:
     ``--set engine=vector``, ``faults.announce_restart`` without a restart. A swept key,
     :func:`ignored_key_advice` names."""
     found: list[tuple[str, int]] = []  # (a warning's text, a point it holds for)
+    fixed_keys: dict[tuple[str, ...], list[str]] = {}  # (by the keys swept: a grid's share them)
     for point in points:
+        swept = tuple(point.params)
+        if swept not in fixed_keys:
+            fixed_keys[swept] = [key for key in _VALUE_KEYS if not within(key, swept)]
         values = point.scenario.model_dump()
-        for key in INERT_KEYS:
-            if key not in SHORT_KEYS:
-                continue  # (a section: its keys are judged one by one)
+        for key in fixed_keys[swept]:
             value = dotted(values, key)
-            if within(key, point.params) or value == _DEFAULTS[key]:
+            if value == _DEFAULTS[key]:
                 continue
             reason = inert_reason(point.scenario, key, point.params)
             if reason is not None:
