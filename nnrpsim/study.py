@@ -14,6 +14,7 @@ import pandas as pd
 
 from .checks import StudyWarning, study_warnings
 from .display_units import counted
+from .gc_pause import cyclic_gc_paused
 from .interrupts import interrupts_deferred
 from .plot_formats import plot_formats
 from .plots import draw_study
@@ -118,22 +119,23 @@ def run(
     ``out`` says otherwise), so ``resume=True`` with ``study.replications`` raised in
     ``overrides`` grows that study whatever its file has become.
     """
-    scenario, folder = study_of(scenario, "to run")
-    scenario = load_scenario(scenario, overrides)
-    check_execution(jobs, executor, scheduler)
-    plot_formats()  # (its plots' formats, checked before the study writes anything)
-    points = sweep_points(scenario)
-    check_traces(points)
-    path = Path(out) if out is not None else folder or Path("results") / scenario.study.name
-    inputs = input_digests(points)
-    store = ResultStore(path, scenario, resume, inputs)
-    every = tasks_for(points, inputs)
-    kept, moved_runs = store.kept(every)
-    tasks = [task for task in every if (task.point, task.replication) not in kept]
-    if scheduler is None:  # (a cluster's workers have their own memory)
-        left = {task.point for task in tasks}  # (on --resume, the points with runs left)
-        sizes = point_sizes([point for point in points if point.index in left])
-        check_run_sizes(sizes, workers_for(jobs, len(tasks)))
+    with cyclic_gc_paused():  # (it scanned each point's scenario and task again and again)
+        scenario, folder = study_of(scenario, "to run")
+        scenario = load_scenario(scenario, overrides)
+        check_execution(jobs, executor, scheduler)
+        plot_formats()  # (its plots' formats, checked before the study writes anything)
+        points = sweep_points(scenario)
+        check_traces(points)
+        path = Path(out) if out is not None else folder or Path("results") / scenario.study.name
+        inputs = input_digests(points)
+        store = ResultStore(path, scenario, resume, inputs)
+        every = tasks_for(points, inputs)
+        kept, moved_runs = store.kept(every)
+        tasks = [task for task in every if (task.point, task.replication) not in kept]
+        if scheduler is None:  # (a cluster's workers have their own memory)
+            left = {task.point for task in tasks}  # (on --resume, the points with runs left)
+            sizes = point_sizes([point for point in points if point.index in left])
+            check_run_sizes(sizes, workers_for(jobs, len(tasks)))
     # Whatever stops the loop early (Ctrl-C, a dead worker), the runs already written stay,
     # and the manifest says the study is unfinished: --resume completes it.
     started, status = time.perf_counter(), INTERRUPTED
@@ -184,12 +186,13 @@ def sweep(
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks,
     with :func:`run`'s progress bar. What ``nnrpsim run`` would warn of
     (:mod:`nnrpsim.checks`) comes as a :class:`~nnrpsim.checks.StudyWarning` each."""
-    scenario = load_scenario(scenario, overrides)
-    check_execution(jobs, "local", None)
-    points = sweep_points(scenario)
-    check_traces(points)
-    tasks = tasks_for(points, input_digests(points))
-    check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
+    with cyclic_gc_paused():  # (as run's)
+        scenario = load_scenario(scenario, overrides)
+        check_execution(jobs, "local", None)
+        points = sweep_points(scenario)
+        check_traces(points)
+        tasks = tasks_for(points, input_digests(points))
+        check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     with bar, shown(bar, shares):
         results = list(execute(tasks, jobs, shares=shares))
