@@ -1,12 +1,13 @@
 """Sweep group: ttl_sweep with one and two worker processes, the runner's own overhead, the
-results store's time a run in a sweep of a thousand, and a whole study of a thousand short runs
-beyond its runs and its plots.
+results store's time a run in a sweep of a thousand, a whole study of a thousand short runs
+beyond its runs and its plots, and the check of that study's sweep a point.
 
 Each ttl_sweep configuration runs three times, one worker's studies alternating with two's,
 and the fastest of each counts (as ``best_of`` does for the other groups): on a shared machine
 a neighbour's load can slow one run by a fifth, and a slow spell that met one set after the
 other would move the speedup by as much (the model's group alternates for the same reason).
-The store and the big study, whose figures are times a run over a thousand, run once.
+The store and the big study, whose figures are times a run over a thousand, run once; the
+check, the fastest of RUNS.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ def run() -> dict[str, float]:
         plots_s = time.perf_counter() - start
         write_ms, finalize_ms = _store_ms_per_run(Path(folder) / "store")
         big_ms, big_plots_s = _big_sweep(Path(folder) / "big")
+    validate_ms = _validate_ms_per_point()
     compute_s = float(one.runs["wall_s"].sum())
     return {
         "sweep.wall_1_worker_s": one_s,
@@ -75,6 +77,7 @@ def run() -> dict[str, float]:
         "sweep.store_finalize_ms_per_run": finalize_ms,
         "sweep.big_sweep_ms_per_run": big_ms,
         "sweep.big_sweep_plots_s": big_plots_s,
+        "sweep.validate_ms_per_point": validate_ms,
     }
 
 
@@ -110,3 +113,15 @@ def _big_sweep(folder: Path) -> tuple[float, float]:
     plots_s = time.perf_counter() - start
     beyond_s = wall_s - float(result.runs["wall_s"].sum()) - plots_s
     return beyond_s / len(result.runs) * 1e3, plots_s
+
+
+def _validate_ms_per_point() -> float:
+    """``nnrpsim.validate`` of :data:`BIG_SWEEP` (expanding its points, sizing their runs,
+    every check of its setup), the fastest of RUNS, a point: what a sweep's check costs before
+    anything runs, and a big study's setup before its progress bar."""
+    fastest = float("inf")
+    for _ in range(RUNS):
+        start = time.perf_counter()
+        checked = nnrpsim.validate(BIG_SWEEP)
+        fastest = min(fastest, time.perf_counter() - start)
+    return fastest / len(checked.points) * 1e3
