@@ -6,6 +6,7 @@ name it (:mod:`nnrpsim.checks`). Each rule is checked by a run in
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
@@ -340,6 +341,14 @@ INERT_KEYS = tuple(dict.fromkeys(key for rule in INERT_RULES for key in rule.key
 
 def within(key: str, params: Collection[str]) -> bool:
     """Whether ``key`` is one of the swept ``params`` or lies in a section swept whole."""
+    return _within(key, tuple(params))
+
+
+@functools.cache
+def _within(key: str, params: tuple[str, ...]) -> bool:
+    """:func:`within`, kept: the checks ask it of each point for each key they judge, and a
+    sweep's points share their swept keys (about 1 us a question; a validate of 100,000
+    points asked 2.9 million: 2.4 s)."""
     return any(f"{key}.".startswith(f"{param}.") for param in params)
 
 
