@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import functools
 
-from .display_units import about, bytes_scale, counted
+from .display_units import about, bytes_unit, counted
 from .gc_pause import cyclic_gc_paused
 from .lines_alike import described_by_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
@@ -38,7 +38,7 @@ def _size(point: Point) -> RunSize:
 
 
 def _memory_text(n: float) -> str:
-    per_unit, unit = bytes_scale([n])
+    per_unit, unit = bytes_unit(n)
     return f"{separated(n / per_unit, 1)} {unit}"
 
 
