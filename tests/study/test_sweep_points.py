@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from nnrpsim.run_config import model_config
 from nnrpsim.scenario import Scenario, ScenarioError, load_scenario, sweep_points
 from nnrpsim.scenario.dotted_keys import set_dotted
 from nnrpsim.scenario.sweep import with_auto_warmup
@@ -81,22 +82,18 @@ def test_each_point_is_its_values_validated_whole(raw):
     assert [point.scenario.model_dump() for point in sweep_points(load_scenario(raw))] == expected
 
 
+TWO_SECTIONS_SWEPT = {
+    "sweep": {
+        "grid": {
+            "host_policy.ttl_fraction": [0.5, 0.7],
+            "workload.sessions.duration": ["20s", "40s"],
+        }
+    }
+}
+
+
 def test_points_share_the_sections_their_sweep_does_not_set():
-    first, *_, last = (
-        point.scenario
-        for point in sweep_points(
-            load_scenario(
-                {
-                    "sweep": {
-                        "grid": {
-                            "host_policy.ttl_fraction": [0.5, 0.7],
-                            "workload.sessions.duration": ["20s", "40s"],
-                        }
-                    }
-                }
-            )
-        )
-    )
+    first, *_, last = (point.scenario for point in sweep_points(load_scenario(TWO_SECTIONS_SWEPT)))
     assert (last.host_policy.ttl_fraction, last.workload.sessions.duration) == (0.7, 40_000)
     for shared in ("study", "topology", "faults"):
         assert getattr(last, shared) is getattr(first, shared)
@@ -104,3 +101,12 @@ def test_points_share_the_sections_their_sweep_does_not_set():
     assert last.workload.operations is first.workload.operations
     assert last.host_policy is not first.host_policy
     assert last.workload.sessions is not first.workload.sessions
+
+
+def test_their_model_configurations_share_the_parts_of_shared_sections():
+    first, *_, last = (
+        model_config(point.scenario) for point in sweep_points(load_scenario(TWO_SECTIONS_SWEPT))
+    )
+    assert last.server is first.server and last.uplink is first.uplink is first.downlink
+    assert (last.policy.ttl_fraction, last.workload.session_duration_ms) == (0.7, 40_000)
+    assert last.policy is not first.policy and last.workload is not first.workload
