@@ -256,7 +256,7 @@ def _records(args: argparse.Namespace) -> str:
 def _validate(args: argparse.Namespace) -> str:
     from .validation import validate
 
-    validation = validate(args.scenario, args.set)
+    validation = validate(args.scenario, args.set, progress=sys.stderr.isatty())
     for warning in validation.warnings:
         print(warning, file=sys.stderr)
     return str(validation)

@@ -20,7 +20,7 @@ from .plot_formats import plot_formats
 from .plots import draw_study
 from .recorded import COMPLETE, INTERRUPTED, study_of
 from .results import ResultStore, run_table
-from .run_progress import shown, study_bar
+from .run_progress import setup_shown, shown, study_bar
 from .run_sizes import check_run_sizes, point_sizes
 from .runner import (
     check_execution,
@@ -119,7 +119,8 @@ def run(
     ``out`` says otherwise), so ``resume=True`` with ``study.replications`` raised in
     ``overrides`` grows that study whatever its file has become.
     """
-    with cyclic_gc_paused():  # (it scanned each point's scenario and task again and again)
+    # (the GC paused: it scanned each point's scenario and task again and again)
+    with cyclic_gc_paused(), setup_shown(progress):
         scenario, folder = study_of(scenario, "to run")
         scenario = load_scenario(scenario, overrides)
         check_execution(jobs, executor, scheduler)
@@ -186,7 +187,7 @@ def sweep(
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks,
     with :func:`run`'s progress bar. What ``nnrpsim run`` would warn of
     (:mod:`nnrpsim.checks`) comes as a :class:`~nnrpsim.checks.StudyWarning` each."""
-    with cyclic_gc_paused():  # (as run's)
+    with cyclic_gc_paused(), setup_shown(progress):  # (as run's)
         scenario = load_scenario(scenario, overrides)
         check_execution(jobs, "local", None)
         points = sweep_points(scenario)

@@ -25,6 +25,7 @@ from .gc_pause import cyclic_gc_paused
 from .recorded import moving_runs_recorded, study_of
 from .results import ResultStore
 from .run_files import finished_runs
+from .run_progress import setup_shown
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
 from .scenario import Point, Scenario, ScenarioError, ScenarioLike, load_scenario, sweep_points
 from .tasks import tasks_for
@@ -77,14 +78,17 @@ class Validation:
         )
 
 
-def validate(scenario: ScenarioLike, overrides: Sequence[str] | str | None = ()) -> Validation:
+def validate(
+    scenario: ScenarioLike, overrides: Sequence[str] | str | None = (), progress: bool = True
+) -> Validation:
     """Check ``scenario`` (with ``overrides``, as ``--set`` gives them) without running it: a
     :class:`~nnrpsim.scenario.ScenarioError` for bad input or runs too big for this machine,
     else what ``nnrpsim validate`` reports. A results folder gives the scenario its manifest
-    records (to check before growing its study). The cyclic garbage collector is paused
-    meanwhile: it scanned every point's scenario and run size again and again as the checks
-    went on (10 of 43 s for 100,000 points)."""
-    with cyclic_gc_paused():
+    records (to check before growing its study). ``progress``: a line that says the check
+    goes on, where it takes more than a second (:func:`~nnrpsim.run_progress.setup_shown`).
+    The cyclic garbage collector is paused meanwhile: it scanned every point's scenario and
+    run size again and again as the checks went on (10 of 43 s for 100,000 points)."""
+    with cyclic_gc_paused(), setup_shown(progress):
         return _validated(scenario, overrides)
 
 

@@ -3,10 +3,12 @@ it goes, from a worker process too; a finished run of either engine counts 1."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 import nnrpsim
-from nnrpsim import run_progress
+from nnrpsim import run_progress, study, validation
 from nnrpsim.runner import _in_slot, execute, local_workers
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.tasks import tasks_for
@@ -73,3 +75,43 @@ def test_a_notebooks_sweep_shows_the_bar_of_runs_on_workers(shown):
     shown.clear()
     nnrpsim.sweep(raw, jobs=2, progress=False)
     assert shown == []
+
+
+@pytest.fixture
+def setup_soon(monkeypatch) -> None:
+    """The setup's line from 20 ms on (a second, as used), redrawn every 5 ms."""
+    monkeypatch.setattr(run_progress, "SETUP_SHOWN_AFTER_S", 0.02)
+    monkeypatch.setattr(run_progress, "REFRESH_S", 0.005)
+
+
+def test_a_long_setup_says_it_goes_on_and_for_how_long_then_clears_its_line(setup_soon, capsys):
+    with run_progress.setup_shown(True):
+        time.sleep(0.3)
+    drawn = capsys.readouterr().err
+    assert f"\r{run_progress.SETUP} (0 s)" in drawn
+    assert drawn.endswith("\r" + " " * len(f"{run_progress.SETUP} (0 s)") + "\r")  # (cleared)
+    for show, seconds in ((True, 0.0), (False, 0.3)):  # (a short setup; none shown)
+        with run_progress.setup_shown(show):
+            time.sleep(seconds)
+        assert capsys.readouterr().err == ""
+
+
+def test_validate_run_and_sweep_show_it_unless_told_not_to(
+    setup_soon, capsys, monkeypatch, tmp_path
+):
+    """100,000 points took 18 s to validate, and 11 s to set up before the runs' bar, without
+    a word."""
+    raw = {**BOTH_ENGINES, "study": {**BOTH_ENGINES["study"], "duration": "5s", "warmup": "0s"}}
+    for module in (study, validation):  # (a big sweep's setup, in small)
+        checked = module.check_traces
+        monkeypatch.setattr(module, "check_traces", lambda p, c=checked: time.sleep(0.1) or c(p))
+    steps = {
+        "validate": lambda progress: nnrpsim.validate(raw, progress=progress),
+        "run": lambda progress: nnrpsim.run(raw, out=tmp_path / str(progress), progress=progress),
+        "sweep": lambda progress: nnrpsim.sweep(raw, progress=progress),
+    }
+    for name, step in steps.items():
+        for progress in (True, False):
+            step(progress)
+            said = run_progress.SETUP in capsys.readouterr().err
+            assert said == progress, (name, progress)
