@@ -18,7 +18,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from tqdm.auto import tqdm
 
 from .display_units import counted, described
 from .input_files import changed_inputs
@@ -31,6 +30,7 @@ from .quoted import quoted
 from .recorded import recorded_inputs, study_of
 from .results import among, check_out_folder, study_mark, study_output
 from .run_files import atomic_write
+from .run_progress import progress_bar
 from .scenario import ScenarioError, ScenarioLike, load_scenario, scenario_hash, sweep_points
 from .tasks import Task, run_inputs
 from .validation import ADVICE
@@ -199,7 +199,7 @@ def run_records(
         check_records_folder(out, digest, chosen, kept)
     config, plan, run_seed = run_inputs(Task(chosen, kept, points[chosen].params, run))
     name = f"point {chosen} replication {kept}"
-    with tqdm(total=1.0, desc=name, disable=not progress, bar_format=BAR) as bar:
+    with progress_bar(total=1.0, desc=name, disable=not progress, bar_format=BAR) as bar:
         result = simulate(config, run_seed, plan, lambda share: bar.update(share - bar.n))
     measured = des_metrics(result, config.warmup_ms, not run.workload.follows_a_log)
     measured["wire_saving"] = float(

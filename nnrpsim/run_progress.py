@@ -9,6 +9,8 @@ the bar moves by whole runs.
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,6 +27,9 @@ thousand slots takes a few microseconds."""
 SETUP_SHOWN_AFTER_S = 1.0
 """How long a study's setup goes without a word: most take a fraction of a second."""
 SETUP = "checking the scenario and its sweep"
+ROWS_WHERE_NONE = 20
+"""The rows a bar is drawn for on a terminal that says it has none: tqdm's own guess where
+it cannot tell (a study's bars take one)."""
 
 
 class RunShares:
@@ -70,10 +75,27 @@ def worker_teller(slot: int) -> Callable[[float], None] | None:
     return None if _worker_slots is None else _writer(_worker_slots, slot)
 
 
+def progress_bar(**options: Any) -> tqdm:
+    """tqdm's bar with ``options`` (a widget in a notebook), told the terminal has rows where
+    it says it has none: tqdm took such a terminal (a pseudo-terminal given no size, as
+    ``script`` makes without a terminal of its own) for one of -1 rows, and drew nothing."""
+    return tqdm(nrows=_rows_where_none(), **options)
+
+
+def _rows_where_none() -> int | None:
+    """tqdm's own reading of the terminal's rows (None), or :data:`ROWS_WHERE_NONE` where
+    stderr is a terminal of no rows."""
+    try:
+        rows = os.get_terminal_size(sys.stderr.fileno()).lines
+    except (AttributeError, OSError, ValueError):  # (no stderr, or not a terminal)
+        return None
+    return ROWS_WHERE_NONE if rows == 0 else None
+
+
 def study_bar(name: str, runs: int, show: bool) -> tuple[tqdm, RunShares | None]:
     """A study's bar (tqdm's: a widget in a notebook) and the slots it shows; where ``show``
     is false, a bar that draws nothing and no slots (runs are then not run in parts)."""
-    return tqdm(total=runs, desc=name, unit="run", disable=not show), (
+    return progress_bar(total=runs, desc=name, unit="run", disable=not show), (
         RunShares(runs) if show else None
     )
 
@@ -86,19 +108,15 @@ def shown(bar: tqdm, shares: RunShares | None) -> Iterator[None]:
     if shares is None:
         yield
         return
-    stop = threading.Event()
 
-    def refresh() -> None:
+    def refresh(stop: threading.Event) -> None:
         while not stop.wait(REFRESH_S):
             _show(bar, shares.total())
 
-    thread = threading.Thread(target=refresh, name="progress bar", daemon=True)
-    thread.start()
     try:
-        yield
+        with _beside(refresh, "progress bar"):
+            yield
     finally:
-        stop.set()
-        thread.join()
         _show(bar, shares.total())
 
 
@@ -117,18 +135,27 @@ def setup_shown(show: bool) -> Iterator[None]:
     if not show:
         yield
         return
-    stop, started = threading.Event(), time.monotonic()
+    started = time.monotonic()
 
-    def tell() -> None:
+    def tell(stop: threading.Event) -> None:
         if stop.wait(SETUP_SHOWN_AFTER_S):
             return
-        with tqdm(total=None, bar_format="{desc}", leave=False) as line:
+        with progress_bar(total=None, bar_format="{desc}", leave=False) as line:
             while True:
                 line.set_description_str(f"{SETUP} ({time.monotonic() - started:.0f} s)")
                 if stop.wait(REFRESH_S):
                     return
 
-    thread = threading.Thread(target=tell, name="setup line", daemon=True)
+    with _beside(tell, "setup line"):
+        yield
+
+
+@contextmanager
+def _beside(job: Callable[[threading.Event], None], name: str) -> Iterator[None]:
+    """The block with ``job`` on a thread of its own, given an event set as the block ends
+    (the thread is joined before the block's end goes on)."""
+    stop = threading.Event()
+    thread = threading.Thread(target=job, args=(stop,), name=name, daemon=True)
     thread.start()
     try:
         yield

@@ -3,6 +3,11 @@ it goes, from a worker process too; a finished run of either engine counts 1."""
 
 from __future__ import annotations
 
+import contextlib
+import os
+import struct
+import subprocess
+import sys
 import time
 
 import pytest
@@ -115,3 +120,31 @@ def test_validate_run_and_sweep_show_it_unless_told_not_to(
             step(progress)
             said = run_progress.SETUP in capsys.readouterr().err
             assert said == progress, (name, progress)
+
+
+def test_a_terminal_of_no_rows_shows_the_bars():
+    """tqdm took a terminal that says it has no rows (a pseudo-terminal given no size, as
+    ``script`` makes without a terminal of its own) for one of -1 rows, and drew nothing: no
+    study's bar, no run's, no setup line."""
+    code = (
+        "import time\n"
+        "from nnrpsim import run_progress\n"
+        "run_progress.SETUP_SHOWN_AFTER_S = 0.0\n"
+        "bar, _ = run_progress.study_bar('a study', 2, True)\n"
+        "with bar:\n"
+        "    bar.update(1)\n"
+        "with run_progress.setup_shown(True):\n"
+        "    time.sleep(0.2)\n"
+    )
+    fcntl, termios = pytest.importorskip("fcntl"), pytest.importorskip("termios")  # (POSIX)
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 0, 120, 0, 0))
+    with os.fdopen(leader, "rb", buffering=0) as screen:
+        done = subprocess.run([sys.executable, "-c", code], stderr=follower, timeout=60)
+        os.close(follower)
+        drawn = b""
+        with contextlib.suppress(OSError):  # (Linux: EIO once it is read to its end)
+            while chunk := screen.read(4096):
+                drawn += chunk
+    assert done.returncode == 0
+    assert b"a study:  50%" in drawn and run_progress.SETUP.encode() in drawn
