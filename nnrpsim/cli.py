@@ -301,7 +301,7 @@ def _plot(args: argparse.Namespace) -> str:
 def _keys(args: argparse.Namespace) -> str:
     from .display_units import scenario_text
     from .inert_keys import INERT_RULES
-    from .scenario.schema import REQUIRED, describe
+    from .scenario.key_catalog import REQUIRED, describe
 
     word = (args.word or "").lower()
     rows = [

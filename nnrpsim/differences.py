@@ -26,8 +26,8 @@ from .results import cell, read_table
 from .scenario import Scenario, ScenarioError
 from .scenario.dotted_keys import dotted, set_dotted
 from .scenario.errors import validation_error
+from .scenario.key_catalog import SHORT_KEYS
 from .scenario.loader import parse_set
-from .scenario.schema import SHORT_KEYS
 from .summaries import means_and_intervals, run_params, with_derived_metrics
 
 BASELINE = "--baseline"

@@ -12,7 +12,7 @@ import pandas as pd
 import yaml
 
 from .plain_numbers import PLAIN_BELOW, separated
-from .scenario.schema import KEY_UNITS, SHORT_KEYS
+from .scenario.key_catalog import KEY_UNITS, SHORT_KEYS
 
 RATE_UNITS = ((1e9, "Gbit/s"), (1e6, "Mbit/s"), (1e3, "kbit/s"), (1, "bit/s"))
 DURATION_UNITS = ((1e3, "s"), (1.0, "ms"), (1e-3, "us"), (1e-6, "ns"))

@@ -13,7 +13,7 @@ import pandas as pd
 
 from .display_units import bytes_scale, figures, value_text
 from .metrics import UNITS
-from .scenario.schema import SHORT_KEYS
+from .scenario.key_catalog import SHORT_KEYS
 from .summaries import swept_columns
 
 SUMMARY_COLUMNS = (

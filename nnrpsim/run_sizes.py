@@ -14,7 +14,7 @@ from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_s
 from .plain_numbers import separated
 from .run_config import model_config
 from .scenario import Point, ScenarioError
-from .scenario.schema import describe
+from .scenario.key_catalog import describe
 from .traces import load_trace
 from .workload_facts import sessions_per_s
 

@@ -14,7 +14,7 @@ from ..inert_keys import INERT_KEYS, ends_leases_but_by_eviction, inert_in, iner
 from ..metrics import METRICS
 from ..scenario import Point, Scenario
 from ..scenario.dotted_keys import dotted
-from ..scenario.schema import SHORT_KEYS, describe
+from ..scenario.key_catalog import SHORT_KEYS, describe
 from ..summaries import swept_columns
 from .wording import points_named, warnings_by_text
 

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..display_units import described, value_text
-from ..scenario.schema import SHORT_KEYS
+from ..scenario.key_catalog import SHORT_KEYS
 from .placement import MAX_SHARED_LABELS, first_to_last
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..scenario.schema import SHORT_KEYS
+from ..scenario.key_catalog import SHORT_KEYS
 
 
 def interval_note(

@@ -10,7 +10,8 @@ from typing import get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
-from .schema import FULL_PLACES, KEY_UNITS, Scenario
+from .key_catalog import FULL_PLACES, KEY_UNITS
+from .schema import Scenario
 
 
 class ScenarioError(ValueError):

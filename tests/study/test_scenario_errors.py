@@ -17,7 +17,7 @@ from nnrpsim.cli import main
 from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, TRACE_PARTS, run_size
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
-from nnrpsim.scenario.schema import describe
+from nnrpsim.scenario.key_catalog import describe
 from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT, write_yaml
 
@@ -713,7 +713,7 @@ def test_no_traceback_from_the_console_script(tmp_path):
 def test_keys_gives_defaults_as_a_scenario_writes_them(capsys):
     """Sizes, durations and rates with units, each reading back as its default; null and
     booleans as YAML spells them."""
-    from nnrpsim.scenario.schema import KEY_UNITS, describe
+    from nnrpsim.scenario.key_catalog import KEY_UNITS, describe
     from nnrpsim.scenario.units import parse_duration_ms, parse_rate, parse_size
 
     assert main(["keys"]) == 0
@@ -736,7 +736,7 @@ def test_keys_gives_defaults_as_a_scenario_writes_them(capsys):
 def test_keys_gives_lists_and_mappings_as_yaml_reads_them(capsys):
     """Each default without a unit, pasted into a scenario, reads back as itself: a list of
     kinds in YAML's flow style, not a Python tuple (which YAML reads as one string)."""
-    from nnrpsim.scenario.schema import KEY_UNITS, REQUIRED, describe
+    from nnrpsim.scenario.key_catalog import KEY_UNITS, REQUIRED, describe
 
     assert main(["keys"]) == 0
     lines = capsys.readouterr().out.splitlines()
@@ -754,7 +754,7 @@ def test_keys_gives_lists_and_mappings_as_yaml_reads_them(capsys):
 
 
 def test_keys_lists_every_field_with_help(capsys):
-    from nnrpsim.scenario.schema import describe
+    from nnrpsim.scenario.key_catalog import describe
 
     assert main(["keys"]) == 0
     out = capsys.readouterr().out
@@ -791,7 +791,7 @@ def test_keys_names_the_values_a_key_takes(capsys):
 def test_keys_with_a_word_lists_the_keys_that_mention_it(capsys):
     """Its name or its help, in any case: ``keys ttl`` finds the lease TTL's keys, and a
     renewal's rule whose help speaks of the TTL; a word nothing mentions is an error."""
-    from nnrpsim.scenario.schema import describe
+    from nnrpsim.scenario.key_catalog import describe
 
     assert main(["keys", "TTL"]) == 0
     listed = [line.split()[0] for line in capsys.readouterr().out.splitlines()]

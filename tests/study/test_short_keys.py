@@ -5,7 +5,7 @@ from __future__ import annotations
 import pandas as pd
 
 from nnrpsim import plots
-from nnrpsim.scenario.schema import RESULT_COLUMNS, SHORT_KEYS
+from nnrpsim.scenario.key_catalog import RESULT_COLUMNS, SHORT_KEYS
 
 SIZE = "workload.objects.size.median"
 
