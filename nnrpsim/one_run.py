@@ -30,7 +30,7 @@ from .quoted import quoted
 from .recorded import recorded_inputs, study_of
 from .results import among, check_out_folder, study_mark, study_output
 from .run_files import atomic_write
-from .run_progress import progress_bar
+from .run_progress import progress_bar, setup_shown
 from .scenario import ScenarioError, ScenarioLike, load_scenario, scenario_hash, sweep_points
 from .tasks import Task, run_inputs
 from .validation import ADVICE
@@ -183,8 +183,9 @@ def run_records(
         "study's"
         for path, then, now in (changed_inputs(recorded_inputs(folder)) if folder else ())
     ]
-    scenario = load_scenario(scenario, overrides)
-    points = sweep_points(scenario)
+    with setup_shown(progress):  # (a sweep of 100,000 points takes 4 s to expand)
+        scenario = load_scenario(scenario, overrides)
+        points = sweep_points(scenario)
     chosen = _chosen("point", point, len(points), "sweep point")
     run = points[chosen].scenario
     if run.engine != "des":

@@ -13,7 +13,7 @@ import time
 import pytest
 
 import nnrpsim
-from nnrpsim import run_progress, study, validation
+from nnrpsim import one_run, run_progress, study, validation
 from nnrpsim.runner import _in_slot, execute, local_workers
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.tasks import tasks_for
@@ -101,19 +101,20 @@ def test_a_long_setup_says_it_goes_on_and_for_how_long_then_clears_its_line(setu
         assert capsys.readouterr().err == ""
 
 
-def test_validate_run_and_sweep_show_it_unless_told_not_to(
+def test_validate_run_sweep_and_records_show_it_unless_told_not_to(
     setup_soon, capsys, monkeypatch, tmp_path
 ):
     """100,000 points took 18 s to validate, and 11 s to set up before the runs' bar, without
     a word."""
     raw = {**BOTH_ENGINES, "study": {**BOTH_ENGINES["study"], "duration": "5s", "warmup": "0s"}}
-    for module in (study, validation):  # (a big sweep's setup, in small)
-        checked = module.check_traces
-        monkeypatch.setattr(module, "check_traces", lambda p, c=checked: time.sleep(0.1) or c(p))
+    for module in (study, validation, one_run):  # (a big sweep's setup, in small)
+        expanded = module.sweep_points
+        monkeypatch.setattr(module, "sweep_points", lambda s, e=expanded: time.sleep(0.1) or e(s))
     steps = {
         "validate": lambda progress: nnrpsim.validate(raw, progress=progress),
         "run": lambda progress: nnrpsim.run(raw, out=tmp_path / str(progress), progress=progress),
         "sweep": lambda progress: nnrpsim.sweep(raw, progress=progress),
+        "records": lambda progress: nnrpsim.run_records(raw, progress=progress),
     }
     for name, step in steps.items():
         for progress in (True, False):
