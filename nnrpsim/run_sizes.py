@@ -8,7 +8,6 @@ from __future__ import annotations
 import functools
 
 from .display_units import about, bytes_unit, counted
-from .gc_pause import cyclic_gc_paused
 from .lines_alike import described_by_text
 from .model.run_size import RunSize, machine_memory_bytes, run_size, trace_run_size
 from .plain_numbers import separated
@@ -23,11 +22,11 @@ PointSize = tuple[Point, RunSize]
 
 def point_sizes(points: list[Point]) -> list[PointSize]:
     """Each point with its run's size, for :func:`check_run_sizes` and
-    :func:`describe_run_sizes` (worked out once: 0.1 ms a synthetic point), the cyclic
-    garbage collector paused: a model configuration is kept for each point, and with
-    100,000 points two collections of everything took 5 s."""
-    with cyclic_gc_paused():
-        return [(point, _size(point)) for point in points]
+    :func:`describe_run_sizes` (worked out once: 0.1 ms a synthetic point). Its callers (a
+    study's setup, ``validate``) pause the cyclic garbage collector around it: a model
+    configuration is kept for each point, and with 100,000 points two collections of
+    everything took 5 s."""
+    return [(point, _size(point)) for point in points]
 
 
 def _size(point: Point) -> RunSize:
