@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__
+from .json_objects import once_each
 from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
 from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
 from .quoted import quoted
@@ -94,23 +95,14 @@ def _frames_decode(args: argparse.Namespace) -> dict[str, object]:
 
 def _frames_encode(args: argparse.Namespace) -> str:
     try:
-        fields = json.loads(args.json, object_pairs_hook=_once_each)
+        fields = json.loads(args.json, object_pairs_hook=once_each)
     except json.JSONDecodeError as err:
         raise UsageError(f"json: {err.msg} at line {err.lineno} column {err.colno}") from None
+    except ValueError as err:  # (a name given twice)
+        raise UsageError(f"json: {err}") from None
     if not isinstance(fields, dict):
         raise UsageError("json: must be an object of field names to integers")
     return encode_block(BLOCKS[args.block], fields).hex()
-
-
-def _once_each(pairs: list[tuple[str, object]]) -> dict[str, object]:
-    """A JSON object whose names are each given once: json took the last of two alike, as
-    YAML's loader would have, where a scenario refuses them."""
-    fields: dict[str, object] = {}
-    for name, value in pairs:
-        if name in fields:
-            raise UsageError(f"json: key {quoted(name)} given twice")
-        fields[name] = value
-    return fields
 
 
 class _Outcome(NamedTuple):

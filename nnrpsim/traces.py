@@ -19,6 +19,7 @@ import functools
 import json
 import math
 import warnings
+from itertools import repeat
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +27,7 @@ import pandas as pd
 
 from .display_units import counted
 from .engine.stream import ReferenceStream
+from .json_objects import once_each
 from .paths import file_problem
 from .protocol import U32_MAX, CacheObjectKind
 from .quoted import quoted
@@ -131,7 +133,9 @@ def _read_trace(spec: Trace, _version: tuple[int, int]) -> tuple[ReferenceStream
         raise TraceError(str(path), _too_long("trace spans", spec.time_scale, "workload.trace"))
     order = np.lexsort((operations, times))  # by time; an operation's references together
     times = np.round((times[order] - times.min()) * spec.time_scale).astype(np.int64)
-    object_ids, uniques = pd.factorize(pd.Series(objects[order]))
+    # numbered by first appearance in time: the file's own order's numbers, renumbered
+    # (factorizing the names in time order copied millions of them first)
+    object_ids, uniques = pd.factorize(pd.factorize(objects)[0][order])
     per_object = np.zeros(len(uniques), dtype=np.int64)
     np.maximum.at(per_object, object_ids, sizes[order])  # one size per object: its largest
     least = np.full(len(uniques), np.iinfo(np.int64).max, dtype=np.int64)
@@ -169,17 +173,19 @@ def _mooncake(path: Path, spec: Trace):
                     f"{counted(whole, 'block')} of {spec.block_tokens:,} "
                     "(workload.trace.block_tokens must be the trace's block size)",
                 )
-            for position, block in enumerate(blocks):
-                block_tokens = min(spec.block_tokens, tokens - position * spec.block_tokens)
-                times.append(when)
-                objects.append(f"{position}:{block}")
-                sizes.append(block_tokens * spec.kv_bytes_per_token)
-                requests.append(number)
+            if not blocks:
+                continue
+            # every block full but the last, which holds the tokens left
+            sizes.extend(repeat(spec.block_tokens * spec.kv_bytes_per_token, len(blocks) - 1))
+            sizes.append((tokens - (len(blocks) - 1) * spec.block_tokens) * spec.kv_bytes_per_token)
+            objects.extend(f"{position}:{block}" for position, block in enumerate(blocks))
+            times.extend(repeat(when, len(blocks)))
+            requests.extend(repeat(number, len(blocks)))
     if not times:
         raise TraceError(str(path), "the trace has no block references")
     return (
         np.asarray(times, dtype=np.float64),
-        np.asarray(objects),
+        np.asarray(objects, dtype=object),  # (as they are: a text array would copy each)
         np.asarray(sizes, np.int64),
         np.asarray(requests, np.int64),
     )
@@ -187,7 +193,7 @@ def _mooncake(path: Path, spec: Trace):
 
 def _mooncake_request(line: bytes) -> tuple[float, int, list[int]]:
     """``timestamp``, ``input_length`` and ``hash_ids`` of one JSONL line, or ValueError."""
-    row = json.loads(line)
+    row = json.loads(line, object_pairs_hook=once_each)
     if not isinstance(row, dict):
         raise ValueError("not a JSON object")
     for field in ("timestamp", "input_length", "hash_ids"):
@@ -198,9 +204,16 @@ def _mooncake_request(line: bytes) -> tuple[float, int, list[int]]:
         raise ValueError("'timestamp' must be a finite number")
     if not _is_whole(tokens) or tokens < 0:
         raise ValueError("'input_length' must be a whole number >= 0")
-    if not isinstance(blocks, list) or not all(_is_whole(block) for block in blocks):
+    if not isinstance(blocks, list) or (blocks := _integers(blocks)) is None:
         raise ValueError("'hash_ids' must be a list of integers")
-    return float(when), int(tokens), [int(block) for block in blocks]
+    return float(when), int(tokens), blocks
+
+
+def _integers(values: list) -> list[int] | None:
+    """``values`` as ints where each is a whole number, else None."""
+    if set(map(type, values)) <= {int}:  # (as JSON's integers read: at C speed; a bool's is not)
+        return values
+    return [int(value) for value in values] if all(map(_is_whole, values)) else None
 
 
 def _is_finite(value) -> bool:

@@ -119,8 +119,9 @@ def _repeats(stream: ReferenceStream) -> str:
     an object once (:func:`~nnrpsim.model.workload.stream_plan`), so a run counts them once."""
     bounds = stream.operation_bounds()
     operation = np.repeat(np.arange(len(bounds) - 1), np.diff(bounds))
-    pairs = operation * (stream.n_objects + 1) + stream.object_id
-    repeated = len(stream) - len(np.unique(pairs))
+    # (by a sort: numpy 2.4's np.unique hashes, 3 s for 3 million distinct pairs, 0.2 s so)
+    pairs = np.sort(operation * (stream.n_objects + 1) + stream.object_id)
+    repeated = int(np.count_nonzero(pairs[1:] == pairs[:-1]))
     if not repeated:
         return ""
     if repeated == 1:

@@ -817,6 +817,14 @@ def _parquet(columns: dict) -> bytes:
 BAD_TRACES = [
     ("t.jsonl", GOOD_REQUEST + b"\xff\n", "t.jsonl:2: not a Mooncake request ('utf-8' codec"),
     ("t.jsonl", b'{"timestamp": 0, "input_length": 6, "hash_ids": 5}\n', "'hash_ids' must be"),
+    ("t.jsonl", b'{"timestamp": 0, "input_length": 6, "hash_ids": [1, true]}\n', "'hash_ids' must"),
+    ("t.jsonl", b'{"timestamp": 0, "input_length": 6, "hash_ids": ["1"]}\n', "'hash_ids' must"),
+    ("t.jsonl", b'{"timestamp": 0, "input_length": 6, "hash_ids": [1.5]}\n', "'hash_ids' must"),
+    (  # json keeps the last of two alike: the other value was dropped without a word
+        "t.jsonl",
+        GOOD_REQUEST + b'{"timestamp": 0, "input_length": 6, "hash_ids": [1], "timestamp": 9}\n',
+        "t.jsonl:2: not a Mooncake request (key 'timestamp' given twice)",
+    ),
     ("t.jsonl", b'{"timestamp": 0, "input_length": -6, "hash_ids": [1]}\n', "'input_length'"),
     ("t.jsonl", b'{"timestamp": NaN, "input_length": 6, "hash_ids": [1]}\n', "'timestamp' must"),
     (

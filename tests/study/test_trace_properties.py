@@ -93,7 +93,10 @@ def test_operation_names_are_text(tmp_path):
         st.builds(
             _request,
             st.integers(0, 10**7),
-            st.lists(st.integers(0, 5), max_size=6),
+            # (a whole number written as a float, 3.0, is the integer's block)
+            st.lists(
+                st.integers(0, 5).flatmap(lambda b: st.sampled_from([b, float(b)])), max_size=6
+            ),
             st.integers(1, 512),
         ),
         min_size=1,
@@ -117,7 +120,7 @@ def test_mooncake_blocks_are_objects_by_position_and_hash(requests):
     for when, tokens, blocks in requests:
         for position, block in enumerate(blocks):
             times.append(when)
-            objects.append(f"{position}:{block}")
+            objects.append(f"{position}:{int(block)}")
             sizes.append(min(block_tokens, tokens - position * block_tokens) * per_token)
     _check(stream, np.asarray(times, np.float64), np.asarray(objects), np.asarray(sizes))
     # A request is one operation: its blocks, together, in time order (ties in file order).
