@@ -93,9 +93,13 @@ def test_operation_names_are_text(tmp_path):
         st.builds(
             _request,
             st.integers(0, 10**7),
-            # (a whole number written as a float, 3.0, is the integer's block)
+            # (a whole number written as a float, 3.0, is the integer's block; JSON's integers
+            # may be negative, or wider than 64 bits, and 2**64 + 3 is not 3)
             st.lists(
-                st.integers(0, 5).flatmap(lambda b: st.sampled_from([b, float(b)])), max_size=6
+                st.integers(0, 5).flatmap(
+                    lambda b: st.sampled_from([b, float(b), -b, 2**64 + b, 2**63 - 1 - b])
+                ),
+                max_size=6,
             ),
             st.integers(1, 512),
         ),
