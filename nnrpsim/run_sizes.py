@@ -32,7 +32,7 @@ def point_sizes(points: list[Point]) -> list[PointSize]:
 def _size(point: Point) -> RunSize:
     config, trace = model_config(point.scenario), point.scenario.workload.trace
     if trace is not None:
-        return trace_run_size(config, load_trace(trace))
+        return trace_run_size(config, load_trace(trace), trace.read_as)
     return run_size(config, sessions_per_s(point.scenario))
 
 

@@ -10,18 +10,23 @@ into swap first. ``nnrpsim validate`` prints the counts, so a run's size is know
 The bytes per unit are fitted to the peak resident memory of runs of the default scenario with
 each count raised in turn (2026-12-03: 600 to 6,000 sessions, 2,600 to 1.2 million objects,
 31,000 to 620,000 operations, 110,000 to 2.3 million references, up to 160,000 content
-changes; servers, hosts), and estimate each of those within 0.89 to 1.41 times what it
-measured. Runs the fit did not see, as a worker runs them: several counts raised at once, 0.92
-times on the DES and 1.12 on the vector engine; 500 servers, 1.19 (a test holds them within
-half and twice).
+changes; servers, hosts). Those raised operations and references together, four references an
+operation, so the DES's cost of each was refitted (2026-12-06) to runs of 1 to 16 references
+an operation (0.58 to 1.84 times what they measured, before) and the vector engine's servers
+to runs of 100 to 1,000 servers (up to 6.9 times, before: its servers replay one after
+another, and it keeps no memory samples). Measured then, on 22 runs of the DES and 23 of the
+vector engine: the DES within 0.80 to 1.32 times, the vector engine within 0.86 to 1.39 but
+for small runs over 100 or 1,000 servers, 1.74 and 1.84 (a test holds runs the fit did not see
+within half and twice).
 
 A trace run is one session over the trace's window (:func:`~.workload.stream_plan`), sized by
 the same bytes per unit, and its worker reads the whole trace besides: a fixed cost and a cost
-per reference of the file, fitted (2026-12-03) to runs of the Mooncake trace repeated 1, 4 and
-16 times (122,000 to 2 million references) and of CSV logs of 100,000 to 1.6 million
-references. Those estimate the DES within 0.82 to 1.50 times what it measured (a Mooncake
-trace's JSON lines take less than a CSV log's columns) and the vector engine within 0.88 to
-1.14.
+per reference of the file, by format, fitted (2026-12-06) to runs of the Mooncake trace
+repeated 1, 4 and 16 times (122,000 to 2 million references, 30 to a request) and of CSV and
+Parquet logs of 400,000 and 1.6 million references, 1 to 32 to an operation. Those estimate
+the DES within 0.89 to 1.09 times what it measured and the vector engine within 0.87 to 1.09.
+A log's frame is still held when the run peaks, a Mooncake trace's lines are not: with one
+cost for both, the DES's estimate of the Mooncake runs was twice their peak.
 """
 
 from __future__ import annotations
@@ -59,31 +64,36 @@ PARTS = tuple(PART_OF_COUNT.values())
 TRACE_PARTS = (PART_OF_COUNT["trace_files"], PART_OF_COUNT["trace_references"])
 """The parts only a trace workload's run has."""
 
-EACH_SERVER = (118_000, 770, 5)
-"""A server's own (its lease table at its first capacity, its processes), per memory sample
-it records (as the run's tables carry it back), and per object of the catalog (the table's
-per-object columns): fitted to runs of 1 and 1,000 servers, of 100 and 300 s."""
-TRACE_READ = {"des": (25_000_000, 100), "vector": (25_000_000, 150)}
-"""A trace workload's worker reads the whole trace: per trace file, and per reference in it."""
+RUN_PARTS = tuple(part for part in PARTS if part not in TRACE_PARTS)
 ENGINE_BYTES: dict[str, dict[str, float]] = {
-    # the DES keeps a log row per operation and per reference; the plan dominates
+    # the DES keeps a log row per operation and per reference; the plan dominates. Each server
+    # holds its own (its lease table at its first capacity, its processes), its memory samples
+    # (carried back in the run's tables) and its table's columns for every object of the catalog
     "des": dict(
-        zip(
-            PARTS,
-            (3_500, 250, 250, 90, 190, 80, 8_000, *EACH_SERVER, *TRACE_READ["des"]),
-            strict=True,
-        )
+        zip(RUN_PARTS, (3_500, 250, 250, 500, 90, 80, 8_000, 118_000, 770, 5), strict=True)
     ),
-    # the vector engine flattens the plan into a reference stream beside it
-    "vector": dict(
-        zip(
-            PARTS,
-            (200, 200, 200, 210, 330, 220, 8_000, *EACH_SERVER, *TRACE_READ["vector"]),
-            strict=True,
-        )
-    ),
+    # the vector engine flattens the plan into a reference stream beside it; its servers replay
+    # one after another, each leaving only its counts per object of the catalog, and it samples
+    # no memory (it integrates it)
+    "vector": dict(zip(RUN_PARTS, (200, 200, 200, 310, 230, 220, 8_000, 0, 0, 26), strict=True)),
 }
-"""Peak memory a run takes per unit of each count, by engine."""
+"""Peak memory a run takes per unit of each count, by engine (a trace's reading aside)."""
+
+
+def _reads(mooncake: tuple[float, float], log: tuple[float, float]) -> dict[str, dict[str, float]]:
+    return {
+        fmt: dict(zip(TRACE_PARTS, costs, strict=True))
+        for fmt, costs in (("mooncake", mooncake), ("csv", log), ("parquet", log))
+    }
+
+
+TRACE_READ = {
+    # a Mooncake trace's lines are read and dropped before the plan peaks; a log's frame is not
+    "des": _reads(mooncake=(5_600_000, 5), log=(14_500_000, 140)),
+    "vector": _reads(mooncake=(12_700_000, 310), log=(44_000_000, 140)),
+}
+"""A trace workload's worker reads the whole trace: per trace file, and per reference in
+it, by engine and by the trace's format."""
 
 
 @dataclass(frozen=True)
@@ -102,14 +112,19 @@ class RunSize:
     server_object_slots: float
     trace_files: float = 0.0
     trace_references: float = 0.0  # all the trace's, where references are its window's
+    trace_format: str = "csv"  # (how the trace is read: its counts are nought without one)
 
     def counts(self) -> dict[str, float]:
         """Each count by its part's name (:data:`PARTS`)."""
-        return {PART_OF_COUNT[f.name]: getattr(self, f.name) for f in fields(self)}
+        return {
+            PART_OF_COUNT[f.name]: getattr(self, f.name)
+            for f in fields(self)
+            if f.name in PART_OF_COUNT
+        }
 
     def parts(self, engine: str) -> dict[str, float]:
         """The run's peak memory beyond a worker's own, by the count that takes it."""
-        per_unit = ENGINE_BYTES[engine]
+        per_unit = {**ENGINE_BYTES[engine], **TRACE_READ[engine][self.trace_format]}
         return {part: n * per_unit[part] for part, n in self.counts().items()}
 
     def peak_bytes(self, engine: str) -> float:
@@ -149,10 +164,10 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
     )
 
 
-def trace_run_size(config: ModelConfig, trace: ReferenceStream) -> RunSize:
-    """The counts one run of ``config`` over ``trace`` (the whole file, as read) draws: one
-    session, an operation per request and every object the trace names, within the run's
-    window (the references before the run's end, as a worker cuts it)."""
+def trace_run_size(config: ModelConfig, trace: ReferenceStream, trace_format: str) -> RunSize:
+    """The counts one run of ``config`` over ``trace`` (the whole file, as read in
+    ``trace_format``) draws: one session, an operation per request and every object the trace
+    names, within the run's window (the references before the run's end, as a worker cuts it)."""
     window = trace.before(int(config.duration_ms))
     objects = float(window.n_objects)
     # each object's changes are drawn from its first reference on
@@ -171,6 +186,7 @@ def trace_run_size(config: ModelConfig, trace: ReferenceStream) -> RunSize:
         server_object_slots=config.servers * objects,
         trace_files=1.0,
         trace_references=float(len(trace)),
+        trace_format=trace_format,
     )
 
 

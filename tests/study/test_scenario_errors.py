@@ -6,6 +6,7 @@ import io
 import re
 import subprocess
 import sys
+from typing import get_args
 
 import pandas as pd
 import pytest
@@ -14,10 +15,18 @@ import yaml
 import nnrpsim
 from nnrpsim import run_sizes
 from nnrpsim.cli import main
-from nnrpsim.model.run_size import ENGINE_BYTES, PARTS, TRACE_PARTS, run_size
+from nnrpsim.model.run_size import (
+    ENGINE_BYTES,
+    PARTS,
+    RUN_PARTS,
+    TRACE_PARTS,
+    TRACE_READ,
+    run_size,
+)
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from nnrpsim.scenario.key_catalog import describe
+from nnrpsim.scenario.schema import Trace
 from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT, write_yaml
 
@@ -367,8 +376,8 @@ CASES = [
     ),
     (  # (its memory and count were 330 digits)
         {"workload": {"sessions": {"rate_per_s": 1e300}}},
-        "error: workload.sessions.rate_per_s: one run would need about 2.86e+295 TiB of memory "
-        "for its 1.35e+305 references, more than this machine's ",
+        "error: workload.sessions.rate_per_s: one run would need about 2.89e+295 TiB of memory "
+        "for its 3.38e+304 operations, more than this machine's ",
     ),
     ({"study": {"duration": "100000000h"}}, "error: study.duration: one run would need about "),
     (  # each server keeps its own lease table and memory samples
@@ -634,7 +643,9 @@ def test_a_trace_whose_runs_this_machine_cannot_hold_is_refused_by_its_path(tmp_
     (size,) = [size for _, size in run_sizes.point_sizes([point])]
     peak = size.peak_bytes("vector")
     monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(0.9 * peak))
-    refusal = r"^workload\.trace\.path: one run would need about .* for its 121,877 references,"
+    refusal = (
+        r"^workload\.trace\.path: one run would need about .* for its 121,877 trace references,"
+    )
     with pytest.raises(ScenarioError, match=refusal):
         nnrpsim.run(raw, out=tmp_path / "out", jobs=1, progress=False)
     monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(1.5 * peak))
@@ -672,7 +683,12 @@ def test_every_part_of_a_run_can_be_blamed_on_scenario_keys():
     """A part without keys, or a key without an ordinary value, would end a refusal in a
     traceback instead of its one line."""
     assert set(run_sizes.FACTORS) == set(PARTS) - set(TRACE_PARTS)  # (nought in a synthetic run)
-    assert all(set(per_unit) == set(PARTS) for per_unit in ENGINE_BYTES.values())
+    assert set(RUN_PARTS) | set(TRACE_PARTS) == set(PARTS)
+    assert set(ENGINE_BYTES) == set(TRACE_READ)
+    assert all(set(per_unit) == set(RUN_PARTS) for per_unit in ENGINE_BYTES.values())
+    formats = set(get_args(Trace.model_fields["format"].annotation)) - {"auto"}  # (read_as's)
+    for reads in TRACE_READ.values():
+        assert set(reads) == formats and all(set(r) == set(TRACE_PARTS) for r in reads.values())
     keys = {key for key, _, _ in describe()}
     for part, factors in run_sizes.FACTORS.items():
         assert factors and set(factors) <= keys, part
