@@ -9,22 +9,23 @@ into swap first. ``nnrpsim validate`` prints the counts, so a run's size is know
 
 The bytes per unit are fitted to the peak resident memory of runs of the default scenario with
 each count raised in turn (2026-12-03: 600 to 6,000 sessions, 2,600 to 1.2 million objects,
-31,000 to 620,000 operations, 110,000 to 2.3 million references, up to 160,000 content
-changes; servers, hosts). Those raised operations and references together, four references an
-operation, so the DES's cost of each was refitted (2026-12-06) to runs of 1 to 16 references
-an operation (0.58 to 1.84 times what they measured, before) and the vector engine's servers
-to runs of 100 to 1,000 servers (up to 6.9 times, before: its servers replay one after
-another, and it keeps no memory samples). Measured then, on 22 runs of the DES and 23 of the
-vector engine: the DES within 0.80 to 1.32 times, the vector engine within 0.86 to 1.39 but
-for small runs over 100 or 1,000 servers, 1.74 and 1.84 (a test holds runs the fit did not see
-within half and twice).
+31,000 to 620,000 operations, 110,000 to 2.3 million references, up to 160,000 content changes;
+servers, hosts). Those raised operations and references together, four references an operation,
+so the DES's cost of each was refitted (2026-12-06) to runs of 1 to 16 references an operation
+(0.58 to 1.84 times what they measured, before) and the vector engine's servers to runs of 100
+to 1,000 servers (up to 6.9 times, before: its servers replay one after another, and it keeps no
+memory samples); the vector engine's costs of an operation, a reference and a trace's reading
+were fitted again once its replay kept less (the same day). Measured then, on 22 runs of the DES
+and 23 of the vector engine: the DES within 0.80 to 1.32 times, the vector engine within 0.77 to
+1.37 but for small runs over 100 or 1,000 servers, 1.28 and 1.63 (a test holds runs the fit did
+not see within half and twice).
 
 A trace run is one session over the trace's window (:func:`~.workload.stream_plan`), sized by
 the same bytes per unit, and its worker reads the whole trace besides: a fixed cost and a cost
 per reference of the file, by format, fitted (2026-12-06) to runs of the Mooncake trace
 repeated 1, 4 and 16 times (122,000 to 2 million references, 30 to a request) and of CSV and
 Parquet logs of 400,000 and 1.6 million references, 1 to 32 to an operation. Those estimate
-the DES within 0.89 to 1.09 times what it measured and the vector engine within 0.87 to 1.09.
+the DES within 0.89 to 1.09 times what it measured and the vector engine within 0.87 to 1.08.
 A log's frame is still held when the run peaks, a Mooncake trace's lines are not: with one
 cost for both, the DES's estimate of the Mooncake runs was twice their peak.
 """
@@ -75,7 +76,7 @@ ENGINE_BYTES: dict[str, dict[str, float]] = {
     # the vector engine flattens the plan into a reference stream beside it; its servers replay
     # one after another, each leaving only its counts per object of the catalog, and it samples
     # no memory (it integrates it)
-    "vector": dict(zip(RUN_PARTS, (200, 200, 200, 310, 230, 220, 8_000, 0, 0, 26), strict=True)),
+    "vector": dict(zip(RUN_PARTS, (200, 200, 200, 340, 125, 220, 8_000, 0, 0, 26), strict=True)),
 }
 """Peak memory a run takes per unit of each count, by engine (a trace's reading aside)."""
 
@@ -90,7 +91,7 @@ def _reads(mooncake: tuple[float, float], log: tuple[float, float]) -> dict[str,
 TRACE_READ = {
     # a Mooncake trace's lines are read and dropped before the plan peaks; a log's frame is not
     "des": _reads(mooncake=(5_600_000, 5), log=(14_500_000, 140)),
-    "vector": _reads(mooncake=(12_700_000, 310), log=(44_000_000, 140)),
+    "vector": _reads(mooncake=(10_000_000, 260), log=(29_000_000, 170)),
 }
 """A trace workload's worker reads the whole trace: per trace file, and per reference in
 it, by engine and by the trace's format."""

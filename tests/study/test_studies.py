@@ -979,9 +979,9 @@ def test_swept_trace_paths_are_relative_to_the_scenario_file(tmp_path, monkeypat
     described = [
         "  trace a.jsonl (time_scale 1): 1 reference in 1 operation to 1 object over 0.0 s",
         "  trace b.jsonl (time_scale 1): 2 references in 2 operations to 1 object over 0.0 s",
-        "  point 0: one run replays 1 reference of the trace; a worker needs about 132.1 MiB "
+        "  point 0: one run replays 1 reference of the trace; a worker needs about 129.5 MiB "
         "of memory for it",
-        "  point 1: one run replays 2 references of the trace; a worker needs about 132.1 MiB "
+        "  point 1: one run replays 2 references of the trace; a worker needs about 129.5 MiB "
         "of memory for it",
     ]
     for path in paths:
@@ -999,7 +999,7 @@ def test_validate_describes_the_traces(capsys):
         "  trace mooncake_synthetic_trace.jsonl (time_scale 1): 121,877 references in 3,993 "
         "operations to 43,924 objects over 1,022.0 s",
         "  points 0, 1, 2, 3, 4, 5 (and 22 more): one run replays 121,877 references of the "
-        "trace; a worker needs about 205.5 MiB of memory for it",
+        "trace; a worker needs about 185.1 MiB of memory for it",
     ]
     assert main(["validate", str(ROOT / "scenarios/azure_arrivals.yaml")]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]

@@ -18,7 +18,7 @@ from ..table import LeaseTable
 from .frame import Frame
 from .host_rules import HostRules
 from .modes import renewal_margin
-from .result import COUNTS, INVALIDATED, counted_after, peak_of_spans, tally
+from .result import COUNTS, INVALIDATED, SpanLog, counted_after, tally
 
 
 def replay_on_table(
@@ -52,7 +52,7 @@ def replay_on_table(
     object_live_ms_bytes = [0] * n_objects
     # obj -> (installed, expires, size, the TTL last granted)
     leases: dict[int, tuple[int, int, int, int]] = {}
-    spans: list[tuple[int, int, int]] = []  # each lease's live span: (start, end, size)
+    spans = SpanLog()  # each lease's live span
 
     cut_ms = cast(int, stream.start_ms) if from_ms is None else from_ms
 
@@ -63,7 +63,7 @@ def replay_on_table(
             end = min(expires, now)
             if end > cut_ms:  # (its part from the cut on)
                 object_live_ms_bytes[gone] += (end - max(start, cut_ms)) * gone_size
-            spans.append((start, end, gone_size))
+            spans.book(start, end, gone_size)
 
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
@@ -253,5 +253,5 @@ def replay_on_table(
         **counted_after(whole, whole if early is None else early),
         "mean_live_bytes": float(object_live.sum()),
         "object_live_bytes": object_live,
-        "peak_live_bytes": peak_of_spans(spans),
+        "peak_live_bytes": spans.peak(),
     }
