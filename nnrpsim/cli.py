@@ -22,6 +22,8 @@ from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_blo
 from .quoted import quoted
 
 if TYPE_CHECKING:  # (the study layer loads pandas: imported where a command runs one)
+    from pathlib import Path
+
     from .study import StudyResult
 
 EXIT_USAGE = 2
@@ -255,8 +257,28 @@ def _validate(args: argparse.Namespace) -> str:
 
 
 def _plot(args: argparse.Namespace) -> str:
+    from contextlib import nullcontext
     from pathlib import Path
 
+    from .folder_lock import LOCK_FILE, folder_held
+    from .paths import file_problem
+
+    folder = Path(args.results)
+    # a study still running there draws the plots as it ends (an older study's folder has no
+    # lock file, and is not made one by a look at it; a path the system refuses is said below)
+    held = (
+        nullcontext()
+        if file_problem(folder / LOCK_FILE)
+        else folder_held(
+            folder, "results", "wait for it to end: its study draws the plots as it ends"
+        )
+    )
+    with held:
+        return _redrawn(folder)
+
+
+def _redrawn(folder: Path) -> str:
+    """The plots of a study's results, drawn again from its summary and tables."""
     from .display_units import counted
     from .paths import NO_SUCH_FILE, file_problem
     from .plots import draw_study
@@ -264,7 +286,6 @@ def _plot(args: argparse.Namespace) -> str:
     from .run_files import finished_runs
     from .scenario import ScenarioError
 
-    folder = Path(args.results)
     if problem := file_problem(folder / "summary.parquet"):
         if problem == NO_SUCH_FILE and (runs := finished_runs(folder)):
             # (the study its manifest records, written as it started; an earlier version's

@@ -13,7 +13,7 @@ import pytest
 
 import nnrpsim
 from nnrpsim.cli import main
-from nnrpsim.folder_lock import folder_held
+from nnrpsim.folder_lock import LOCK_FILE, folder_held
 from nnrpsim.results import ResultStore
 from nnrpsim.scenario import ScenarioError
 
@@ -74,3 +74,38 @@ def test_a_folder_another_study_wrote_after_this_one_checked_it_is_refused(tmp_p
     with pytest.raises(ScenarioError, match="changed as this study started"), store.held():
         pass
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete again"
+
+
+def test_plot_waits_for_the_study_writing_its_folder_and_holds_it_as_it_draws(
+    tmp_path, small_yaml, capsys, monkeypatch
+):
+    """A study still running draws the plots as it ends (without its summary, plot said the
+    study "did not finish" and to resume it, which the lock refuses); a study started as plot
+    redraws them would write the folder under it."""
+    out = tmp_path / "done"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    with folder_held(out):
+        assert main(["plot", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: results: {out} is being written by another nnrpsim run: wait for it to end: "
+        "its study draws the plots as it ends\n"
+    )
+    held_as_drawn = []
+
+    def draw_study(folder, executor):
+        busy = pytest.raises(ScenarioError, match="being written by another nnrpsim run")
+        with busy, folder_held(folder):
+            pass
+        held_as_drawn.append(folder)
+        return []
+
+    monkeypatch.setattr("nnrpsim.plots.draw_study", draw_study)
+    assert main(["plot", str(out)]) == 0 and held_as_drawn == [out]
+
+
+def test_plot_leaves_no_lock_file_in_a_folder_an_older_study_wrote(tmp_path, small_yaml):
+    out = tmp_path / "older"
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    (out / LOCK_FILE).unlink()  # (written before studies took a lock)
+    assert main(["plot", str(out)]) == 0
+    assert not (out / LOCK_FILE).exists()
