@@ -82,6 +82,8 @@ ENGINE_BYTES: dict[str, dict[str, float]] = {
 
 
 def _reads(mooncake: tuple[float, float], log: tuple[float, float]) -> dict[str, dict[str, float]]:
+    """Each format's (per file, per reference) costs by part: a CSV and a Parquet log are read
+    into the same frame, and cost alike."""
     return {
         fmt: dict(zip(TRACE_PARTS, costs, strict=True))
         for fmt, costs in (("mooncake", mooncake), ("csv", log), ("parquet", log))
