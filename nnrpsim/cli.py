@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from . import __version__
 from .json_objects import once_each
 from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
-from .protocol import BLOCKS, WireError, decode_block, decode_packet, encode_block
+from .protocol import BLOCKS, SubmitBody, WireError, decode_block, decode_packet, encode_block
 from .quoted import quoted
 
 if TYPE_CHECKING:  # (the study layer loads pandas: imported where a command runs one)
@@ -75,10 +75,12 @@ def _parse_hex(text: str) -> bytes:
 
 
 def _jsonable(value: object) -> object:
-    """Integers stay JSON numbers (full 64-bit); only the header's magic bytes become text."""
+    """Integers stay JSON numbers (full 64-bit); bytes become hexadecimal text."""
     if isinstance(value, dict):
         return {key: _jsonable(item) for key, item in value.items()}
-    return value.decode("latin-1") if isinstance(value, bytes) else value
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item) for item in value]
+    return value.hex() if isinstance(value, bytes) else value
 
 
 def _frames_decode(args: argparse.Namespace) -> dict[str, object]:
@@ -86,13 +88,38 @@ def _frames_decode(args: argparse.Namespace) -> dict[str, object]:
     if args.block:
         return decode_block(BLOCKS[args.block], data)
     packet = decode_packet(data)
-    out: dict[str, object] = {"message": packet.msg_type.name, "header": packet.header}
+    header = {**packet.header, "magic": packet.header["magic"].decode("latin-1")}
+    out: dict[str, object] = {"message": packet.msg_type.name, "header": header}
     if packet.metadata is not None:
         out["metadata"] = packet.metadata
     else:
         out["metadata_hex"] = packet.metadata_raw.hex()
-    out["body_hex"] = packet.body.hex()
+    if packet.submit_body is not None:
+        out["body"] = _submit_body(packet.submit_body)
+    else:
+        out["body_hex"] = packet.body.hex()
     return out
+
+
+def _submit_body(body: SubmitBody) -> dict[str, object]:
+    """A FRAME_SUBMIT's body region by region, payloads and raw regions as hexadecimal."""
+    inline = [
+        {
+            "object_kind": obj.object_kind,
+            "profile_id": obj.profile_id,
+            "object_bytes": len(obj.payload),
+            "payload_hex": obj.payload.hex(),
+        }
+        for obj in body.inline_objects
+    ]
+    raw = ("typed_payload_descriptors", "typed_payload_frames")
+    raw += ("extension_descriptors", "extension_payloads")
+    return {
+        "prelude": body.prelude,
+        "inline_objects": inline,
+        "object_references": list(body.references),
+        **{f"{name}_hex": getattr(body, name).hex() for name in raw},
+    }
 
 
 def _frames_encode(args: argparse.Namespace) -> str:
@@ -103,7 +130,7 @@ def _frames_encode(args: argparse.Namespace) -> str:
     except ValueError as err:  # (a name given twice)
         raise UsageError(f"json: {err}") from None
     if not isinstance(fields, dict):
-        raise UsageError("json: must be an object of field names to integers")
+        raise UsageError("json: must be an object of field names to values")
     return encode_block(BLOCKS[args.block], fields).hex()
 
 
@@ -479,13 +506,20 @@ def build_parser() -> argparse.ArgumentParser:
 
     frames = _command(commands, "frames", "encode and decode NNRP/1 cache frames")
     frame_commands = frames.add_subparsers(dest="frames_command", metavar="COMMAND")
-    decode = _command(frame_commands, "decode", "decode a packet (or a bare block) as JSON")
+    decode = _command(
+        frame_commands,
+        "decode",
+        "decode a packet, a FRAME_SUBMIT's body too, or a bare block, as JSON",
+    )
     decode.add_argument("--block", choices=sorted(BLOCKS), help="decode a bare block, no header")
     decode.add_argument("hex", help="the bytes as hexadecimal (whitespace allowed)")
     decode.set_defaults(handler=lambda a: json.dumps(_jsonable(_frames_decode(a))))
     encode = _command(frame_commands, "encode", "encode a bare block from JSON, print hex")
     encode.add_argument("block", choices=sorted(BLOCKS), help="the block to encode")
-    encode.add_argument("json", help="field values, e.g. '{\"object_kind\": 7, ...}'")
+    encode.add_argument(
+        "json",
+        help="field values, e.g. '{\"object_kind\": 7, ...}'; bytes_* fields as hexadecimal",
+    )
     encode.set_defaults(handler=_frames_encode)
     frames.set_defaults(handler=_command_needed(list(frame_commands.choices), "nnrpsim frames"))
     _add_scenario_commands(commands)

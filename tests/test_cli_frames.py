@@ -9,6 +9,8 @@ import sys
 import pytest
 
 from nnrpsim.cli import main
+from nnrpsim.protocol import InlineObject, MessageType, SubmitMode, encode_packet
+from tests.protocol.submits import body, metadata, orb
 
 ORB_GOLDEN = "020000000700000044332211000000008877665500000000"
 PUT_PACKET = (
@@ -34,12 +36,53 @@ def test_decode_packet_prints_one_json_object_with_spec_names(capsys):
     assert doc["body_hex"] == b"hello".hex()
 
 
+def test_decode_frame_submit_shows_its_body_region_by_region(capsys):
+    camera, segment = InlineObject(1, b"hello"), InlineObject(7, b"system prompt", 2)
+    raw = encode_packet(
+        MessageType.FRAME_SUBMIT,
+        metadata(submit_mode=SubmitMode.MIXED, object_ref_mask=0b10, camera_bytes=5),
+        body(camera, segment, references=[orb(7, 3), orb(2, 4)], extension_payloads=b"x"),
+    )
+    status, out, _ = run(capsys, "frames", "decode", raw.hex())
+    doc = json.loads(out)
+    assert status == 0 and "body_hex" not in doc
+    assert doc["metadata"]["object_ref_mask"] == 2 and doc["metadata"]["bytes_55"] == "00"
+    assert doc["body"]["prelude"]["object_reference_bytes"] == 48
+    assert doc["body"]["inline_objects"][1] == {
+        "object_kind": 7,
+        "profile_id": 2,
+        "object_bytes": 13,
+        "payload_hex": b"system prompt".hex(),
+    }
+    assert [ref["cache_key_lo"] for ref in doc["body"]["object_references"]] == [3, 4]
+    assert doc["body"]["extension_payloads_hex"] == "78"
+    broken = bytearray(raw)
+    broken[40 + 56] = 0b11  # a tile index slot, and now a camera slot with no ORB
+    status, _, err = run(capsys, "frames", "decode", broken.hex())
+    assert status == 2
+    assert err.startswith("error: object_ref_mask: 0x3 sets the slots of camera_block, ")
+
+
 def test_decode_block_keeps_full_64_bit_integers(capsys):
     hex_ = "0300000001000000887766554433221100ffeeddccbbaa990200000000000000"
     status, out, _ = run(capsys, "frames", "decode", "--block", "cache-invalidate", hex_)
     assert status == 0
     assert '"cache_key_lo": 11072869122414935808' in out  # a JSON number, not a float
     assert json.loads(out)["reason_code"] == 2
+
+
+def test_encode_takes_a_profile_s_bytes_as_hexadecimal(capsys):
+    fields = {**metadata(), "bytes_70_71": "abcd"}
+    status, out, _ = run(capsys, "frames", "encode", "frame-submit", json.dumps(fields))
+    assert status == 0 and out.strip().endswith("abcd")
+    status, out, _ = run(capsys, "frames", "decode", "--block", "frame-submit", out.strip())
+    assert json.loads(out) == {
+        **fields,
+        "bytes_0_27": "00" * 28,
+        "bytes_36_39": "00" * 4,
+        "bytes_48_51": "00" * 4,
+        "bytes_55": "00",
+    }
 
 
 def test_encode_prints_hex_that_decodes_back(capsys):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ..display_units import below_one, counted, figures, key_scale, percent
 from ..model.workload_means import workload_means
-from ..protocol.packet import inline_object_bytes
+from ..protocol import inline_object_bytes
 from ..run_config import model_config
 from ..scenario import Point, Scenario
 from ..traces import load_trace

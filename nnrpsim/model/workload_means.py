@@ -27,7 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from nnrpsim.plain_numbers import separated
-from nnrpsim.protocol.packet import INLINE_OBJECT_ALIGN, INLINE_OBJECT_HEADER_LEN
+from nnrpsim.protocol.frame_submit import INLINE_OBJECT_ALIGN, INLINE_OBJECT_HEADER
 
 from .config import WorkloadConfig
 from .workload import OBJECT_SIZE_RANGE, popularity, size_laws, spread_kinds
@@ -91,7 +91,7 @@ def _log_moment_below(edge: float, mu: float, sigma: float, power: int = 1) -> f
 def _inline_bytes(mean_size: np.ndarray) -> np.ndarray:
     """An inline block's mean bytes: header, payload, and on average half the padding's range
     (sizes are spread over many multiples of the alignment)."""
-    return INLINE_OBJECT_HEADER_LEN + mean_size + (INLINE_OBJECT_ALIGN - 1) / 2
+    return INLINE_OBJECT_HEADER.size + mean_size + (INLINE_OBJECT_ALIGN - 1) / 2
 
 
 def references_seen(config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:

@@ -188,6 +188,8 @@ def _store(record: np.ndarray, layout: Layout, name: str, value: object) -> None
             value = value.encode("ascii", errors="replace")
         if not isinstance(value, bytes) or len(value) != kind.itemsize:
             raise WireError(name, f"must be {kind.itemsize} ASCII bytes")
+    elif kind.kind == "V":  # bytes the spec leaves to a profile: as bytes, or as hex text
+        value = _opaque(name, value, kind.itemsize)
     else:
         if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
             raise WireError(name, f"must be an integer, got {type(value).__name__}")
@@ -197,11 +199,23 @@ def _store(record: np.ndarray, layout: Layout, name: str, value: object) -> None
     record[name] = value
 
 
+def _opaque(name: str, value: object, size: int) -> bytes:
+    if isinstance(value, str):
+        try:
+            value = bytes.fromhex(value)
+        except ValueError:
+            raise WireError(name, "must be hexadecimal text") from None
+    if not isinstance(value, (bytes, bytearray)) or len(value) != size:
+        raise WireError(name, f"must be {size} bytes")
+    return bytes(value)
+
+
 def encode_block(layout: Layout, fields: Mapping[str, object]) -> bytes:
     """Encode one block from ``{field: value}``.
 
     Every field is required except those the spec fixes (reserved fields, magic, version), which
-    default to their fixed value. Unknown keys, out-of-range integers and rule violations raise.
+    default to their fixed value, and bytes it leaves to a profile (``bytes_*``), zeros unless
+    given. Unknown keys, out-of-range integers and rule violations raise.
     """
     unknown = sorted(set(fields) - set(layout.names))
     if unknown:
@@ -212,7 +226,7 @@ def encode_block(layout: Layout, fields: Mapping[str, object]) -> bytes:
             _store(record, layout, name, fields[name])
         elif name in layout.fixed:
             record[name] = layout.fixed[name]
-        else:
+        elif layout.dtype.fields[name][0].kind != "V":  # (opaque bytes stay zeros)
             raise WireError(name, f"missing field of {layout.name}")
     validate(layout, record)
     return record.tobytes()

@@ -100,6 +100,33 @@ def cache_object_bitmap(*kinds: CacheObjectKind | int) -> int:
 
 CACHE_OBJECT_BITMAP_MASK = cache_object_bitmap(*CacheObjectKind)
 
+OBJECT_REF_SLOTS: tuple[CacheObjectKind, ...] = (
+    CacheObjectKind.CAMERA_BLOCK,
+    CacheObjectKind.TILE_INDEX_BLOCK,
+    CacheObjectKind.TENSOR_SECTION_TABLE,
+    CacheObjectKind.PAYLOAD_LAYOUT_TEMPLATE,
+)
+"""The kinds with a FRAME_SUBMIT ``object_ref_mask`` slot, bit 0 up (spec sections 6a and 13):
+the tensor profile's standard objects. The other kinds have none."""
+OBJECT_REF_MASK = (1 << len(OBJECT_REF_SLOTS)) - 1
+
+
+class SubmitMode(IntEnum):
+    """FRAME_SUBMIT ``submit_mode`` (spec section 13)."""
+
+    INLINE = 0
+    REFERENCE = 1
+    MIXED = 2
+
+
+class BudgetPolicy(IntFlag):
+    """FRAME_SUBMIT ``budget_policy`` bits (spec section 13); known mask 0x0f."""
+
+    ALLOW_PARTIAL = 0x01
+    ALLOW_STALE_REUSE = 0x02
+    ALLOW_DEGRADED = 0x04
+    ALLOW_DROP = 0x08
+
 
 class CacheAckStatus(IntEnum):
     """CACHE_ACK ``status``; accepted and replaced mean the object is ready for reference use."""

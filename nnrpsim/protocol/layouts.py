@@ -16,6 +16,8 @@ import numpy as np
 from .codes import (
     CACHE_OBJECT_BITMAP_MASK,
     MISS_REASON_PRIVATE_MIN,
+    OBJECT_REF_MASK,
+    BudgetPolicy,
     CacheAckStatus,
     CacheObjectKind,
     CachePutFlags,
@@ -30,6 +32,7 @@ from .codes import (
     SessionFlags,
     SessionFlagsAck,
     SessionStatus,
+    SubmitMode,
 )
 
 Violation = tuple[str, str, np.ndarray]
@@ -370,6 +373,102 @@ CACHE_MISS = Layout(
     named={"miss_reason": MissReason},
 )
 
+
+def _frame_submit_rules(arr: np.ndarray) -> Iterator[Violation]:
+    """Spec section 13: a non-zero operation; the mask by submit mode; a referenced tile
+    index (slot bit 1) carries no tile-index bytes."""
+    mode, mask = arr["submit_mode"], arr["object_ref_mask"]
+    yield "operation_id", "must be non-zero", arr["operation_id"] == 0
+    yield (
+        "object_ref_mask",
+        "must be 0 for submit_mode inline",
+        (mode == SubmitMode.INLINE) & (mask != 0),
+    )
+    yield (
+        "object_ref_mask",
+        "must be non-zero for submit_mode reference or mixed",
+        (mode != SubmitMode.INLINE) & (mask == 0),
+    )
+    yield (
+        "tile_index_bytes",
+        "must be 0 when the tile index block is referenced (object_ref_mask bit 1)",
+        ((mask & 0x2) != 0) & (arr["tile_index_bytes"] != 0),
+    )
+
+
+FRAME_SUBMIT = Layout(
+    "frame_submit",
+    (
+        # (``bytes_*``: the tensor profile's own fields, which the cache spec does not list;
+        # carried as they are, unchecked)
+        ("bytes_0_27", "V28"),
+        ("camera_bytes", U32),
+        ("tile_index_bytes", U32),
+        ("bytes_36_39", "V4"),
+        ("operation_id", U64),
+        ("bytes_48_51", "V4"),
+        ("submit_mode", U8),
+        ("budget_policy", U8),
+        ("loss_tolerance_policy", U8),
+        ("bytes_55", "V1"),
+        ("object_ref_mask", U32),
+        ("dependency_frame_id", U32),
+        ("payload_kind_bitmap", U32),
+        ("payload_frame_count", U16),
+        ("bytes_70_71", "V2"),
+    ),
+    72,
+    choices={"submit_mode": SubmitMode},
+    masks={"budget_policy": int(sum(BudgetPolicy)), "object_ref_mask": OBJECT_REF_MASK},
+    cross_check=_frame_submit_rules,
+)
+
+TYPED_PAYLOAD_DESCRIPTOR_LEN = 24
+EXTENSION_DESCRIPTOR_LEN = 16
+
+
+def _prelude_rules(arr: np.ndarray) -> Iterator[Violation]:
+    """Regions of whole descriptors and ORBs (spec section 13)."""
+    for name, size in (
+        ("object_reference_bytes", OBJECT_REFERENCE.size),
+        ("typed_payload_descriptor_bytes", TYPED_PAYLOAD_DESCRIPTOR_LEN),
+        ("extension_descriptor_bytes", EXTENSION_DESCRIPTOR_LEN),
+    ):
+        yield name, f"must be a multiple of {size}", arr[name] % size != 0
+
+
+BODY_REGION_PRELUDE = Layout(
+    "body_region_prelude",
+    (
+        ("inline_object_bytes", U32),
+        ("object_reference_bytes", U32),
+        ("typed_payload_descriptor_bytes", U32),
+        ("typed_payload_frame_bytes", U32),
+        ("extension_descriptor_bytes", U32),
+        ("extension_payload_bytes", U32),
+        ("body_flags", U32),
+        ("reserved", U32),
+    ),
+    32,
+    fixed={"body_flags": 0, "reserved": 0},
+    cross_check=_prelude_rules,
+)
+
+INLINE_OBJECT_HEADER = Layout(
+    "inline_object_header",
+    (
+        ("object_kind", U16),
+        ("object_flags", U16),
+        ("profile_id", U16),
+        ("reserved0", U16),
+        ("object_bytes", U32),
+        ("reserved1", U32),
+    ),
+    16,
+    fixed={"object_flags": 0, "reserved0": 0, "reserved1": 0},
+    choices={"object_kind": CacheObjectKind},
+)
+
 BLOCKS: dict[str, Layout] = {
     "orb": OBJECT_REFERENCE,
     "cache-put": CACHE_PUT,
@@ -377,6 +476,9 @@ BLOCKS: dict[str, Layout] = {
     "cache-invalidate": CACHE_INVALIDATE,
     "cache-reference": CACHE_REFERENCE,
     "cache-miss": CACHE_MISS,
+    "frame-submit": FRAME_SUBMIT,
+    "body-prelude": BODY_REGION_PRELUDE,
+    "inline-object-header": INLINE_OBJECT_HEADER,
 }
 """The bare blocks the CLI encodes and decodes, by their command-line names."""
 
@@ -391,6 +493,7 @@ METADATA: dict[MessageType, Layout] = {
     MessageType.CACHE_INVALIDATE: CACHE_INVALIDATE,
     MessageType.CACHE_REFERENCE: CACHE_REFERENCE,
     MessageType.CACHE_MISS: CACHE_MISS,
+    MessageType.FRAME_SUBMIT: FRAME_SUBMIT,
 }
 """Messages whose metadata nnrpsim decodes field by field."""
 
@@ -399,7 +502,6 @@ OPAQUE_METADATA_LEN: dict[MessageType, int] = {
     MessageType.SESSION_PATCH_ACK: 48,
     MessageType.SESSION_CLOSE: 24,
     MessageType.SESSION_CLOSE_ACK: 16,
-    MessageType.FRAME_SUBMIT: 72,
     MessageType.RESULT_PUSH: 64,
     MessageType.RESULT_DROP: 0,
     MessageType.FLOW_UPDATE: 32,

@@ -1,7 +1,8 @@
-"""Whole NNRP/1 packets (40-byte header + metadata + body) and the hot-path byte counts.
+"""Whole NNRP/1 packets (40-byte header + metadata + body) and their byte counts.
 
-The simulator sizes every frame it sends with these functions, so inline-versus-reference
-traffic is counted from the wire layouts rather than assumed.
+The simulator sizes every frame it sends with :func:`packet_bytes` and
+:func:`~.frame_submit.frame_submit_bytes`, so inline-versus-reference traffic is counted from
+the wire layouts rather than assumed.
 """
 
 from __future__ import annotations
@@ -11,12 +12,8 @@ from dataclasses import dataclass
 from .codec import decode_block, encode_block
 from .codes import MessageType
 from .errors import WireError
-from .layouts import HEADER, HEADER_LEN, MAGIC, METADATA, OBJECT_REFERENCE, metadata_len
-
-BODY_REGION_PRELUDE_LEN = 32
-INLINE_OBJECT_HEADER_LEN = 16
-INLINE_OBJECT_ALIGN = 8
-FRAME_SUBMIT_META_LEN = 72
+from .frame_submit import SubmitBody, decode_submit_body
+from .layouts import HEADER, HEADER_LEN, MAGIC, METADATA, metadata_len
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,6 +24,8 @@ class Packet:
     metadata: dict[str, object] | None
     metadata_raw: bytes
     body: bytes
+    submit_body: SubmitBody | None = None
+    """A FRAME_SUBMIT's body, region by region."""
 
     @property
     def msg_type(self) -> MessageType:
@@ -56,7 +55,8 @@ def decode_packet(data: bytes | bytearray | memoryview) -> Packet:
     layout = METADATA.get(msg_type)
     metadata = decode_block(layout, raw) if layout is not None else None
     _check_body(msg_type, metadata, body_len)
-    return Packet(header, metadata, raw, body)
+    submit = decode_submit_body(metadata, body) if msg_type is MessageType.FRAME_SUBMIT else None
+    return Packet(header, metadata, raw, body, submit)
 
 
 def _check_body(msg_type: MessageType, metadata: dict[str, object] | None, body_len: int) -> None:
@@ -107,20 +107,3 @@ def packet_bytes(msg_type: MessageType, body_len: int = 0) -> int:
     if fixed is None:
         raise WireError("msg_type", f"{MessageType(msg_type).name} has no fixed metadata length")
     return HEADER_LEN + fixed + body_len
-
-
-def inline_object_bytes(object_bytes):
-    """An inline object block: 16-byte header + payload, zero-padded to 8 bytes (an int, or an
-    integer array for many objects at once)."""
-    payload = INLINE_OBJECT_HEADER_LEN + object_bytes
-    return payload + (-payload) % INLINE_OBJECT_ALIGN
-
-
-def frame_submit_bytes(inline_objects: list[int] | tuple[int, ...], references: int) -> int:
-    """A FRAME_SUBMIT carrying these inline objects and ``references`` 24-byte ORBs.
-
-    Body = 32-byte region prelude + inline object blocks + the object-reference region. Typed
-    payload and extension regions are the application's own and are not counted here.
-    """
-    body = BODY_REGION_PRELUDE_LEN + sum(inline_object_bytes(n) for n in inline_objects)
-    return HEADER_LEN + FRAME_SUBMIT_META_LEN + body + references * OBJECT_REFERENCE.size

@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from nnrpsim.protocol import (
     BLOCKS,
     METADATA,
+    MessageType,
     WireError,
     decode_batch,
     decode_block,
@@ -18,7 +19,7 @@ from nnrpsim.protocol import (
     encode_packet,
 )
 from nnrpsim.protocol.codec import record_to_dict
-from tests.protocol.blocks import random_valid
+from tests.protocol.blocks import random_valid, valid_submit
 
 DERIVED_HEADER_FIELDS = {"magic", "version_major", "wire_format", "msg_type", "header_len"}
 DERIVED_HEADER_FIELDS |= {"meta_len", "body_len"}
@@ -65,10 +66,13 @@ def test_random_packets_decode_or_raise_wire_error(raw):
 def test_mutated_packets_decode_or_raise_wire_error(seed, position, value):
     layout = METADATA[sorted(METADATA)[seed % len(METADATA)]]
     msg_type = next(t for t, lay in METADATA.items() if lay is layout)
-    fields = record_to_dict(random_valid(layout, 1, np.random.default_rng(seed))[0])
+    rng = np.random.default_rng(seed)
+    fields = record_to_dict(random_valid(layout, 1, rng)[0])
     body = b"x" * (fields["object_bytes"] % 64) if "object_bytes" in fields else b""
     if "object_bytes" in fields:
         fields["object_bytes"] = len(body)
+    if msg_type is MessageType.FRAME_SUBMIT:
+        fields, body = valid_submit(fields, rng)
     packet = bytearray(encode_packet(msg_type, fields, body))
     packet[position % len(packet)] = value
     try:
