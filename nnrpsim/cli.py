@@ -8,18 +8,17 @@ from __future__ import annotations
 
 import argparse
 import io
-import json
 import os
 import re
 import sys
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from . import __version__
-from .json_objects import once_each
+from . import __version__, frame_commands
 from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
-from .protocol import BLOCKS, SubmitBody, WireError, decode_block, decode_packet, encode_block
+from .protocol import BLOCKS, WireError
 from .quoted import quoted
+from .usage_error import UsageError
 
 if TYPE_CHECKING:  # (the study layer loads pandas: imported where a command runs one)
     from pathlib import Path
@@ -34,10 +33,6 @@ EXIT_INTERRUPTED = 130
 EXIT_BROKEN_PIPE = 141
 """The reader of the output left early (``nnrpsim keys | head -1``): the status a shell gives
 any other tool that SIGPIPE ends, 128 + 13, with nothing more said."""
-
-
-class UsageError(Exception):
-    """A one-line complaint about the command line or its input."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -64,74 +59,6 @@ class _Version(argparse.Action):
 
         print(f"nnrpsim {__version__}, model {BUILD_STATUS}")
         parser.exit()
-
-
-def _parse_hex(text: str) -> bytes:
-    cleaned = "".join(text.split()).removeprefix("0x")
-    try:
-        return bytes.fromhex(cleaned)
-    except ValueError:
-        raise UsageError("hex: not valid hexadecimal") from None
-
-
-def _jsonable(value: object) -> object:
-    """Integers stay JSON numbers (full 64-bit); bytes become hexadecimal text."""
-    if isinstance(value, dict):
-        return {key: _jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(item) for item in value]
-    return value.hex() if isinstance(value, bytes) else value
-
-
-def _frames_decode(args: argparse.Namespace) -> dict[str, object]:
-    data = _parse_hex(args.hex)
-    if args.block:
-        return decode_block(BLOCKS[args.block], data)
-    packet = decode_packet(data)
-    header = {**packet.header, "magic": packet.header["magic"].decode("latin-1")}
-    out: dict[str, object] = {"message": packet.msg_type.name, "header": header}
-    if packet.metadata is not None:
-        out["metadata"] = packet.metadata
-    else:
-        out["metadata_hex"] = packet.metadata_raw.hex()
-    if packet.submit_body is not None:
-        out["body"] = _submit_body(packet.submit_body)
-    else:
-        out["body_hex"] = packet.body.hex()
-    return out
-
-
-def _submit_body(body: SubmitBody) -> dict[str, object]:
-    """A FRAME_SUBMIT's body region by region, payloads and raw regions as hexadecimal."""
-    inline = [
-        {
-            "object_kind": obj.object_kind,
-            "profile_id": obj.profile_id,
-            "object_bytes": len(obj.payload),
-            "payload_hex": obj.payload.hex(),
-        }
-        for obj in body.inline_objects
-    ]
-    raw = ("typed_payload_descriptors", "typed_payload_frames")
-    raw += ("extension_descriptors", "extension_payloads")
-    return {
-        "prelude": body.prelude,
-        "inline_objects": inline,
-        "object_references": list(body.references),
-        **{f"{name}_hex": getattr(body, name).hex() for name in raw},
-    }
-
-
-def _frames_encode(args: argparse.Namespace) -> str:
-    try:
-        fields = json.loads(args.json, object_pairs_hook=once_each)
-    except json.JSONDecodeError as err:
-        raise UsageError(f"json: {err.msg} at line {err.lineno} column {err.colno}") from None
-    except ValueError as err:  # (a name given twice)
-        raise UsageError(f"json: {err}") from None
-    if not isinstance(fields, dict):
-        raise UsageError("json: must be an object of field names to values")
-    return encode_block(BLOCKS[args.block], fields).hex()
 
 
 class _Outcome(NamedTuple):
@@ -505,23 +432,31 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     frames = _command(commands, "frames", "encode and decode NNRP/1 cache frames")
-    frame_commands = frames.add_subparsers(dest="frames_command", metavar="COMMAND")
+    frame_parsers = frames.add_subparsers(dest="frames_command", metavar="COMMAND")
     decode = _command(
-        frame_commands,
+        frame_parsers,
         "decode",
         "decode a packet, a FRAME_SUBMIT's body too, or a bare block, as JSON",
     )
     decode.add_argument("--block", choices=sorted(BLOCKS), help="decode a bare block, no header")
-    decode.add_argument("hex", help="the bytes as hexadecimal (whitespace allowed)")
-    decode.set_defaults(handler=lambda a: json.dumps(_jsonable(_frames_decode(a))))
-    encode = _command(frame_commands, "encode", "encode a bare block from JSON, print hex")
+    decode.add_argument(
+        "--all",
+        action="store_true",
+        help="packets (or blocks) back to back, as a capture holds them: one JSON object a "
+        "line, a packet (or block) each",
+    )
+    decode.add_argument(
+        "hex", help="the bytes as hexadecimal (whitespace allowed); - reads them from stdin"
+    )
+    decode.set_defaults(handler=frame_commands.decode)
+    encode = _command(frame_parsers, "encode", "encode a bare block from JSON, print hex")
     encode.add_argument("block", choices=sorted(BLOCKS), help="the block to encode")
     encode.add_argument(
         "json",
         help="field values, e.g. '{\"object_kind\": 7, ...}'; bytes_* fields as hexadecimal",
     )
-    encode.set_defaults(handler=_frames_encode)
-    frames.set_defaults(handler=_command_needed(list(frame_commands.choices), "nnrpsim frames"))
+    encode.set_defaults(handler=frame_commands.encode)
+    frames.set_defaults(handler=_command_needed(list(frame_parsers.choices), "nnrpsim frames"))
     _add_scenario_commands(commands)
     parser.set_defaults(handler=_command_needed(list(commands.choices), "nnrpsim"))
     return parser

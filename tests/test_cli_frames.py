@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import subprocess
 import sys
@@ -61,6 +62,55 @@ def test_decode_frame_submit_shows_its_body_region_by_region(capsys):
     status, _, err = run(capsys, "frames", "decode", broken.hex())
     assert status == 2
     assert err.startswith("error: object_ref_mask: 0x3 sets the slots of camera_block, ")
+
+
+def _stdin(monkeypatch, data: bytes) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(data)))
+
+
+def test_decode_all_reads_a_capture_from_stdin_a_packet_a_line(capsys, monkeypatch):
+    submit = encode_packet(MessageType.FRAME_SUBMIT, metadata(), body(InlineObject(7, b"hi")))
+    _stdin(monkeypatch, f"{PUT_PACKET}\n{submit.hex()}\n".encode())
+    status, out, _ = run(capsys, "frames", "decode", "--all", "-")
+    lines = out.splitlines()
+    assert status == 0 and len(lines) == 2
+    assert [json.loads(line)["message"] for line in lines] == ["CACHE_PUT", "FRAME_SUBMIT"]
+    _stdin(monkeypatch, f"{PUT_PACKET}{submit.hex()[:-2]}".encode())
+    status, _, err = run(capsys, "frames", "decode", "--all", "-")
+    assert status == 2 and err == (
+        f"error: body_len: 40 + meta_len + body_len = {len(submit)} bytes, but "
+        f"{len(submit) - 1} are left in packet 1 "
+        f"(from byte {len(PUT_PACKET) // 2})\n"
+    )
+    status, _, err = run(capsys, "frames", "decode", PUT_PACKET + submit.hex())
+    assert status == 2
+    assert err.endswith(": the bytes hold 2 packets (--all decodes each)\n")
+
+
+def test_decode_all_of_a_block_reads_blocks_back_to_back(capsys):
+    status, out, _ = run(capsys, "frames", "decode", "--block", "orb", "--all", ORB_GOLDEN * 3)
+    assert (
+        status == 0
+        and [json.loads(line)["cache_namespace"] for line in out.splitlines()] == [7] * 3
+    )
+
+
+def test_decode_from_stdin_takes_a_frame_longer_than_an_argument_may_be(monkeypatch, capsys):
+    """Linux holds one argument to 128 KiB: a 64 KiB body is more as hexadecimal."""
+    payload = bytes(range(256)) * 256
+    raw = encode_packet(MessageType.FRAME_SUBMIT, metadata(), body(InlineObject(7, payload)))
+    proc = subprocess.run(
+        [sys.executable, "-m", "nnrpsim", "frames", "decode", "-"],
+        input=raw.hex(),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    (inline,) = json.loads(proc.stdout)["body"]["inline_objects"]
+    assert bytes.fromhex(inline["payload_hex"]) == payload
+    _stdin(monkeypatch, b"\xff\xfe")
+    status, _, err = run(capsys, "frames", "decode", "-")
+    assert status == 2 and err.startswith("error: hex: stdin holds bytes that are not hexadecimal")
 
 
 def test_decode_block_keeps_full_64_bit_integers(capsys):

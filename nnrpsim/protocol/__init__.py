@@ -62,7 +62,7 @@ from .layouts import (
     Layout,
 )
 from .lease import Lease, expires_at_ms, is_live, saturating_add_u64, saturating_add_u64_array
-from .packet import Packet, decode_packet, encode_packet, packet_bytes
+from .packet import Packet, decode_packet, decode_packets, encode_packet, packet_bytes
 
 __all__ = [
     "BLOCKS",
@@ -119,6 +119,7 @@ __all__ = [
     "decode_batch",
     "decode_block",
     "decode_packet",
+    "decode_packets",
     "decode_submit_body",
     "encode_batch",
     "encode_block",

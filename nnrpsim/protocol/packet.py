@@ -59,6 +59,27 @@ def decode_packet(data: bytes | bytearray | memoryview) -> Packet:
     return Packet(header, metadata, raw, body, submit)
 
 
+def decode_packets(data: bytes | bytearray | memoryview) -> list[Packet]:
+    """Decode packets laid back to back (as a capture of a connection holds them), each by
+    :func:`decode_packet`'s rules; an error says which packet, and where it starts."""
+    data, packets, at = bytes(data), [], 0
+    while at < len(data):
+        where = f" in packet {len(packets)} (from byte {at})"
+        try:
+            header = decode_block(HEADER, data[at : at + HEADER_LEN])
+            end = at + HEADER_LEN + header["meta_len"] + header["body_len"]
+            if end > len(data):
+                raise WireError(
+                    "body_len",
+                    f"40 + meta_len + body_len = {end - at} bytes, but {len(data) - at} are left",
+                )
+            packets.append(decode_packet(data[at:end]))
+        except WireError as err:
+            raise WireError(err.field, f"{err.reason}{where}") from None
+        at = end
+    return packets
+
+
 def _check_body(msg_type: MessageType, metadata: dict[str, object] | None, body_len: int) -> None:
     if msg_type is MessageType.CACHE_PUT and body_len != metadata["object_bytes"]:
         raise WireError(

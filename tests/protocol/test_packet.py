@@ -8,6 +8,7 @@ from nnrpsim.protocol import (
     MessageType,
     WireError,
     decode_packet,
+    decode_packets,
     encode_packet,
     frame_submit_bytes,
     inline_object_bytes,
@@ -112,3 +113,19 @@ def test_byte_counts_follow_the_layouts():
     )
     assert frame_submit_bytes([], 3) == 40 + 72 + 32 + 3 * 24
     assert frame_submit_bytes([1000], 0) == 40 + 72 + 32 + 1016
+
+
+def test_packets_back_to_back_decode_one_by_one():
+    put = bytes(_put_packet())
+    ping = encode_packet(MessageType.PING, b"")
+    assert [p.msg_type for p in decode_packets(put + ping + put)] == [
+        MessageType.CACHE_PUT,
+        MessageType.PING,
+        MessageType.CACHE_PUT,
+    ]
+    assert decode_packets(b"") == []
+    broken = bytearray(put + put)
+    broken[len(put) + 40 + 4] = 0xFF  # the second's object_kind
+    with pytest.raises(WireError, match=f"in packet 1 \\(from byte {len(put)}\\)$") as err:
+        decode_packets(bytes(broken))
+    assert err.value.field == "object_kind"
