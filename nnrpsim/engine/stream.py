@@ -214,6 +214,16 @@ class ReferenceStream:
         named = (self.object_id.max(initial=-1), self.invalidation_object_id.max(initial=-1))
         return int(max(named)) + 1
 
+    def object_id_list(self) -> list[int]:
+        """``object_id`` as Python ints, one int object for each object: ``tolist()`` made
+        one for each reference, 32 bytes apiece a long stream's replay held throughout. (Ids
+        spread far beyond the references' count are interned by a sort instead.)"""
+        ids = self.object_id
+        if self.n_objects <= 2 * len(ids):
+            return np.arange(self.n_objects).astype(object)[ids].tolist()
+        distinct, inverse = np.unique(ids, return_inverse=True)
+        return distinct.astype(object)[inverse].tolist()
+
     def operation_bounds(self) -> np.ndarray:
         """Where each operation's references start, and one past the last reference."""
         n = len(self.time_ms)

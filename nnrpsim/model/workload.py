@@ -390,7 +390,7 @@ def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
     sizes[stream.object_id] = stream.size
     times, objects, bounds = (
         stream.time_ms.tolist(),
-        stream.object_id.tolist(),
+        stream.object_id_list(),
         stream.operation_bounds().tolist(),
     )
     operations = [

@@ -82,6 +82,18 @@ def test_live_bytes_of_the_vectorised_sweep_equal_the_event_by_event_path(mode):
     np.testing.assert_array_equal(sweep.object_hits, unbounded.object_hits)
 
 
+@pytest.mark.parametrize("spread", [1, 10**12])
+def test_a_replay_holds_one_int_object_for_each_object(spread):
+    """The stream's object ids as the replays and a trace's plan hold them: each id's int
+    once (ids spread far beyond the references' count too), where one int a reference held
+    32 bytes apiece."""
+    ids = np.random.default_rng(3).integers(0, 50, 2000) * spread + 300
+    stream = ReferenceStream(np.arange(2000), ids, np.ones(2000, dtype=np.int64))
+    listed = stream.object_id_list()
+    assert listed == ids.tolist()
+    assert len({id(obj) for obj in listed}) == len(set(listed)) == len(np.unique(ids))
+
+
 def test_bad_arguments():
     stream = _stream(1, False)
     with pytest.raises(ValueError, match="mode"):

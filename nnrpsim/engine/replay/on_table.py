@@ -171,7 +171,7 @@ def replay_on_table(
     cut = int(np.searchsorted(stream.time_ms, cut_ms, side="left"))
     early: dict[str, float] | None = None
     # a frame's references are decided before any of its PUTs (see ordered_capacity)
-    object_ids = stream.object_id.tolist()
+    object_ids = stream.object_id_list()
     for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
         count(),
         stream.time_ms.tolist(),

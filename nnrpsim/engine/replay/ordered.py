@@ -181,7 +181,7 @@ def ordered_capacity(
     taken: list[dict[str, float]] = []  # (before the cut, then at the end)
     # A frame's references are decided before any of its PUTs: as its leases stood when it
     # began (object -> its lapse then, None while live), sources put along once a frame.
-    object_ids = stream.object_id.tolist()
+    object_ids = stream.object_id_list()
     at_start: dict[int, int | None] = {}
     rows = zip(
         count(),
