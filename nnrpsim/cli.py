@@ -449,8 +449,15 @@ def build_parser() -> argparse.ArgumentParser:
         "hex", help="the bytes as hexadecimal (whitespace allowed); - reads them from stdin"
     )
     decode.set_defaults(handler=frame_commands.decode)
-    encode = _command(frame_parsers, "encode", "encode a bare block from JSON, print hex")
-    encode.add_argument("block", choices=sorted(BLOCKS), help="the block to encode")
+    encode = _command(
+        frame_parsers, "encode", "encode a bare block or a packet from JSON, print hex"
+    )
+    encode.add_argument(
+        "block",
+        choices=[*sorted(BLOCKS), frame_commands.PACKET],
+        help="the block to encode, or packet: a whole packet, as decode prints it (its lengths "
+        "worked out again)",
+    )
     encode.add_argument(
         "json",
         help="field values, e.g. '{\"object_kind\": 7, ...}'; bytes_* fields as hexadecimal",

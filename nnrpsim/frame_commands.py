@@ -14,6 +14,8 @@ import sys
 from .json_objects import once_each
 from .protocol import (
     BLOCKS,
+    InlineObject,
+    MessageType,
     Packet,
     SubmitBody,
     WireError,
@@ -22,6 +24,8 @@ from .protocol import (
     decode_packet,
     decode_packets,
     encode_block,
+    encode_packet,
+    encode_submit_body,
 )
 from .protocol.codec import record_to_dict
 from .usage_error import UsageError
@@ -101,6 +105,15 @@ def _packet_fields(packet: Packet) -> dict[str, object]:
     return out
 
 
+RAW_REGIONS = (
+    "typed_payload_descriptors",
+    "typed_payload_frames",
+    "extension_descriptors",
+    "extension_payloads",
+)
+"""A FRAME_SUBMIT body's regions that are the application's: shown as hexadecimal."""
+
+
 def _submit_body(body: SubmitBody) -> dict[str, object]:
     """A FRAME_SUBMIT's body region by region, payloads and raw regions as hexadecimal."""
     inline = [
@@ -112,13 +125,11 @@ def _submit_body(body: SubmitBody) -> dict[str, object]:
         }
         for obj in body.inline_objects
     ]
-    raw = ("typed_payload_descriptors", "typed_payload_frames")
-    raw += ("extension_descriptors", "extension_payloads")
     return {
         "prelude": body.prelude,
         "inline_objects": inline,
         "object_references": list(body.references),
-        **{f"{name}_hex": getattr(body, name).hex() for name in raw},
+        **{f"{name}_hex": getattr(body, name).hex() for name in RAW_REGIONS},
     }
 
 
@@ -131,4 +142,88 @@ def encode(args: argparse.Namespace) -> str:
         raise UsageError(f"json: {err}") from None
     if not isinstance(fields, dict):
         raise UsageError("json: must be an object of field names to values")
+    if args.block == PACKET:
+        return _packet_from(fields).hex()
     return encode_block(BLOCKS[args.block], fields).hex()
+
+
+PACKET = "packet"
+"""``encode``'s name for a whole packet, written as ``decode`` prints one."""
+PACKET_KEYS = ("message", "header", "metadata", "metadata_hex", "body", "body_hex")
+COMPUTED = {
+    "header": ("msg_type", "meta_len", "body_len"),  # (from the message and what follows)
+    "inline object": ("object_bytes",),
+}
+"""What ``decode`` prints that ``encode`` works out again, as it does a FRAME_SUBMIT's
+prelude: an edit of the body needs no edit of its lengths."""
+
+
+def _packet_from(doc: dict) -> bytes:
+    """A whole packet from what :func:`decode` prints of one."""
+    _known(doc, "packet", PACKET_KEYS)
+    message = doc.get("message")
+    if message not in MessageType.__members__:
+        raise UsageError(
+            f"message: must name a message type, as decode prints it (got {message!r})"
+        )
+    msg_type = MessageType[message]
+    header = _kept(_object(doc.get("header", {}), "header"), "header")
+    if "metadata" in doc:
+        metadata = _object(doc["metadata"], "metadata")
+    else:
+        metadata = _hex(doc.get("metadata_hex", ""), "metadata_hex")
+    if "body" in doc:
+        body = _body_from(_object(doc["body"], "body"))
+    else:
+        body = _hex(doc.get("body_hex", ""), "body_hex")
+    return encode_packet(msg_type, metadata, body, **header)
+
+
+def _body_from(doc: dict) -> bytes:
+    """A FRAME_SUBMIT's body from what :func:`decode` prints of it."""
+    regions = [f"{name}_hex" for name in RAW_REGIONS]
+    _known(doc, "body", ("prelude", "inline_objects", "object_references", *regions))
+    inline = []
+    for item in _list(doc.get("inline_objects", []), "inline_objects"):
+        item = _kept(_object(item, "inline_objects"), "inline object")
+        _known(item, "inline object", ("object_kind", "profile_id", "payload_hex"))
+        payload = _hex(item.get("payload_hex", ""), "payload_hex")
+        inline.append(InlineObject(item.get("object_kind"), payload, item.get("profile_id", 0)))
+    references = [
+        _object(ref, "object_references")
+        for ref in _list(doc.get("object_references", []), "object_references")
+    ]
+    raw = {name: _hex(doc.get(f"{name}_hex", ""), f"{name}_hex") for name in RAW_REGIONS}
+    return encode_submit_body(inline, references, **raw)
+
+
+def _known(doc: dict, what: str, keys: tuple[str, ...]) -> None:
+    unknown = [key for key in doc if key not in keys]
+    if unknown:
+        raise UsageError(f"{unknown[0]}: not a key of a {what} (keys: {', '.join(keys)})")
+
+
+def _kept(doc: dict, what: str) -> dict:
+    """``doc`` without what :data:`COMPUTED` works out again."""
+    return {key: value for key, value in doc.items() if key not in COMPUTED.get(what, ())}
+
+
+def _object(value: object, key: str) -> dict:
+    if not isinstance(value, dict):
+        raise UsageError(f"{key}: must be a JSON object")
+    return value
+
+
+def _list(value: object, key: str) -> list:
+    if not isinstance(value, list):
+        raise UsageError(f"{key}: must be a JSON list")
+    return value
+
+
+def _hex(value: object, key: str) -> bytes:
+    if not isinstance(value, str):
+        raise UsageError(f"{key}: must be hexadecimal text")
+    try:
+        return bytes.fromhex(value)
+    except ValueError:
+        raise UsageError(f"{key}: not valid hexadecimal") from None

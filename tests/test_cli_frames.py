@@ -6,11 +6,17 @@ import io
 import json
 import subprocess
 import sys
+from contextlib import redirect_stdout
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from nnrpsim.cli import main
-from nnrpsim.protocol import InlineObject, MessageType, SubmitMode, encode_packet
+from nnrpsim.protocol import METADATA, InlineObject, MessageType, SubmitMode, encode_packet
+from nnrpsim.protocol.codec import record_to_dict
+from tests.protocol.blocks import random_valid, valid_submit
 from tests.protocol.submits import body, metadata, orb
 
 ORB_GOLDEN = "020000000700000044332211000000008877665500000000"
@@ -111,6 +117,71 @@ def test_decode_from_stdin_takes_a_frame_longer_than_an_argument_may_be(monkeypa
     _stdin(monkeypatch, b"\xff\xfe")
     status, _, err = run(capsys, "frames", "decode", "-")
     assert status == 2 and err.startswith("error: hex: stdin holds bytes that are not hexadecimal")
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1))
+def test_a_packet_decoded_encodes_back_to_its_bytes(seed):
+    """Every message nnrpsim decodes field by field, and one it carries as bytes (PING)."""
+    rng = np.random.default_rng(seed)
+    msg_type = [*METADATA, MessageType.PING][seed % (len(METADATA) + 1)]
+    fields, body_bytes = b"", b""
+    if msg_type in METADATA:
+        fields = record_to_dict(random_valid(METADATA[msg_type], 1, rng)[0])
+        if "object_bytes" in fields:
+            fields["object_bytes"] %= 100
+            body_bytes = rng.bytes(fields["object_bytes"])
+        if msg_type is MessageType.FRAME_SUBMIT:
+            fields, body_bytes = valid_submit(fields, rng)
+    raw = encode_packet(msg_type, fields, body_bytes, session_id=int(rng.integers(2**32)))
+    decoded = io.StringIO()
+    with redirect_stdout(decoded):
+        assert main(["frames", "decode", raw.hex()]) == 0
+    encoded = io.StringIO()
+    with redirect_stdout(encoded):
+        assert main(["frames", "encode", "packet", decoded.getvalue()]) == 0
+    assert encoded.getvalue().strip() == raw.hex()
+
+
+def test_an_edited_packet_s_lengths_are_worked_out_again(capsys):
+    raw = encode_packet(MessageType.FRAME_SUBMIT, metadata(), body(InlineObject(7, b"short")))
+    doc = json.loads(run(capsys, "frames", "decode", raw.hex())[1])
+    doc["body"]["inline_objects"][0]["payload_hex"] = b"a longer prompt".hex()
+    status, out, _ = run(capsys, "frames", "encode", "packet", json.dumps(doc))
+    again = json.loads(run(capsys, "frames", "decode", out.strip())[1])
+    assert status == 0 and again["body"]["inline_objects"][0]["object_bytes"] == 15
+    assert again["body"]["prelude"]["inline_object_bytes"] == 32
+    assert again["header"]["body_len"] == 32 + 32
+
+
+@pytest.mark.parametrize(
+    ("doc", "message"),
+    [
+        (
+            {"message": "NOPE"},
+            "message: must name a message type, as decode prints it (got 'NOPE')",
+        ),
+        ({"message": "PING", "x": 1}, "x: not a key of a packet (keys: message, header, "),
+        ({"message": "PING", "metadata_hex": "zz"}, "metadata_hex: not valid hexadecimal"),
+        ({"message": "CACHE_ACK", "metadata": []}, "metadata: must be a JSON object"),
+        (
+            {"message": "FRAME_SUBMIT", "metadata": metadata(), "body": {"inline_objects": {}}},
+            "inline_objects: must be a JSON list",
+        ),
+        (
+            {"message": "FRAME_SUBMIT", "metadata": metadata(), "body": {"prelude": {}, "y": 1}},
+            "y: not a key of a body",
+        ),
+        (  # (the encoder's rules are the decoder's)
+            {"message": "FRAME_SUBMIT", "metadata": metadata(camera_bytes=1)},
+            "body_len: a FRAME_SUBMIT body opens with a 32-byte region prelude, got 0 bytes",
+        ),
+    ],
+)
+def test_a_bad_packet_to_encode_is_one_line(capsys, doc, message):
+    status, out, err = run(capsys, "frames", "encode", "packet", json.dumps(doc))
+    assert status == 2 and out == ""
+    assert err.startswith(f"error: {message}") and err.count("\n") == 1
 
 
 def test_decode_block_keeps_full_64_bit_integers(capsys):
