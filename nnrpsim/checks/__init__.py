@@ -22,6 +22,7 @@ from .caching import (
 )
 from .keys import idle_rule_warnings, ignored_key_advice, inert_key_advice, unmoved_key_warnings
 from .outcomes import failure_warnings, violation_warnings
+from .slots import slot_advice
 from .timing import (
     fault_time_advice,
     log_span_advice,
@@ -64,6 +65,7 @@ def study_warnings(
         *warmup_advice(vector, len(points)),
         *inert_key_advice(points, len(points)),
         *kind_sizes_advice(points, len(points)),
+        *slot_advice(points, len(points)),
         *fault_time_advice(points, len(points)),
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),
