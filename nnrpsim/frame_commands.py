@@ -1,4 +1,4 @@
-"""``nnrpsim frames``: NNRP/1 packets and blocks from hexadecimal to JSON, and blocks back.
+"""``nnrpsim frames``: NNRP/1 packets and blocks from hexadecimal to JSON, and back.
 
 Integers stay JSON numbers (full 64-bit), bytes become hexadecimal text; every rejection is
 the protocol layer's :class:`~nnrpsim.protocol.WireError`, or a :class:`UsageError` for the
@@ -31,12 +31,12 @@ from .protocol.codec import record_to_dict
 from .usage_error import UsageError
 
 
-def _parse_hex(text: str) -> bytes:
+def _parse_hex(text: str, key: str = "hex") -> bytes:
     cleaned = "".join(text.split()).removeprefix("0x")
     try:
         return bytes.fromhex(cleaned)
     except ValueError:
-        raise UsageError("hex: not valid hexadecimal") from None
+        raise UsageError(f"{key}: not valid hexadecimal") from None
 
 
 def _jsonable(value: object) -> object:
@@ -223,7 +223,4 @@ def _list(value: object, key: str) -> list:
 def _hex(value: object, key: str) -> bytes:
     if not isinstance(value, str):
         raise UsageError(f"{key}: must be hexadecimal text")
-    try:
-        return bytes.fromhex(value)
-    except ValueError:
-        raise UsageError(f"{key}: not valid hexadecimal") from None
+    return _parse_hex(value, key)
