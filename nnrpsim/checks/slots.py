@@ -9,6 +9,8 @@ import functools
 
 import numpy as np
 
+from ..engine.stream import ReferenceStream
+from ..model.workload import spread_kinds
 from ..protocol import OBJECT_REF_SLOTS, CacheObjectKind, frame_submit_bytes
 from ..run_config import model_config
 from ..scenario import Point, Scenario
@@ -80,13 +82,11 @@ def most_per_operation(scenario: Scenario) -> dict[str, int]:
 @functools.lru_cache(maxsize=256)
 def _slotted_counts(mix: tuple[tuple[int, float], ...], n_objects: int) -> dict[int, int]:
     """How many of ``n_objects`` spread over ``mix`` are of each slotted kind."""
-    from ..model.workload import spread_kinds
-
     codes, counts = np.unique(spread_kinds(mix, n_objects), return_counts=True)
     return {int(c): int(n) for c, n in zip(codes, counts, strict=True) if int(c) in SLOTTED}
 
 
-def _most_in_stream(stream) -> dict[str, int]:
+def _most_in_stream(stream: ReferenceStream) -> dict[str, int]:
     """Per slotted kind, the most distinct objects of it one operation of ``stream`` names."""
     if stream.object_kind is None or stream.operation is None:
         return {}  # (prompt segments; or each reference a frame of its own)
