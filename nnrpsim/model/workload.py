@@ -203,6 +203,9 @@ def synthetic_plan(
 
     rng = np.random.default_rng(session_seed)
     op_rate = config.operation_rate_per_s / 1000.0
+    # the ids as Python ints, one int object an object: a reference's own, from tolist(), held
+    # 32 bytes apiece in the operations' lists for the whole run
+    shared_ints = np.arange(n_shared).astype(object)
     sessions: list[SessionPlan] = []
     if arrivals_ms is not None:
         arrivals_ms = arrivals_ms[arrivals_ms < duration_ms]
@@ -245,10 +248,11 @@ def synthetic_plan(
                 if per_namespace
                 else np.zeros((n_ops, 0), dtype=np.int64)  # nothing shared to reference
             )
-            private = first_private + _drawn(
+            private = _drawn(
                 rng, n_ops, config.private_refs_per_operation if n_private else 0, n_private
             )
-            refs = np.concatenate([shared, private], axis=1).tolist()
+            private_ints = np.arange(first_private, first_private + n_private).astype(object)
+            refs = np.concatenate([shared_ints[shared], private_ints[private]], axis=1).tolist()
             operations = [
                 (t, sorted(set(row))) for t, row in zip(op_times.tolist(), refs, strict=True)
             ]

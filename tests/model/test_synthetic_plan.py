@@ -57,6 +57,20 @@ def test_object_ids_are_those_interning_each_session_in_turn_gives(shared, priva
     assert set(plan.depends_on.values()) <= set(range(0, n_shared, max(shared, 1)))
 
 
+@pytest.mark.parametrize(("shared", "private"), [(300, 6), (0, 5), (20, 0)])
+def test_the_operations_hold_one_int_object_for_each_object(shared, private):
+    """An operation's object ids are the plan's one int an object, where each reference's
+    own int (tolist()'s) held 32 bytes apiece for the whole run."""
+    config = WorkloadConfig(
+        shared_objects_per_namespace=shared, private_objects_per_session=private
+    )
+    plan = synthetic_plan(config, 2, 60_000.0, np.random.SeedSequence(5))
+    ids = [obj for session in plan.sessions for _, objects in session.operations for obj in objects]
+    assert len(ids) > 2 * len(set(ids)) > 0
+    assert all(type(obj) is int for obj in ids)
+    assert len({id(obj) for obj in ids}) == len(set(ids))
+
+
 def test_each_objects_changes_arrive_at_its_rate_over_its_life_in_time_order():
     """A shared object's changes come over the whole run, a private one's while its session
     runs (before or after, no lease of it can exist), each a Poisson process at the rate."""
