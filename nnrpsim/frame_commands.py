@@ -187,8 +187,10 @@ def _body_from(doc: dict) -> bytes:
     for item in _list(doc.get("inline_objects", []), "inline_objects"):
         item = _kept(_object(item, "inline_objects"), "inline object")
         _known(item, "inline object", ("object_kind", "profile_id", "payload_hex"))
+        if "object_kind" not in item:
+            raise UsageError("object_kind: missing field of an inline object")
         payload = _hex(item.get("payload_hex", ""), "payload_hex")
-        inline.append(InlineObject(item.get("object_kind"), payload, item.get("profile_id", 0)))
+        inline.append(InlineObject(item["object_kind"], payload, item.get("profile_id", 0)))
     references = [
         _object(ref, "object_references")
         for ref in _list(doc.get("object_references", []), "object_references")

@@ -172,6 +172,14 @@ def test_an_edited_packet_s_lengths_are_worked_out_again(capsys):
             {"message": "FRAME_SUBMIT", "metadata": metadata(), "body": {"prelude": {}, "y": 1}},
             "y: not a key of a body",
         ),
+        (
+            {
+                "message": "FRAME_SUBMIT",
+                "metadata": metadata(),
+                "body": {"inline_objects": [{"payload_hex": "00"}]},
+            },
+            "object_kind: missing field of an inline object",
+        ),
         (  # (the encoder's rules are the decoder's)
             {"message": "FRAME_SUBMIT", "metadata": metadata(camera_bytes=1)},
             "body_len: a FRAME_SUBMIT body opens with a 32-byte region prelude, got 0 bytes",
