@@ -18,6 +18,8 @@ from .result import EVICTED, EXPIRED, INVALIDATED, SpanLog, counted_after, tally
 
 CHUNK = 1 << 14
 """References a column is turned into Python numbers at a time (:func:`_items`)."""
+NEVER = 1 << 62
+"""A reference position past any stream's: where no invalidation is left to come."""
 
 
 def _items(column: np.ndarray) -> Iterator:
@@ -61,11 +63,22 @@ def ordered_capacity(
     host = HostRules(n_objects, inline_once, backoff)
     # the hosts' state, by local names: the hot path reads them (the rules mutate, never rebind)
     told, until, blocked, put_anyway = host.told, host.until, host.blocked, host.put_anyway
-    inv_t = stream.invalidation_time_ms.tolist()
-    inv_o = stream.invalidation_object_id.tolist()
-    inv_pos = stream.invalidation_positions().tolist()
-    kept, through = stream.kept_mask.tolist(), stream.through.tolist()
-    k, n_inv = 0, len(inv_t)
+    # the invalidations in order, a chunk at a time: (before which reference, when, object,
+    # through which source or -1, kept), then one that never comes
+    n_inv = len(stream.invalidation_time_ms)
+    changes = chain(
+        zip(
+            _items(stream.invalidation_positions()),
+            _items(stream.invalidation_time_ms),
+            _items(stream.invalidation_object_id),
+            _items(stream.through),
+            _items(stream.kept_mask),
+            strict=True,
+        ),
+        repeat((NEVER, 0, 0, -1, False)),
+    )
+    upcoming = next(changes)
+    next_change = upcoming[0]  # (a local: the hot path compares it at every reference)
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
     lru, ttls = policy == "lru", stream.ttls(ttl)
@@ -154,18 +167,19 @@ def ordered_capacity(
     pending, installed, evicted_in_frame = frame.pending, frame.installed, frame.evicted
     along_source, put_along = frame.along_source, frame.put_along
 
-    def changes_before(k: int, position: int) -> int:
-        """The invalidations from the ``k``-th on that come before reference ``position``;
-        returns the next's index."""
-        while k < n_inv and inv_pos[k] <= position:
-            at, target, via = inv_t[k], inv_o[k], through[k]
+    def changes_before(position: int) -> int:
+        """Apply the invalidations that come before reference ``position``; returns where
+        the next one comes."""
+        nonlocal upcoming
+        while upcoming[0] <= position:
+            _, at, target, via, kept = upcoming
             victim = get(target)
             if victim is not None:
                 live = at < victim[0]
                 if via >= 0:  # a cascade, through the source's lease (live now or until now)
                     source = get(via)
                     cascades = (source is not None and at < source[0]) or live_end.get(via) == at
-                if kept[k] or (via >= 0 and not cascades):
+                if kept or (via >= 0 and not cascades):
                     if live:
                         stale.add(target)
                 else:
@@ -173,8 +187,8 @@ def ordered_capacity(
                     if live:
                         live_end[target] = at
                         host.ended_under_host((target,))
-            k += 1
-        return k
+            upcoming = next(changes)
+        return upcoming[0]
 
     # the counts before the first reference counted (``from_ms`` on), taken away at the end
     cut = int(np.searchsorted(stream.time_ms, cut_ms, side="left"))
@@ -201,8 +215,8 @@ def ordered_capacity(
             new_frame = frames and op != frame.op
             if new_frame:
                 frame.begin(op, t)  # (the frame before it done)
-            if k < n_inv and inv_pos[k] <= i:
-                k = changes_before(k, i)
+            if next_change <= i:
+                next_change = changes_before(i)
             if new_frame:
                 at_start = frame.decide(lapse, object_ids, i)
             entry = get(obj)
@@ -336,7 +350,7 @@ def ordered_capacity(
         taken.append(
             _totals(stream, upto, capacity, track, frame, counts, installs_of, rejected_of)
         )
-    changes_before(k, len(stream))  # those after the last reference end leases too
+    changes_before(len(stream))  # those after the last reference end leases too
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)
     span = stream.end_ms - cut_ms
