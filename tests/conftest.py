@@ -57,6 +57,13 @@ def load_json(path: Path) -> dict:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def golden_hex(shared: Path, case_id: str, parameter: str = "metadata_hex") -> str:
+    """A preview4 baseline conformance case's golden bytes, as hexadecimal."""
+    doc = load_json(shared / "spec/vectors/protocol_nnrp-1-preview4_cases_nnrp1-baseline-core.json")
+    (case,) = [c for c in doc["cases"] if c["id"] == case_id]
+    return case["parameters"][parameter]
+
+
 SMALL_STUDY = {
     "study": {"name": "small", "seed": 4, "replications": 2, "duration": "40s", "warmup": "5s"},
     "workload": {"sessions": {"rate_per_s": 1, "duration": "20s"}, "operations": {"rate_per_s": 1}},

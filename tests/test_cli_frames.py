@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from nnrpsim.cli import main
 from nnrpsim.protocol import METADATA, InlineObject, MessageType, SubmitMode, encode_packet
 from nnrpsim.protocol.codec import record_to_dict
-from tests.conftest import load_json
+from tests.conftest import golden_hex
 from tests.protocol.blocks import random_valid, valid_submit
 from tests.protocol.submits import body, metadata, orb
 
@@ -146,8 +146,7 @@ def test_a_packet_decoded_encodes_back_to_its_bytes(seed):
 
 @pytest.mark.parametrize("case", ["l0.flow_update.packet.golden", "l0.result_hint.packet.golden"])
 def test_the_conformance_golden_packets_decode_and_encode_back(shared, capsys, case):
-    doc = load_json(shared / "spec/vectors/protocol_nnrp-1-preview4_cases_nnrp1-baseline-core.json")
-    (golden,) = [c["parameters"]["packet_hex"] for c in doc["cases"] if c["id"] == case]
+    golden = golden_hex(shared, case, "packet_hex")
     status, out, _ = run(capsys, "frames", "decode", golden)
     assert status == 0 and json.loads(out)["header"]["session_id"] == 0x15
     assert run(capsys, "frames", "encode", "packet", out) == (0, f"{golden}\n", "")

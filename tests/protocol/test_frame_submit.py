@@ -22,6 +22,7 @@ from nnrpsim.protocol import (
     encode_packet,
     frame_submit_bytes,
 )
+from tests.conftest import golden_hex
 from tests.protocol.submits import (
     BROKEN,
     CAMERA,
@@ -33,7 +34,6 @@ from tests.protocol.submits import (
     orb,
     packet,
 )
-from tests.protocol.test_vectors import _golden
 
 LLM_KINDS = [
     CacheObjectKind.PROMPT_SEGMENT,
@@ -43,7 +43,7 @@ LLM_KINDS = [
 
 
 def test_the_golden_metadata_decodes_to_the_spec_cache_fields(shared):
-    golden = bytes.fromhex(_golden(shared, "l0.frame_submit.metadata.golden"))
+    golden = bytes.fromhex(golden_hex(shared, "l0.frame_submit.metadata.golden"))
     decoded = decode_block(FRAME_SUBMIT, golden)
     assert {name: decoded[name] for name in metadata()} == {
         "camera_bytes": 192,

@@ -13,7 +13,7 @@ from nnrpsim.protocol import (
     decode_block,
     encode_block,
 )
-from tests.conftest import load_json
+from tests.conftest import golden_hex, load_json
 
 KIND_TO_BLOCK = {
     "object_reference": "orb",
@@ -84,14 +84,8 @@ def test_preview4_orb_recipe_with_ref_flags_3_is_rejected(shared):
             encode_block(OBJECT_REFERENCE, _recipe_fields(_recipes(shared)[name], OBJECT_REFERENCE))
 
 
-def _golden(shared, case_id: str) -> str:
-    doc = load_json(shared / "spec/vectors/protocol_nnrp-1-preview4_cases_nnrp1-baseline-core.json")
-    (case,) = [c for c in doc["cases"] if c["id"] == case_id]
-    return case["parameters"]["metadata_hex"]
-
-
 def test_orb_golden_round_trips(shared):
-    golden = _golden(shared, "l0.object_reference.block.golden")
+    golden = golden_hex(shared, "l0.object_reference.block.golden")
     decoded = decode_block(OBJECT_REFERENCE, bytes.fromhex(golden))
     assert decoded == {
         "object_kind": 2,
@@ -104,7 +98,7 @@ def test_orb_golden_round_trips(shared):
 
 
 def test_client_hello_golden_round_trips_with_spec_cache_fields(shared):
-    golden = _golden(shared, "l0.control.client_hello.golden")
+    golden = golden_hex(shared, "l0.control.client_hello.golden")
     decoded = decode_block(CLIENT_HELLO, bytes.fromhex(golden))
     # Spec section 8: the preview4 baseline CLIENT_HELLO cache fields.
     assert decoded["cache_digest_bitmap"] == 1
