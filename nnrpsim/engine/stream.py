@@ -8,6 +8,8 @@ from itertools import count
 
 import numpy as np
 
+from .columns import column_items
+
 
 @dataclass(frozen=True)
 class ReferenceStream:
@@ -237,7 +239,7 @@ class ReferenceStream:
         through (without operations each reference is one, counted rather than listed)."""
         if self.operation is None:
             return count(1)
-        return iter(self.operation_bounds()[1:].tolist())
+        return column_items(self.operation_bounds()[1:])
 
     @property
     def along_mask(self) -> np.ndarray:
@@ -258,13 +260,6 @@ class ReferenceStream:
         if self.ttl_scale is None:
             return np.full(len(self), ttl_ms, dtype=np.int64)
         return np.rint(ttl_ms * self.ttl_scale).astype(np.int64)
-
-    @property
-    def frame_sources(self) -> np.ndarray:
-        """``frame_source``, or -1 for every reference."""
-        if self.frame_source is None:
-            return np.full(len(self), -1, dtype=np.int64)
-        return self.frame_source
 
     def invalidation_positions(self) -> np.ndarray:
         """``invalidation_position``, or each invalidation before every reference of its

@@ -3,7 +3,7 @@ reference at a time."""
 
 from __future__ import annotations
 
-from itertools import count
+from itertools import count, repeat
 from typing import cast
 
 import numpy as np
@@ -11,6 +11,7 @@ import numpy as np
 from nnrpsim.protocol import CacheAckStatus
 
 from ..catalog import ObjectCatalog
+from ..columns import column_items
 from ..limits import CacheLimits
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
@@ -174,16 +175,17 @@ def replay_on_table(
     object_ids = stream.object_id_list()
     for i, t, obj, size, only_along, asked, follower, made_from, op in zip(
         count(),
-        stream.time_ms.tolist(),
+        column_items(stream.time_ms),
         object_ids,
-        stream.size.tolist(),
-        stream.along_mask.tolist(),
-        stream.ttls(ttl).tolist(),
-        stream.along_for().tolist(),
-        stream.frame_sources.tolist(),
+        column_items(stream.size),
+        # (without references made along or TTLs of their own: constants, not columns)
+        repeat(False) if stream.along is None else column_items(stream.along),
+        repeat(ttl) if stream.ttl_scale is None else column_items(stream.ttls(ttl)),
+        repeat(-1) if stream.along is None else column_items(stream.along_for()),
+        repeat(-1) if stream.frame_source is None else column_items(stream.frame_source),
         # without operations, each reference is a frame of its own
-        count() if stream.operation is None else stream.operation.tolist(),
-        strict=False,  # (the counts never end)
+        count() if stream.operation is None else column_items(stream.operation),
+        strict=False,  # (the counts and the constants never end)
     ):
         new_frame = op != frame.op
         if new_frame:

@@ -5,29 +5,19 @@ from __future__ import annotations
 
 import heapq
 from collections import OrderedDict
-from collections.abc import Iterator
 from itertools import chain, count, islice, repeat
 
 import numpy as np
 
+from ..columns import column_items
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from .frame import Frame
 from .host_rules import HostRules
 from .result import EVICTED, EXPIRED, INVALIDATED, SpanLog, counted_after, tally
 
-CHUNK = 1 << 14
-"""References a column is turned into Python numbers at a time (:func:`_items`)."""
 NEVER = 1 << 62
 """A reference position past any stream's: where no invalidation is left to come."""
-
-
-def _items(column: np.ndarray) -> Iterator:
-    """``column``'s values as Python numbers, a chunk at a time: a whole column's ``tolist``
-    held 40 bytes a reference of a long stream (a run's peak), for no more speed."""
-    return chain.from_iterable(
-        column[start : start + CHUNK].tolist() for start in range(0, len(column), CHUNK)
-    )
 
 
 def ordered_capacity(
@@ -68,11 +58,11 @@ def ordered_capacity(
     n_inv = len(stream.invalidation_time_ms)
     changes = chain(
         zip(
-            _items(stream.invalidation_positions()),
-            _items(stream.invalidation_time_ms),
-            _items(stream.invalidation_object_id),
-            _items(stream.through),
-            _items(stream.kept_mask),
+            column_items(stream.invalidation_positions()),
+            column_items(stream.invalidation_time_ms),
+            column_items(stream.invalidation_object_id),
+            column_items(stream.through),
+            column_items(stream.kept_mask),
             strict=True,
         ),
         repeat((NEVER, 0, 0, -1, False)),
@@ -85,9 +75,9 @@ def ordered_capacity(
     cut_ms = stream.start_ms if from_ms is None else from_ms
     # else no lease ends by expiry in the window
     can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
-    asks = repeat(ttl) if stream.ttl_scale is None else _items(ttls)  # (repeat: the hot path)
+    asks = repeat(ttl) if stream.ttl_scale is None else column_items(ttls)  # (repeat: the hot path)
     # (without references made along: constants, not lists of a million items)
-    made_for = repeat(-1) if stream.along is None else _items(stream.along_for())
+    made_for = repeat(-1) if stream.along is None else column_items(stream.along_for())
     # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
     # counted once at the end instead of per reference (unless a lease was installed along, or
     # an eviction may send the next reference inline).
@@ -199,14 +189,14 @@ def ordered_capacity(
     at_start: dict[int, int | None] = {}
     rows = zip(
         count(),
-        _items(stream.time_ms),
+        column_items(stream.time_ms),
         object_ids,
-        _items(stream.size),
-        repeat(False) if stream.along is None else _items(along),
+        column_items(stream.size),
+        repeat(False) if stream.along is None else column_items(along),
         asks,
         made_for,
-        repeat(-1) if stream.frame_source is None else _items(stream.frame_source),
-        repeat(-1) if stream.operation is None else _items(stream.operation),
+        repeat(-1) if stream.frame_source is None else column_items(stream.frame_source),
+        repeat(-1) if stream.operation is None else column_items(stream.operation),
         strict=False,  # (the count and the constants, repeat(), never end)
     )
     # up to the cut, then the rest (a part each: no test of each reference for the cut)
