@@ -380,8 +380,8 @@ def _synthetic_catalog(
 
 def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
     """One host, one session covering the stream: an operation per request (an object it
-    names twice is referenced once), a content change per invalidation. Every object is
-    expected to be reused (the policy decides the rest)."""
+    names twice is referenced once), a content change per invalidation. Every object
+    referenced is expected to be reused (the policy decides the rest)."""
     n_objects = stream.n_objects
     ids = np.arange(n_objects, dtype=np.uint64)
     kinds = (
@@ -408,7 +408,9 @@ def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
         float(stream.end_ms),
         float(stream.duration_ms),
         operations,
-        dict.fromkeys(range(n_objects), float("inf")),
+        # (the objects referenced, by the ints the operations hold: those of the ids between
+        # them, or only invalidated, would be an int and an entry each that nothing looks up)
+        dict.fromkeys(sorted(set(objects)), float("inf")),
     )
     return WorkloadPlan(
         catalog,
