@@ -8,7 +8,8 @@ import os
 import pydoc
 import subprocess
 import sys
-from collections.abc import Iterator
+import tracemalloc
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,16 @@ SMALL_STUDY = {
         }
     },
 }
+
+
+def traced_peak(step: Callable[[], object]) -> int:
+    """The most memory ``step`` held at once, in bytes, as tracemalloc traces it."""
+    tracemalloc.start()
+    try:
+        step()
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
 
 
 @pytest.fixture

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import tracemalloc
 from dataclasses import fields, replace
 from itertools import islice
 
@@ -14,6 +13,7 @@ from hypothesis import strategies as st
 from nnrpsim.engine import CacheLimits, columns
 from nnrpsim.engine.replay import COUNTS, replay, replay_after, replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
+from tests.conftest import traced_peak
 
 GRID = [0, 1, 7, 50, 200, 1000, 100_000]
 
@@ -95,16 +95,6 @@ def test_a_replay_holds_one_int_object_for_each_object(spread):
     assert len({id(obj) for obj in listed}) == len(set(listed)) == len(np.unique(ids))
 
 
-def _traced_peak(stream: ReferenceStream, *args, **kwargs) -> int:
-    """The most memory the replay of ``stream`` held at once, as tracemalloc traces it."""
-    tracemalloc.start()
-    try:
-        replay(stream, *args, **kwargs)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
-
-
 def test_a_capacity_replay_reads_its_invalidations_a_chunk_at_a_time():
     """A million invalidations (a session's close of as many objects) were five whole lists
     of Python numbers at the LRU replay's peak, 101 MiB traced; a chunk at a time, 18."""
@@ -117,7 +107,7 @@ def test_a_capacity_replay_reads_its_invalidations_a_chunk_at_a_time():
         np.sort(rng.integers(0, 2000, n)),
         rng.integers(0, 5000, n),
     )
-    assert _traced_peak(stream, [500], capacity_bytes=1000, policy="lru") < 40 << 20
+    assert traced_peak(lambda: replay(stream, [500], capacity_bytes=1000, policy="lru")) < 40 << 20
 
 
 def test_a_replay_on_the_table_reads_its_columns_a_chunk_at_a_time(monkeypatch):
@@ -130,7 +120,23 @@ def test_a_replay_on_the_table_reads_its_columns_a_chunk_at_a_time(monkeypatch):
     objects = np.random.default_rng(2).integers(0, 100, n)
     operations = np.arange(n) // 2 + 10**6
     stream = ReferenceStream(times, objects, objects * 1000 + 300, operation=operations)
-    assert _traced_peak(stream, [500], capacity_bytes=20_000, policy="size") < 2 << 20
+    assert (
+        traced_peak(lambda: replay(stream, [500], capacity_bytes=20_000, policy="size")) < 2 << 20
+    )
+
+
+def test_the_lru_replay_makes_no_column_of_ttls_where_every_reference_asks_for_one(
+    monkeypatch,
+):
+    """A column of the one TTL, 8 bytes a reference, was held for the whole replay: 27.5
+    bytes a reference at its peak, now 19.5."""
+    monkeypatch.setattr(columns, "CHUNK", 512)  # (as above)
+    n = 30_000
+    objects = np.random.default_rng(2).integers(0, 100, n)
+    stream = ReferenceStream(np.arange(n) * 3 + 10**9, objects, objects * 1000 + 300)
+    assert (
+        traced_peak(lambda: replay(stream, [500], capacity_bytes=20_000, policy="lru")) < 23.5 * n
+    )
 
 
 @pytest.mark.parametrize(

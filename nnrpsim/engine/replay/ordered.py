@@ -71,11 +71,13 @@ def ordered_capacity(
     next_change = upcoming[0]  # (a local: the hot path compares it at every reference)
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
-    lru, ttls = policy == "lru", stream.ttls(ttl)
+    lru = policy == "lru"
     cut_ms = stream.start_ms if from_ms is None else from_ms
-    # else no lease ends by expiry in the window
-    can_expire = stream.start_ms + int(ttls.min(initial=ttl)) < stream.end_ms
-    asks = repeat(ttl) if stream.ttl_scale is None else column_items(ttls)  # (repeat: the hot path)
+    # each reference's TTL: a column only where references ask for TTLs of their own
+    ttls = None if stream.ttl_scale is None else stream.ttls(ttl)
+    shortest = ttl if ttls is None else int(ttls.min(initial=ttl))
+    can_expire = stream.start_ms + shortest < stream.end_ms  # else no lease ends by expiry
+    asks = repeat(ttl) if ttls is None else column_items(ttls)  # (repeat: the hot path)
     # (without references made along: constants, not lists of a million items)
     made_for = repeat(-1) if stream.along is None else column_items(stream.along_for())
     # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
