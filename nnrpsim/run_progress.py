@@ -126,14 +126,32 @@ def _show(bar: tqdm, runs: float) -> None:
     bar.refresh()
 
 
+class SetupStep:
+    """Where a study's setup has got, for its line (:func:`setup_shown`): the setup tells it
+    each long step as the step begins, with the sweep's points once it knows them."""
+
+    def __init__(self) -> None:
+        self.now = ""
+
+    def __call__(self, points: int, doing: str) -> None:
+        self.now = f"{points:,} point{'' if points == 1 else 's'}: {doing}"
+
+    def line(self, seconds: float) -> str:
+        return (
+            f"{SETUP} ({self.now}, {seconds:.0f} s)" if self.now else f"{SETUP} ({seconds:.0f} s)"
+        )
+
+
 @contextmanager
-def setup_shown(show: bool) -> Iterator[None]:
+def setup_shown(show: bool) -> Iterator[SetupStep]:
     """Where ``show``, a line (tqdm's: a widget in a notebook) that says a study's setup is
-    under way and for how long, from :data:`SETUP_SHOWN_AFTER_S` into the block to its end,
-    when it is cleared: expanding, sizing and checking a sweep of 100,000 points took 11 s
-    before the runs' bar, and ``validate`` 18 s, in silence."""
+    under way, at which step, and for how long, from :data:`SETUP_SHOWN_AFTER_S` into the
+    block to its end, when it is cleared: reading, sizing and checking a sweep of 100,000
+    points takes 14 s before the runs' bar, and ``validate`` 21 s, which went in silence,
+    then with only their seconds told."""
+    step = SetupStep()
     if not show:
-        yield
+        yield step
         return
     started = time.monotonic()
 
@@ -142,12 +160,12 @@ def setup_shown(show: bool) -> Iterator[None]:
             return
         with progress_bar(total=None, bar_format="{desc}", leave=False) as line:
             while True:
-                line.set_description_str(f"{SETUP} ({time.monotonic() - started:.0f} s)")
+                line.set_description_str(step.line(time.monotonic() - started))
                 if stop.wait(REFRESH_S):
                     return
 
     with _beside(tell, "setup line"):
-        yield
+        yield step
 
 
 @contextmanager

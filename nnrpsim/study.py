@@ -120,7 +120,7 @@ def run(
     ``overrides`` grows that study whatever its file has become.
     """
     # (the GC paused: it scanned each point's scenario and task again and again)
-    with cyclic_gc_paused(), setup_shown(progress):
+    with cyclic_gc_paused(), setup_shown(progress) as step:
         scenario, folder = study_of(scenario, "to run")
         scenario = load_scenario(scenario, overrides)
         check_execution(jobs, executor, scheduler)
@@ -135,6 +135,7 @@ def run(
         tasks = [task for task in every if (task.point, task.replication) not in kept]
         if scheduler is None:  # (a cluster's workers have their own memory)
             left = {task.point for task in tasks}  # (on --resume, the points with runs left)
+            step(len(left), "sizing their runs")
             sizes = point_sizes([point for point in points if point.index in left])
             check_run_sizes(sizes, workers_for(jobs, len(tasks)))
     # Whatever stops the loop early (Ctrl-C, a dead worker), the runs already written stay,
@@ -187,12 +188,13 @@ def sweep(
     """Run the sweep in memory (nothing written) and return the summary frame: for notebooks,
     with :func:`run`'s progress bar. What ``nnrpsim run`` would warn of
     (:mod:`nnrpsim.checks`) comes as a :class:`~nnrpsim.checks.StudyWarning` each."""
-    with cyclic_gc_paused(), setup_shown(progress):  # (as run's)
+    with cyclic_gc_paused(), setup_shown(progress) as step:  # (as run's)
         scenario = load_scenario(scenario, overrides)
         check_execution(jobs, "local", None)
         points = sweep_points(scenario)
         check_traces(points)
         tasks = tasks_for(points, input_digests(points))
+        step(len(points), "sizing their runs")
         check_run_sizes(point_sizes(points), workers_for(jobs, len(tasks)))
     bar, shares = study_bar(scenario.study.name, len(tasks), progress)
     with bar, shown(bar, shares):

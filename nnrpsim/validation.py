@@ -26,7 +26,7 @@ from .gc_pause import cyclic_gc_paused
 from .recorded import moving_runs_recorded, study_of
 from .results import ResultStore
 from .run_files import finished_runs
-from .run_progress import setup_shown
+from .run_progress import SetupStep, setup_shown
 from .run_sizes import check_run_sizes, describe_run_sizes, point_sizes
 from .scenario import Point, Scenario, ScenarioError, ScenarioLike, load_scenario, sweep_points
 from .tasks import tasks_for
@@ -90,18 +90,23 @@ def validate(
     goes on, where it takes more than a second (:func:`~nnrpsim.run_progress.setup_shown`).
     The cyclic garbage collector is paused meanwhile: it scanned every point's scenario and
     run size again and again as the checks went on (10 of 43 s for 100,000 points)."""
-    with cyclic_gc_paused(), setup_shown(progress):
-        return _validated(scenario, overrides)
+    with cyclic_gc_paused(), setup_shown(progress) as step:
+        return _validated(scenario, overrides, step)
 
 
-def _validated(scenario: ScenarioLike, overrides: Sequence[str] | str | None) -> Validation:
+def _validated(
+    scenario: ScenarioLike, overrides: Sequence[str] | str | None, step: SetupStep
+) -> Validation:
     recorded, folder = study_of(scenario, "to check")
     resolved = load_scenario(recorded, overrides)
     points = sweep_points(resolved)
     traces = check_traces(points)
+    step(len(points), "sizing their runs")
     sizes = point_sizes(points)
     check_run_sizes(sizes)
+    step(len(points), "checking their settings")
     warnings = [line for advise in ADVICE for line in advise(points, len(points))]
+    step(len(points), "describing them")
     described = [*traces, *describe_workloads(points), *describe_run_sizes(sizes)]
     if resolved.study.warmup == "auto":
         described.append(describe_warmups([point.scenario.study.warmup for point in points]))
