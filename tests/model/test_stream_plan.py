@@ -46,8 +46,7 @@ def _trace_plan(n: int, n_objects: int) -> WorkloadPlan:
 def test_the_vector_engines_stream_of_a_plan_lets_its_steps_go_as_it_is_made():
     """Its arrays on the way, some twenty a reference, were held until the stream was made:
     181 bytes a reference at the peak for these 100,000 (the trace's plan, all cached), now
-    140; a vector run of the Mooncake trace 16 times over grew by 641 MiB, now 573 (with
-    the next test's change)."""
+    140."""
     n = 100_000
     plan = _trace_plan(n, n // 20)
     config = ModelConfig(duration_ms=11.0 * n, policy=PolicyConfig(name="always"))
@@ -59,7 +58,7 @@ def test_the_vector_engines_stream_of_a_plan_lets_its_steps_go_as_it_is_made():
 def test_a_vector_run_replays_its_stream_without_holding_the_whole_beside_it(monkeypatch):
     """The stream the hosts' references make was held through the replay, beside the copy
     of those they cache that the replay reads: 240 bytes a reference at these 30,000's peak,
-    now 208 (the Mooncake run above: 627 MiB, then 641 with the stream's steps let go)."""
+    now 208 (a vector run of the Mooncake trace 16 times over: 641 MiB, now 573)."""
     monkeypatch.setattr(columns, "CHUNK", 512)  # (the default's chunks would hide the test's)
     n = 30_000
     plan = _trace_plan(n, 100)
