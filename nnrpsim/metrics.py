@@ -137,8 +137,7 @@ def des_metrics(
     else:
         metrics["mean_gpu_bytes"] = metrics["peak_gpu_bytes"] = float("nan")
     until = result.config.faults.first_at_ms
-    settled = memory_settled_ms(times, held, until) if steady_load else float("nan")
-    metrics["memory_settled_s"] = settled / 1e3
+    metrics["memory_settled_s"] = memory_settled_s(result.memory, until, steady_load)
 
     base = result.at_warmup
     wire = {name: n_bytes - base.get(f"wire_{name}", 0) for name, n_bytes in result.wire.items()}
@@ -171,6 +170,17 @@ def des_metrics(
     )
     metrics["invariant_violations"] = float(result.violations)
     return {name: metrics[name] for name in METRICS if name not in DERIVED_METRICS}
+
+
+def memory_settled_s(
+    memory: dict[str, np.ndarray], until_ms: float | None, steady_load: bool
+) -> float:
+    """When a run's memory held, summed over its servers, settles (MSER-5, judged before
+    ``until_ms``, a fault: :func:`~nnrpsim.warmup.memory_settled_ms`), in seconds; NaN
+    where the load follows a log, with no steady level to settle to."""
+    if not steady_load:
+        return float("nan")
+    return memory_settled_ms(*held_per_sample(memory), until_ms) / 1e3
 
 
 KIND_METRICS = (
@@ -301,7 +311,8 @@ def vector_metrics(
     PUT and ACK and its body; a reference sent inline instead of installed (once after an
     invalidation, or while its host backs off after a refusal), its body.
     There is no network timing (latency is NaN) and no fallback: the replayed host always
-    knows its leases.
+    knows its leases. ``memory_settled_s`` is the run's, of its samples over time
+    (:func:`~nnrpsim.vector_run.vector_run`).
     """
     n = len(sizes)
     hits = float(sweep.hits[index])
@@ -333,7 +344,6 @@ def vector_metrics(
         "inline_rate_policy": _share(float(inlined.sum()), n),
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
-        "memory_settled_s": float("nan"),
         "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
         "wire_bytes_resent": 0.0,  # (no network: a link's loss it refuses)
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,

@@ -124,8 +124,9 @@ def _synthetic_plan(
 
 
 LONG_TABLES = ("timeseries", "kinds")
-"""What a run reports beside its record, as columns (empty when it has nothing to say): the
-DES's samples over time, and the run's metrics per object kind."""
+"""What a run reports beside its record, as columns (empty when it has nothing to say): its
+samples over time (the memory; on the DES the links' and servers' load too), and its metrics
+per object kind."""
 
 
 def run_inputs(task: Task) -> tuple[ModelConfig, WorkloadPlan, np.random.SeedSequence]:
@@ -146,13 +147,13 @@ def run_task(task: Task, progress: Progress | None = None) -> dict[str, Any]:
         check_inputs(task.inputs)
         config, plan, run_seed = run_inputs(task)
         tables: dict[str, dict] = {}
+        steady = not task.scenario.workload.follows_a_log
         if task.scenario.engine == "vector":
-            metrics, kinds = vector_run(config, plan)
-            record.update(metrics)
-            tables = {"kinds": kinds}
+            run = vector_run(config, plan, steady)
+            record.update(run.metrics)
+            tables = {"timeseries": run.memory, "kinds": run.kinds}
         else:
             result = simulate(config, run_seed, plan, progress)
-            steady = not task.scenario.workload.follows_a_log
             record.update(des_metrics(result, config.warmup_ms, steady))
             tables = {
                 "timeseries": result.memory,

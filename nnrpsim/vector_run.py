@@ -6,12 +6,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, replace
 from itertools import chain
+from typing import NamedTuple
 
 import numpy as np
 
 from .engine.replay import COUNTS, ReplayResult, replay_after
+from .engine.replay.result import SPAN_FIGURES
 from .engine.stream import ReferenceStream
-from .metrics import vector_kind_metrics, vector_metrics
+from .metrics import memory_settled_s, vector_kind_metrics, vector_metrics
 from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
 from .model.routing import route_sessions
@@ -34,7 +36,9 @@ def base_ttl_ms(plan: WorkloadPlan, config: ModelConfig) -> int:
     return session_ttl_ms(config, mean)
 
 
-def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStream, np.ndarray]:
+def plan_stream(
+    plan: WorkloadPlan, config: ModelConfig, host_done_ms: float | None = None
+) -> tuple[ReferenceStream, np.ndarray]:
     """Flatten a plan's operations into a time-ordered reference stream whose invalidations
     are what ends leases (:func:`_lease_ends`); and, per reference, whether its host caches
     the object in that session (the DES hosts' decision: :class:`CacheDecisions`).
@@ -48,7 +52,10 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     :func:`base_ttl_ms`), or for an object its connection owns the policy's connection TTL
     when it sets one. Each operation is one frame (``operation``): a DES host decides its
     references before it sends its PUTs. A session's end (before the run's) ends the leases
-    of the objects it cached of its own."""
+    of the objects it cached of its own; once the host's last session has ended
+    (``host_done_ms``, None: the last of ``plan``'s; a host's sessions may be routed to
+    several servers), before the run's end, it closes its connections, and every lease left
+    ends (the one host the vector engine replays owns them all)."""
     width = max(len(plan.sizes), 1)  # a (session, object) pair is session * width + object
     laid = _LaidOut.of(plan, config, width)
     # a session's end (before the run's) ends the leases of the objects it cached of its own,
@@ -61,6 +68,11 @@ def plan_stream(plan: WorkloadPlan, config: ModelConfig) -> tuple[ReferenceStrea
     by_first_use = np.argsort(laid.first[ending], kind="stable")
     released = (pairs[ending] % width)[by_first_use]
     closes = end_ms[pairs[ending] // width][by_first_use]
+    done_ms = end_ms.max(initial=np.inf) if host_done_ms is None else host_done_ms
+    if done_ms < config.duration_ms:
+        left = np.unique(laid.objects)
+        released = np.concatenate([released, left])
+        closes = np.concatenate([closes, np.full(len(left), done_ms)])
     # in time order, as the DES runs them: two sessions' references within one millisecond
     # keep their order (an operation's share its time, and keep theirs)
     order = np.argsort(laid.times, kind="stable")
@@ -234,10 +246,10 @@ def _lease_ends(
     """What ends leases, as the stream's invalidations (times, objects, kept, through,
     positions): the plan's content changes; with each, a change of what was made from the
     object (through the server's cascade, or kept without it: the hosts see the change
-    themselves); and the session closes ``closes`` of the objects ``released``. Content
-    changes come on the millisecond, before its references; a close comes after the
-    references made before it (``reference_times``, in order, as the DES runs them), also
-    within one millisecond."""
+    themselves); and the closes ``closes`` (of sessions, and of the host's connections) of
+    the objects ``released``. Content changes come on the millisecond, before its
+    references; a close comes after the references made before it (``reference_times``, in
+    order, as the DES runs them), also within one millisecond."""
     times, objects = plan.change_times_ms.astype(np.int64), plan.change_objects
     made_from = plan.dependents()
     made = [made_from.get(obj, []) for obj in objects.tolist()]
@@ -270,17 +282,44 @@ def _lease_ends(
     )
 
 
-def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float], dict[str, list]]:
-    """The run's metrics and its metrics by object kind, on the engine's replay, counted after
-    the warm-up as the DES's are (``peak_gpu_bytes`` is the whole run's). Each server replays
-    the sessions routed to it, in its own memory; their counts and bytes add up, and so do
-    their peaks (each server's budget that never evicts)."""
+class VectorRun(NamedTuple):
+    """What a vector run reports, as a DES run's tables have it."""
+
+    metrics: dict[str, float]
+    kinds: dict[str, list]
+    """The run's metrics by object kind (:func:`~nnrpsim.metrics.vector_kind_metrics`)."""
+    memory: dict[str, np.ndarray]
+    """Per sample time and server, the DES's columns: ``time_ms``, ``server``,
+    ``live_bytes``, ``held_bytes`` (the same: the replay frees a lease's bytes as it ends),
+    ``objects`` (leases live), and ``link_load`` and ``server_load`` NaN (no network and no
+    processing, as its latencies)."""
+
+
+def sample_times_ms(config: ModelConfig) -> np.ndarray:
+    """When a run samples its memory: every ``sample_interval_ms`` from 0 to its end, on
+    whole milliseconds, as the DES's sampler does."""
+    count = math.floor(config.duration_ms / config.sample_interval_ms + 1e-9) + 1
+    return np.floor(np.arange(count) * config.sample_interval_ms).astype(np.int64)
+
+
+def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True) -> VectorRun:
+    """The run's metrics, its metrics by object kind and its memory over time, on the
+    engine's replay, counted after the warm-up as the DES's are (``peak_gpu_bytes`` and the
+    memory over time are the whole run's). Each server replays the sessions routed to it, in
+    its own memory; their counts and bytes add up, and so do their peaks (each server's
+    budget that never evicts). ``memory_settled_s`` needs a load that settles (as
+    :func:`~nnrpsim.metrics.des_metrics`): NaN for a run whose sessions or references follow
+    a log (``steady_load`` false). The vector engine refuses faults: the whole run is judged."""
     plan = with_python_numbers(plan)  # the hosts' decisions are compiled code
     server_of = route_sessions(plan.sessions, config.servers, config.routing)
+    times = sample_times_ms(config)
+    host_done_ms = max((s.end_ms for s in plan.sessions), default=math.inf)
     parts = [
         _server_replay(
             config,
             replace(plan, sessions=[s for s in plan.sessions if server_of[s.session_id] == k]),
+            times,
+            host_done_ms,
         )
         for k in range(config.servers)
     ]
@@ -292,7 +331,19 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan) -> tuple[dict[str, float
     policy = make_policy(config.policy)
     metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body)
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)
-    return metrics, kinds
+    # (in the DES's order: by time, then server)
+    live = np.stack([part.result.live_samples[0] for part in parts], axis=1).ravel()
+    memory = {
+        "time_ms": np.repeat(times, len(parts)),
+        "server": np.tile(np.arange(len(parts)), len(times)),
+        "live_bytes": live,
+        "held_bytes": live,
+        "objects": np.stack([part.result.lease_samples[0] for part in parts], axis=1).ravel(),
+        "link_load": np.full(len(live), np.nan),
+        "server_load": np.full(len(live), np.nan),
+    }
+    metrics["memory_settled_s"] = memory_settled_s(memory, None, steady_load)
+    return VectorRun(metrics, kinds, memory)
 
 
 @dataclass(frozen=True)
@@ -306,8 +357,11 @@ class _ServerReplay:
     inlined: np.ndarray
 
 
-def _server_replay(config: ModelConfig, plan: WorkloadPlan) -> _ServerReplay:
-    stream, replayed = plan_stream(plan, config)  # what the hosts cache, sources made along
+def _server_replay(
+    config: ModelConfig, plan: WorkloadPlan, times: np.ndarray, host_done_ms: float
+) -> _ServerReplay:
+    # what the hosts cache, sources made along
+    stream, replayed = plan_stream(plan, config, host_done_ms)
     policy, limits = make_policy(config.policy), config.server.limits
     # the references counted: made by the operations (not along), after the warm-up
     counted = ~stream.along_mask & (stream.time_ms >= config.warmup_ms)
@@ -335,12 +389,19 @@ def _server_replay(config: ModelConfig, plan: WorkloadPlan) -> _ServerReplay:
         refused_backoff_ms=math.ceil(policy.refused_backoff_ms),
         max_cache_entries=limits.max_cache_entries,
         renewal=limits.renewal,
+        sample_times=times,
     )
     return _ServerReplay(result, referenced, sizes, inlined)
 
 
+LIVE_FIGURES = ("mean_live_bytes", *SPAN_FIGURES)
+"""What several servers' replays add up to of their live bytes: their means, their peaks
+(each server's budget that never evicts) and their memory over time."""
+
+
 def _summed(results: list[ReplayResult]) -> ReplayResult:
-    """Several servers' replays as one: counts, live bytes and peaks added, per object too."""
+    """Several servers' replays as one: counts and :data:`LIVE_FIGURES` added, per object
+    too."""
     if len(results) == 1:
         return results[0]
     n_objects = max(result.object_hits.shape[1] for result in results)
@@ -356,8 +417,7 @@ def _summed(results: list[ReplayResult]) -> ReplayResult:
         results[0],
         references=sum(result.references for result in results),
         **{name: sum(getattr(result, name) for result in results) for name in COUNTS},
-        mean_live_bytes=sum(result.mean_live_bytes for result in results),
-        peak_live_bytes=sum(result.peak_live_bytes for result in results),
+        **{name: sum(getattr(result, name) for result in results) for name in LIVE_FIGURES},
         **{
             name: per_object(name)
             for name in ("object_hits", "object_live_bytes", "object_rejected", "object_inlined")

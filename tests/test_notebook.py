@@ -45,7 +45,7 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     (latency,) = [line for line in text.splitlines() if line.startswith("p99_latency_ms")]
     assert latency.endswith("NaN") == (engine == "vector")  # the engine chosen ran
     (settled,) = [line for line in text.splitlines() if line.startswith("memory_settled_s")]
-    assert settled.endswith("NaN") == (engine == "vector")  # (a DES run has samples to judge)
+    assert not settled.endswith("NaN")  # (either engine's run has samples to judge)
     assert "baseline: ttl_fraction=0.5" in text  # compare's own baseline, and the differences
     assert "baseline_point" in text
     assert "sessions at once" in text  # the workload's closed-form means

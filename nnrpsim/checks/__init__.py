@@ -27,7 +27,6 @@ from .timing import (
     fault_time_advice,
     log_span_advice,
     sample_advice,
-    warmup_advice,
     warmup_warnings,
 )
 from .ttl_bounds import ttl_bound_advice
@@ -41,9 +40,7 @@ def study_warnings(
     points: list[Point], runs: pd.DataFrame, summary: pd.DataFrame, series: pd.DataFrame
 ) -> list[str]:
     """Every warning the runs of a sweep's ``points`` call for. A warm-up is judged on the
-    DES's samples of the memory held; the vector engine has none, and its points are judged
-    by the closed form that ``nnrpsim validate`` applies."""
-    vector = [point for point in points if point.scenario.engine == "vector"]
+    runs' samples of the memory held (``series``), on either engine."""
     # (a swept key a rule gives no say at every point is named with the rule's reason, not
     # found again by its numbers)
     explained = {
@@ -62,7 +59,6 @@ def study_warnings(
         *ignored_key_advice(points, len(points)),
         *unmoved_key_warnings(summary, explained),
         *warmup_warnings(points, series),
-        *warmup_advice(vector, len(points)),
         *inert_key_advice(points, len(points)),
         *kind_sizes_advice(points, len(points)),
         *slot_advice(points, len(points)),

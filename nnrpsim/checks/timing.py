@@ -20,7 +20,7 @@ from .wording import points_named, span_text, warnings_by_text
 
 
 def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
-    """A warning for each set of DES points that share their timing (warm-up, duration, first
+    """A warning for each set of points that share their timing (warm-up, duration, first
     fault) under a steady load, whose memory, averaged over their runs, settles after the
     warm-up (:func:`nnrpsim.warmup.climb_warning`)."""
     if series.empty:
@@ -28,7 +28,7 @@ def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
     timings: dict[tuple[float, float, float | None], list[int]] = {}
     for point in points:
         study = point.scenario.study
-        if point.scenario.engine == "des" and not point.scenario.workload.follows_a_log:
+        if not point.scenario.workload.follows_a_log:
             until = model_config(point.scenario).faults.first_at_ms
             timings.setdefault((study.warmup, study.duration, until), []).append(point.index)
     warnings = []
@@ -42,7 +42,7 @@ def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
 
 
 def warmup_advice(points: list[Point], of_points: int) -> list[str]:
-    """Before a run (or for runs without samples): a warning for each set of ``points`` (of
+    """Before a run: a warning for each set of ``points`` (of
     ``of_points`` in the sweep) whose sessions at once, averaged over the measured time, are
     more than 1 % below their steady number in closed form
     (:func:`nnrpsim.model.workload_means.measured_ramp`), with the least warm-up that keeps

@@ -176,7 +176,8 @@ def _figures(
     if not series.empty:
         warmup_s = 0.0 if "study.warmup" in swept else warmup_s
         for column, combine, what, name in OVER_TIME:
-            if column in series:  # (not in results written by an older version)
+            # (not in results written by an older version; none measured on the vector engine)
+            if column in series and series[column].notna().any():
                 means = mean_over_runs(series, column, combine)
                 figures.append(
                     (_over_time, (means, summary, swept, folder, column, what, name, warmup_s))

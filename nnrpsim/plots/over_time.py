@@ -4,6 +4,7 @@ link's and server's load."""
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
@@ -40,10 +41,17 @@ def equal_series(mean: pd.DataFrame, column: str) -> list[tuple[list[int], pd.Da
     """The sweep points of equal ``column`` series over time together (a ``never`` baseline
     holds no memory at every budget: drawn apart, the last hid the others), in the order of
     their first point, each with its series."""
+    # (each point's rows a slice of one array: a thousand points' groups of frames took 0.39 s)
+    ordered = mean.sort_values(["point", "time_ms"], kind="stable")
+    points = ordered["point"].to_numpy()
+    values = ordered[["time_ms", column]].to_numpy(dtype=np.float64)
+    starts = np.flatnonzero(np.r_[True, points[1:] != points[:-1]]).tolist()
     equal: dict[bytes, tuple[list[int], pd.DataFrame]] = {}
-    for point, part in mean.groupby("point", sort=True):
-        signature = pd.util.hash_pandas_object(part[["time_ms", column]], index=False)
-        equal.setdefault(signature.to_numpy().tobytes(), ([], part))[0].append(int(point))
+    for begin, end in zip(starts, [*starts[1:], len(points)], strict=True):
+        series = values[begin:end].tobytes()
+        if series not in equal:
+            equal[series] = ([], ordered.iloc[begin:end])
+        equal[series][0].append(int(points[begin]))
     return list(equal.values())
 
 

@@ -171,7 +171,7 @@ def test_the_vector_runs_hosts_act_as_the_models(margin, capacity, inline_once):
     )
     config = _config("reset", limits, margin, inline_once)
     result = simulate(config, 0, stream_plan(stream))
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, stream_plan(stream))
+    des, vector = des_metrics(result, 0.0), vector_run(config, stream_plan(stream)).metrics
     hits = des["hit_rate"] * len(stream)
     assert 100 < des["renewals"] <= hits * (0.2 if margin < 1 else 1)  # not every use renews
     inlined = result.references["outcome"] == RefOutcome.INLINED_AFTER_INVALIDATE
@@ -205,7 +205,7 @@ def test_with_dependencies_the_vector_run_equals_the_model(mode, capacity, inlin
     config = _config(mode, limits, 0.2, inline_once)
     config = replace(config, server=replace(config.server, cascade_dependencies=cascade))
     result = simulate(config, 0, plan)
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     assert result.violations == 0 and result.audit["fallbacks"] == 0
     inlined = result.references["outcome"] == RefOutcome.INLINED_AFTER_INVALIDATE
     assert (inlined.sum() > 1000) == inline_once
@@ -240,7 +240,7 @@ def test_a_host_backing_off_after_refusals_acts_alike_on_both_engines(mode, depe
     config = _config(mode, limits, 0.2)
     config = replace(config, policy=replace(config.policy, refused_backoff_ms=20_000.0))
     result = simulate(config, 0, plan)
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     backing_off = result.references["outcome"] == RefOutcome.INSTALL_REJECTED
     assert backing_off.sum() > 2 * des["refused_puts"] > 400  # most uses put nothing
     plain = replace(config, policy=replace(config.policy, refused_backoff_ms=0.0))
@@ -302,7 +302,7 @@ def test_an_object_backing_off_itself_is_charged_its_own_lapse_not_its_sources()
         if refs["outcome"][i] == RefOutcome.INSTALL_REJECTED
         and refs["cause"][i] == InstallCause.EXPIRED
     )
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     for name in ("hit_rate", "installs", "miss_rate_cache_miss", "miss_rate_lease_expired"):
         assert des[name] == vector[name]
 
@@ -313,7 +313,7 @@ def test_a_session_closes_after_its_last_use_within_one_millisecond():
     plan = one_session([(0.0, [A]), (999.3, [A])], [4096], [10.0], 999.6)
     config = replace(_config("reset", CacheLimits(), 0.2, True), duration_ms=2_000.0)
     config = replace(config, policy=replace(config.policy, ttl_hint_ms=10_000))
-    des, (vector, _) = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan)
+    des, vector = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan).metrics
     assert des["hit_rate"] == vector["hit_rate"] == 0.5
 
 
@@ -331,7 +331,7 @@ def test_operations_due_at_one_instant_race_on_the_des_and_queue_on_the_vector_e
         uplink=fast,
         downlink=fast,
     )
-    vector, _ = vector_run(config, plan)
+    vector = vector_run(config, plan).metrics
     racing = des_metrics(simulate(config, 0, plan), 0.0)
     assert config.workload.max_in_flight_operations > 1
     assert racing["fallback_rate"] == 1 / 3 and vector["fallback_rate"] == 0
@@ -369,7 +369,7 @@ def test_several_objects_made_from_one_source_in_a_frame_act_alike(
     config = replace(config, server=replace(config.server, cascade_dependencies=cascade))
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
     result = simulate(config, 0, plan)
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     assert (result.invalidations["dependency_invalidated"] > 100) == cascade
     for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss"):
         assert des[name] == vector[name]
@@ -430,7 +430,7 @@ def test_the_engines_agree_where_they_once_parted(policy, workload, renewal, cas
     )
     config = replace(config, server=replace(config.server, cascade_dependencies=cascade))
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(seed))
-    des, (vector, _) = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan)
+    des, vector = des_metrics(simulate(config, 0, plan), 0.0), vector_run(config, plan).metrics
     for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss"):
         assert des[name] == vector[name]
 
@@ -446,11 +446,11 @@ def test_an_entry_limit_binds_alike_on_both_engines(capacity):
     )
     config = _config("reset", limits, 0.2, True)
     result = simulate(config, 0, stream_plan(stream))
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, stream_plan(stream))
+    des, vector = des_metrics(result, 0.0), vector_run(config, stream_plan(stream)).metrics
     assert result.invalidations["evicted"] > 1000
-    unlimited, _ = vector_run(
+    unlimited = vector_run(
         _config("reset", replace(limits, max_cache_entries=0), 0.2, True), stream_plan(stream)
-    )
+    ).metrics
     assert unlimited["hit_rate"] > vector["hit_rate"] + 0.05
     for name in ("hit_rate", "installs", "renewals", "refused_puts", "miss_rate_cache_miss"):
         assert des[name] == vector[name]
@@ -476,8 +476,8 @@ def test_each_server_replays_the_sessions_routed_to_it(routing):
     )
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
     result = simulate(config, 0, plan)
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
-    one_server, _ = vector_run(replace(config, servers=1), plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
+    one_server = vector_run(replace(config, servers=1), plan).metrics
     assert vector["installs"] > 1.1 * one_server["installs"]  # shared objects, once a server
     for name in ("hit_rate", "installs", "renewals", "miss_rate_cache_miss"):
         assert des[name] == vector[name]
@@ -497,7 +497,7 @@ def test_the_vector_run_caches_what_the_model_hosts_cache():
     )
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
     des = des_metrics(simulate(config, 0, plan), 0.0)
-    vector, _ = vector_run(config, plan)
+    vector = vector_run(config, plan).metrics
     assert 0.05 < des["inline_rate_policy"] < 0.95
     assert vector["inline_rate_policy"] == des["inline_rate_policy"]
 
@@ -515,7 +515,7 @@ def test_the_vector_run_holds_about_what_the_model_holds():
     )
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
     result = simulate(config, 0, plan)
-    vector, _ = vector_run(config, plan)
+    vector = vector_run(config, plan).metrics
     assert vector["mean_gpu_bytes"] == pytest.approx(result.memory["live_bytes"].mean(), rel=0.08)
     assert vector["hit_rate"] == pytest.approx(des_metrics(result, 0.0)["hit_rate"], abs=0.01)
 
@@ -533,11 +533,11 @@ def test_after_a_warm_up_the_vector_run_counts_what_the_model_counts(capacity):
     )
     config = replace(_config("reset", limits, 0.2, True), warmup_ms=float(warmup))
     result = simulate(config, 0, stream_plan(stream))
-    des, (vector, _) = (
+    des, vector = (
         des_metrics(result, config.warmup_ms),
-        vector_run(config, stream_plan(stream)),
+        vector_run(config, stream_plan(stream)).metrics,
     )
-    whole, _ = vector_run(replace(config, warmup_ms=0.0), stream_plan(stream))
+    whole = vector_run(replace(config, warmup_ms=0.0), stream_plan(stream)).metrics
     assert vector["hit_rate"] != whole["hit_rate"] and vector["installs"] < whole["installs"]
     for name in ("hit_rate", "installs", "renewals", "refused_puts", "miss_rate_cache_miss"):
         assert des[name] == vector[name]
@@ -562,7 +562,7 @@ def test_a_fresh_install_counts_its_frames_reference_as_the_size_policy_weighs_i
     )
     result = simulate(config, 0, plan)
     assert result.references["outcome"].tolist()[-1] == RefOutcome.HIT
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     assert des["hit_rate"] == vector["hit_rate"] == 2 / 5
 
 
@@ -580,7 +580,7 @@ def test_under_memory_pressure_the_engines_agree_frame_by_frame(eviction):
     )
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(4))
     result = simulate(config, 0, plan)
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     assert result.invalidations["evicted"] > 500
     names = ("hit_rate", "installs", "renewals", "miss_rate_cache_miss", "refused_puts")
     for name in (*names, "evictions"):
@@ -619,7 +619,7 @@ def test_a_session_that_ends_within_the_millisecond_of_anothers_frame_frees_its_
     config = replace(_config("reset", CacheLimits(capacity_bytes=250)), duration_ms=30_000.0)
     result = simulate(config, 0, plan)
     assert result.invalidations["evicted"] == 0
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     assert des["hit_rate"] == vector["hit_rate"] == 2 / 5
     assert des["installs"] == vector["installs"] == 3
 
@@ -634,9 +634,9 @@ def test_a_warm_up_ends_at_a_whole_millisecond_on_both_engines():
     config = replace(_config("reset", limits, 0.2, True), warmup_ms=at + 0.3)
     assert config.warmup_ms == at + 1
     result = simulate(config, 0, stream_plan(stream))
-    des, (vector, _) = (
+    des, vector = (
         des_metrics(result, config.warmup_ms),
-        vector_run(config, stream_plan(stream)),
+        vector_run(config, stream_plan(stream)).metrics,
     )
     for name in ("hit_rate", "installs", "renewals", "refused_puts", "miss_rate_cache_miss"):
         assert des[name] == vector[name], name

@@ -5,6 +5,7 @@ DES"), each draw run on both and compared in every count the two share."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -114,7 +115,7 @@ def drawn_config(rng: np.random.Generator) -> ModelConfig:
         server=server,
         policy=policy,
         workload=workload,
-        sample_interval_ms=10_000.0,
+        sample_interval_ms=1_000.0,
     )
 
 
@@ -123,12 +124,41 @@ def drawn_config(rng: np.random.Generator) -> ModelConfig:
 def test_over_instant_links_both_engines_count_the_same(seed):
     config = drawn_config(np.random.default_rng(seed))
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(seed))
-    des = des_metrics(simulate(config, seed, plan), config.warmup_ms)
-    vector, _ = vector_run(config, plan)
+    result = simulate(config, seed, plan)
+    des, run = des_metrics(result, config.warmup_ms), vector_run(config, plan)
+    vector = run.metrics
     # (NaN equal to NaN: a plan that references nothing has no rates on either engine)
     np.testing.assert_equal({n: des[n] for n in ALIKE}, {n: vector[n] for n in ALIKE})
     invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
     assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
+    # the memory over time: the same samples, the same bytes of live leases in each
+    for column in ("time_ms", "server", "live_bytes"):
+        np.testing.assert_array_equal(run.memory[column], result.memory[column], column)
+
+
+def test_a_host_whose_sessions_have_all_ended_closes_its_connections_on_both_engines():
+    """Sessions only in the first 20 s of a minute, under connection_scope's 10-minute
+    leases: once the last has ended the host closes its connections, and its servers end
+    every lease left, on the vector engine as on the DES (which it kept to their expiry)."""
+    config = ModelConfig(
+        duration_ms=60_000.0,
+        servers=2,
+        uplink=INSTANT,
+        downlink=INSTANT,
+        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=0.0),
+        policy=PolicyConfig(name="connection_scope", connection_ttl_ms=600_000),
+        workload=WorkloadConfig(session_rate_per_s=1.0, session_duration_ms=5_000.0),
+        sample_interval_ms=1_000.0,
+    )
+    plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(3))
+    plan = replace(plan, sessions=[s for s in plan.sessions if s.start_ms < 20_000])
+    result, run = simulate(config, 3, plan), vector_run(config, plan)
+    for column in ("time_ms", "server", "live_bytes"):
+        np.testing.assert_array_equal(run.memory[column], result.memory[column], column)
+    done = max(session.end_ms for session in plan.sessions)
+    after = run.memory["time_ms"] > done
+    assert after.any() and not run.memory["live_bytes"][after].any()
+    assert run.memory["live_bytes"][~after].max() > 0
 
 
 def drawn_log(rng: np.random.Generator, path: Path) -> None:

@@ -133,7 +133,7 @@ def test_a_back_off_counts_whole_milliseconds_on_both_engines():
     result = simulate(config, 1, plan)
     refs = result.references
     assert refs["outcome"][refs["object"] == B].tolist() == [REFUSED, INSTALLED]
-    des, (vector, _) = des_metrics(result, 0.0), vector_run(config, plan)
+    des, vector = des_metrics(result, 0.0), vector_run(config, plan).metrics
     for name in ("hit_rate", "installs", "refused_puts"):
         assert des[name] == vector[name], name
     notices = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)  # DES only

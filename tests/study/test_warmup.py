@@ -217,9 +217,9 @@ def test_a_climb_within_the_tolerance_or_too_short_to_judge_is_no_warning():
     assert climb_warning(_series([0.0] * 40), 0, None, "x") is None  # nothing held
 
 
-def test_points_are_judged_by_their_timing_and_only_des_runs_under_a_steady_load():
+def test_points_are_judged_by_their_timing_and_only_runs_under_a_steady_load():
     """Two warm-ups swept: the climb passes the 1 s one, not the 12 s one. A vector-engine
-    study, or one whose sessions follow a log, is not judged."""
+    study is judged alike, on its samples; one whose sessions follow a log is not judged."""
     raw = {
         "study": {"name": "t", "duration": "40s", "replications": 2},
         "sweep": {"grid": {"study.warmup": ["1s", "12s"]}},
@@ -235,7 +235,7 @@ def test_points_are_judged_by_their_timing_and_only_des_runs_under_a_steady_load
     raw["sweep"]["grid"]["study.warmup"] = ["1s"]
     (warning,) = warnings(raw, series[series["point"] == 0])
     assert warning.startswith("warning: all points: ")
-    assert warnings({**raw, "engine": "vector"}, series) == []
+    assert warnings({**raw, "engine": "vector"}, series) == [warning]
     logged = {"sessions": {"arrivals": {"path": "a.csv"}}}
     assert warnings({**raw, "workload": logged}, series) == []
     assert warnings(raw, pd.DataFrame()) == []
@@ -316,14 +316,24 @@ def test_many_points_short_each_by_its_own_numbers_are_named_in_one_line():
     ]
 
 
-def test_a_vector_engine_study_is_warned_by_the_closed_form_after_its_run(tmp_path, capsys):
-    """It has no samples of the memory to judge; the DES run of the same study has."""
-    study = {"study": {"name": "v", "replications": 1, "duration": "60s"}, "engine": "vector"}
+def test_a_vector_engine_study_is_judged_on_its_own_samples_after_its_run(tmp_path, capsys):
+    """Its memory over time, as the DES's: where it settles, the climb past the warm-up, the
+    plot; before the run, validate judges the sessions in closed form, as for the DES."""
+    study = {
+        "study": {"name": "v", "seed": 2, "replications": 2, "duration": "100s", "warmup": "0s"},
+        "engine": "vector",
+        "workload": {"sessions": {"rate_per_s": 2, "duration": "30s"}},
+    }
     path = write_yaml(tmp_path, study)
     assert main(["run", str(path), "--out", str(tmp_path / "v"), "--quiet"]) == 0
-    assert "(closed form)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "after the 0 s warm-up: mean_gpu_bytes is" in err and "(closed form)" not in err
+    runs = pd.read_parquet(tmp_path / "v/runs.parquet")
+    assert runs["memory_settled_s"].between(15, 60).all()
+    assert (tmp_path / "v/plots/gpu_memory_over_time.png").is_file()
+    assert not (tmp_path / "v/plots/link_load_over_time.png").exists()  # (no network)
     assert main(["validate", str(path)]) == 0
-    assert "no warm-up within this 60 s run does" in capsys.readouterr().err
+    assert "(closed form)" in capsys.readouterr().err
 
 
 def _settled_s(faults: FaultConfig, steady_load: bool = True) -> float:
@@ -381,7 +391,7 @@ def test_run_warns_of_a_warm_up_shorter_than_the_climb_and_exits_0(tmp_path, cap
 
 def test_the_notebook_api_gives_the_same_lines_as_warnings():
     """``nnrpsim.sweep`` writes nothing; what ``run`` would print comes as StudyWarnings:
-    the check on the DES's samples, or the closed form for the vector engine."""
+    the check on the runs' samples, on either engine."""
     raw = {
         "study": {"name": "n", "replications": 2, "duration": "100s"},
         "workload": {"sessions": {"rate_per_s": 2, "duration": "30s"}},
@@ -391,5 +401,5 @@ def test_the_notebook_api_gives_the_same_lines_as_warnings():
     assert len(summary) == 1
     (line,) = [str(w.message) for w in told]
     assert line.startswith("all points: the GPU memory held, averaged over the runs, ")
-    with pytest.warns(nnrpsim.StudyWarning, match=r"\(closed form\)"):
+    with pytest.warns(nnrpsim.StudyWarning, match="^all points: the GPU memory held, averaged"):
         nnrpsim.sweep({**raw, "engine": "vector"})

@@ -31,9 +31,11 @@ def replay_on_table(
     inline_after_invalidate: bool = False,
     refused_backoff_ms: int = 0,
     from_ms: int | None = None,
+    sample_times: np.ndarray | None = None,
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
-    Counted from ``from_ms`` on (None: the stream's start; see :func:`~.sweep.replay_after`).
+    Counted from ``from_ms`` on (None: the stream's start; see :func:`~.sweep.replay_after`);
+    the live bytes and leases at ``sample_times`` too (:func:`~.result.span_figures`).
 
     Live bytes are integrated as the ordered path does: a lease is live from its install until
     its expiry (moved by renewals) or its end, whichever comes first."""
@@ -64,7 +66,7 @@ def replay_on_table(
             end = min(expires, now)
             if end > cut_ms:  # (its part from the cut on)
                 object_live_ms_bytes[gone] += (end - max(start, cut_ms)) * gone_size
-            spans.book(start, end, gone_size)
+            spans.book(start, expires, now, gone_size)
 
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
@@ -255,5 +257,5 @@ def replay_on_table(
         **counted_after(whole, whole if early is None else early),
         "mean_live_bytes": float(object_live.sum()),
         "object_live_bytes": object_live,
-        "peak_live_bytes": spans.peak(),
+        **spans.figures(sample_times),
     }

@@ -30,11 +30,13 @@ def ordered_capacity(
     inline_once: bool,
     backoff: int,
     from_ms: int | None = None,
+    sample_times: np.ndarray | None = None,
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest); only
     an object larger than the capacity is refused. Counted from ``from_ms`` on (None: the
-    stream's start; see :func:`~.sweep.replay_after`).
+    stream's start; see :func:`~.sweep.replay_after`); with ``per_object``, the live bytes
+    and leases at ``sample_times`` too (:func:`~.result.span_figures`).
 
     A lease is live from its install until its expiry (pushed on by renewals) or its end,
     whichever comes first: that span is booked, per object, when the lease ends (its part
@@ -118,7 +120,7 @@ def ordered_capacity(
             if per_object:
                 live_of[obj] += counted_bytes
         if per_object:
-            book_span(start, end, size)
+            book_span(start, expires, now, size)
         ended[obj] = reason
         stale.discard(obj)
 
@@ -291,7 +293,7 @@ def ordered_capacity(
                         if per_object:
                             live_of[victim] += counted_bytes
                     if per_object:
-                        book_span(start, end, victim_size)
+                        book_span(start, expires, t, victim_size)
                     if track:
                         ended[victim] = evicted
                     if inline_once:
@@ -350,7 +352,7 @@ def ordered_capacity(
         **counted_after(taken[1], taken[0]),
         "mean_live_bytes": live_ms_bytes / span,
         "object_live_bytes": np.array(live_of, dtype=np.float64) / span,
-        "peak_live_bytes": spans.peak(),
+        **spans.figures(sample_times),
     }
 
 

@@ -98,6 +98,11 @@ class ReplayResult:
     """With ``per_object``: per TTL, the most bytes live at once. Reclaiming expired leases
     before evicting, a capacity this large never evicts, so it gets the unlimited hit rate (a
     smaller one may too, when nothing it evicts is used again)."""
+    live_samples: np.ndarray | None = None
+    """With ``per_object`` and ``sample_times``: per TTL and sample time, the bytes live then
+    (the memory over time, as the DES samples it; of the whole window, as the peak is)."""
+    lease_samples: np.ndarray | None = None
+    """As :attr:`live_samples`, the leases live at each sample time."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -119,8 +124,39 @@ def stack_runs(
             name: np.array([run[name] for run in runs]).reshape(len(runs), -1)
             for name in ("object_hits", "object_live_bytes", "object_rejected", "object_inlined")
         }
-        objects["peak_live_bytes"] = np.array([run["peak_live_bytes"] for run in runs])
+        objects.update(stacked_spans(runs))
     return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
+
+
+SPAN_FIGURES = ("peak_live_bytes", "live_samples", "lease_samples")
+"""What the leases' live spans give a run (:func:`span_figures`), per TTL in a result."""
+
+
+def stacked_spans(runs: list[dict]) -> dict[str, np.ndarray]:
+    """The :data:`SPAN_FIGURES` of a grid's runs, one per TTL, stacked as a result keeps them
+    (those the runs have: the samples only where they were asked for)."""
+    return {name: np.array([run[name] for run in runs]) for name in SPAN_FIGURES if name in runs[0]}
+
+
+def span_figures(
+    starts: np.ndarray,
+    ends: np.ndarray,
+    sizes: np.ndarray,
+    expired: np.ndarray,
+    sample_times: np.ndarray | None,
+) -> dict[str, int | np.ndarray]:
+    """Of leases live on ``[start, end)`` with their sizes: the most bytes live at once, and
+    with ``sample_times`` (ascending) the bytes and the leases live at each. A sample at t
+    is the instant t, as the DES's sampler reads its lease table there: what the references
+    of earlier milliseconds began and ended (not yet those of t's own), and a lease whose
+    expiry (``expired``: its span ended by it) is t has run out."""
+    figures: dict[str, int | np.ndarray] = {"peak_live_bytes": peak_live(starts, ends, sizes)}
+    if sample_times is not None:
+        # (a lease of a TTL of 0 runs out as it begins: never live)
+        before, until = sample_times - 1, np.maximum(ends - expired, starts)
+        figures["live_samples"] = live_at(starts, until, sizes, before)
+        figures["lease_samples"] = live_at(starts, until, np.ones_like(sizes), before)
+    return figures
 
 
 def peak_live(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray) -> int:
@@ -131,23 +167,42 @@ def peak_live(starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray) -> int:
     return int(np.cumsum(deltas[order]).max(initial=0))
 
 
+def live_at(
+    starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, times: np.ndarray
+) -> np.ndarray:
+    """The sum of ``sizes`` of the spans ``[start, end)`` that hold each of ``times``
+    (ascending): each span adds its size from the first time at or after its start to the
+    first at or after its end, one pass over the spans and a running sum over the times."""
+    steps = np.zeros(len(times) + 1, dtype=np.int64)
+    np.add.at(steps, np.searchsorted(times, starts), sizes)
+    np.subtract.at(steps, np.searchsorted(times, ends), sizes)
+    return np.cumsum(steps[:-1])
+
+
 class SpanLog:
     """Each lease's live span, ``[start, end)`` with its size, booked as the lease ends, for
-    the run's peak of live bytes (:func:`peak_live`). Kept in three columns of machine
-    integers, 24 bytes a span: as a list of tuples, about 170, they were the largest part of
-    a long trace's replay."""
+    the run's peak of live bytes and its memory over time (:func:`span_figures`). Kept in
+    columns of machine integers, 25 bytes a span: as a list of tuples, about 170, they were
+    the largest part of a long trace's replay."""
 
     def __init__(self) -> None:
         self.starts, self.ends, self.sizes = array("q"), array("q"), array("q")
+        self.expired = array("b")
 
-    def book(self, start: int, end: int, size: int) -> None:
+    def book(self, start: int, expires: int, now: int, size: int) -> None:
+        """A lease granted at ``start``, due to expire at ``expires``, that ended at ``now``:
+        live until the first of the two."""
         self.starts.append(start)
-        self.ends.append(end)
+        self.ends.append(expires if expires < now else now)
+        self.expired.append(expires <= now)
         self.sizes.append(size)
 
-    def peak(self) -> int:
-        columns = (np.frombuffer(c, dtype=np.int64) for c in (self.starts, self.ends, self.sizes))
-        return peak_live(*columns) if self.starts else 0
+    def figures(self, sample_times: np.ndarray | None) -> dict[str, int | np.ndarray]:
+        starts, ends, sizes = (
+            np.frombuffer(c, dtype=np.int64) for c in (self.starts, self.ends, self.sizes)
+        )
+        expired = np.frombuffer(self.expired, dtype=np.int8)
+        return span_figures(starts, ends, sizes, expired, sample_times)
 
 
 PER_OBJECT_COUNTS = ("object_hits", "object_rejected", "object_inlined")

@@ -45,6 +45,7 @@ def replay(
     renewal: str = "touch",
     *,
     from_ms: int | None = None,
+    sample_times: np.ndarray | None = None,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
@@ -66,7 +67,8 @@ def replay(
     what is made from it, when the PUT was of a source made ``along``); only a capacity
     refuses PUTs. ``max_cache_entries`` and ``renewal`` are :class:`CacheLimits`'s: an entry
     limit or a renewal that extends replay on the lease table itself. ``from_ms``: count
-    only from then on (:func:`replay_after`).
+    only from then on (:func:`replay_after`). With ``per_object``, ``sample_times`` (ms,
+    ascending) asks for the bytes and the leases live at each (the memory over time).
     """
     if from_ms is not None and from_ms >= stream.end_ms:
         raise ValueError(f"from_ms must be before the stream's end ({stream.end_ms} ms)")
@@ -98,9 +100,9 @@ def replay(
     if capacity_bytes is None and not on_table:
         sweep = reset_grid if margin else non_reset_grid
         if from_ms is None:
-            return sweep(stream, grid, per_object)
+            return sweep(stream, grid, per_object, sample_times)
         return _grid_after(
-            sweep(stream, grid, per_object),
+            sweep(stream, grid, per_object, sample_times),
             sweep(stream.before(from_ms), grid, per_object),
             stream,
             from_ms,
@@ -118,6 +120,7 @@ def replay(
                     inline_after_invalidate,
                     refused_backoff_ms,
                     from_ms,
+                    sample_times,
                 )
                 for t in grid
             ]
@@ -132,6 +135,7 @@ def replay(
                 inline_after_invalidate,
                 refused_backoff_ms,
                 from_ms,
+                sample_times,
             )
             for t in grid
         ]
@@ -146,7 +150,8 @@ def _counted_from(stream: ReferenceStream, from_ms: int) -> int:
 
 def replay_after(stream: ReferenceStream, from_ms: int, ttl_grid, *args, **kwargs) -> ReplayResult:
     """:func:`replay`, counting only the references from ``from_ms`` on (a warm-up cut), and
-    live bytes over ``[from_ms, end)``; ``peak_live_bytes`` stays the whole window's.
+    live bytes over ``[from_ms, end)``; ``peak_live_bytes`` and the samples over time stay
+    the whole window's.
 
     The sequential paths count the references before the cut as they pass it, and take that
     away at the end (:func:`~.result.counted_after`); the vectorised grids replay the window

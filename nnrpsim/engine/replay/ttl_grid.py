@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..stream import ReferenceStream
-from .result import ReplayResult, peak_live
+from .result import ReplayResult, span_figures, stacked_spans
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,14 @@ def _sequential_only(zeros: np.ndarray) -> dict[str, np.ndarray]:
     return dict.fromkeys(names, zeros)
 
 
-def reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
-    """Renew on use: reference k hits iff its gap is below T and no invalidation came between."""
+def reset_grid(
+    stream: ReferenceStream,
+    grid: np.ndarray,
+    per_object: bool,
+    sample_times: np.ndarray | None = None,
+) -> ReplayResult:
+    """Renew on use: reference k hits iff its gap is below T and no invalidation came between.
+    With ``per_object``, the leases' peak and their live bytes at ``sample_times`` too."""
     b = _by_object(stream)
     n = len(b.obj)
     prev_time = np.empty(n, dtype=np.int64)
@@ -149,9 +155,14 @@ def reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> R
             [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
         )
         # each reference's lease (renewed by the next) is live for min(live_for, T)
-        objects["peak_live_bytes"] = np.array(
-            [peak_live(b.time, b.time + np.minimum(live_for, t), b.size) for t in grid.tolist()]
-        )
+        # (run out where T comes first: at its expiry, not at an end of its window)
+        spans = [
+            span_figures(
+                b.time, b.time + np.minimum(live_for, t), b.size, t <= live_for, sample_times
+            )
+            for t in grid.tolist()
+        ]
+        objects.update(stacked_spans(spans))
     return ReplayResult(
         grid,
         n,
@@ -194,8 +205,14 @@ def _per_object(
     }
 
 
-def non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) -> ReplayResult:
-    """Reinstall after expiry, TTL by TTL, in clusters.
+def non_reset_grid(
+    stream: ReferenceStream,
+    grid: np.ndarray,
+    per_object: bool,
+    sample_times: np.ndarray | None = None,
+) -> ReplayResult:
+    """Reinstall after expiry, TTL by TTL, in clusters (with ``per_object``, the leases' peak
+    and their live bytes at ``sample_times`` too).
 
     A reference is certainly a miss when it is its object's first, when it comes at least T after
     the previous one, or when an invalidation came between them: these start the clusters. Inside
@@ -215,7 +232,7 @@ def non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) 
     counts = {name: np.zeros(g, dtype=np.int64) for name in ("misses", "expired", "invalidated")}
     install_bytes = np.zeros(g, dtype=np.int64)
     live = np.zeros(g, dtype=np.float64)
-    hit_objects, missed_objects, missed_live, peaks = [], [], [], []  # per TTL, with per_object
+    hit_objects, missed_objects, missed_live, spans = [], [], [], []  # per TTL, with per_object
     for i, ttl in enumerate(grid.tolist()):
         starts = np.flatnonzero(restart | (gap >= ttl))
         ends = _run_ends(starts, n)
@@ -248,7 +265,10 @@ def non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) 
             missed_objects.append(b.obj[missed])
             missed_live.append(live_ms_bytes)
             lease_ends = b.time[missed] + np.minimum(live_for[missed], ttl)
-            peaks.append(peak_live(b.time[missed], lease_ends, b.size[missed]))
+            ran_out = ttl <= live_for[missed]
+            spans.append(
+                span_figures(b.time[missed], lease_ends, b.size[missed], ran_out, sample_times)
+            )
     zeros = np.zeros(g, dtype=np.int64)
     misses = counts["misses"]
     return ReplayResult(
@@ -269,7 +289,7 @@ def non_reset_grid(stream: ReferenceStream, grid: np.ndarray, per_object: bool) 
         **(
             {
                 **_per_object(stream, hit_objects, missed_objects, missed_live),
-                "peak_live_bytes": np.array(peaks, dtype=np.int64),
+                **stacked_spans(spans),
             }
             if per_object
             else {}
