@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 from matplotlib.figure import Figure
 
-from ..display_units import bytes_scale
+from ..display_units import bytes_scale, counted
 from .lines import name_lines, spread
 from .notes import say_over
 from .placement import place_legend
@@ -65,17 +65,25 @@ def over_time_figure(
 ) -> Figure:
     """``column`` (its :func:`mean_over_runs`) against simulated time, a line per sweep point
     (points of equal series as one, named for them all; at most :data:`MAX_OVER_TIME` lines,
-    spread over them); the warm-up, which no metric counts, shaded."""
+    spread over them); the warm-up, which no metric counts, shaded. Points that measured
+    none of it (the vector engine's, of the loads: it has no network) are said, not drawn."""
+    measured = mean.dropna(subset=[column])
     factor, unit = 1.0, ""
     if column.endswith("bytes"):
-        factor, unit = bytes_scale(mean[column].to_numpy())
+        factor, unit = bytes_scale(measured[column].to_numpy())
         what = f"{what} ({unit})"
     fig, ax = plt.subplots(figsize=(6.4, 4.2))
-    series = equal_series(mean, column)
+    series = equal_series(measured, column)
     drawn = spread(series, MAX_OVER_TIME)
-    shown, total = sum(len(points) for points, _ in drawn), mean["point"].nunique()
+    shown, total = sum(len(points) for points, _ in drawn), measured["point"].nunique()
+    unmeasured = mean["point"].nunique() - total
+    notes = []
     if shown < total:
-        say_over(ax, [f"{shown} of the {total} sweep points, spread over them"])
+        some = " that measured it" if unmeasured else ""
+        notes.append(f"{shown} of the {total} sweep points{some}, spread over them")
+    if unmeasured:
+        notes.append(f"{counted(unmeasured, 'sweep point')} on the vector engine: no network")
+    say_over(ax, notes)
     values = summary.set_index("point")[swept]
     for points, part in drawn:
         combinations = [tuple(values.loc[point]) for point in points]

@@ -1682,6 +1682,27 @@ def test_equal_series_over_time_are_drawn_once_named_for_all_of_them(drawn):
     assert ax.get_title(loc="left") == "10 of the 18 sweep points, spread over them"
 
 
+def test_points_that_measured_no_load_over_time_are_said_not_drawn(drawn):
+    """A sweep of the engine: the vector engine's points have no network, so no link or
+    server load. They had one legend entry, for all of them, and no line to it."""
+    from nnrpsim import plots
+
+    summary = pd.DataFrame({"point": [0, 1, 2, 3], "engine": ["des", "vector"] * 2})
+    summary["host_policy.ttl_fraction"] = [0.1, 0.1, 0.5, 0.5]
+    swept = ["host_policy.ttl_fraction", "engine"]
+    samples = pd.DataFrame(
+        [(p, t, t / 4000 + p if p % 2 == 0 else None) for p in range(4) for t in (0, 1000)],
+        columns=["point", "time_ms", "link_load"],
+    )
+    plots._over_time(samples, summary, swept, None, "link_load", "load", "x", 0.0)
+    (ax,) = drawn[0].axes
+    assert [line.get_label() for line in ax.lines] == [
+        "ttl_fraction = 0.1, engine = des",
+        "ttl_fraction = 0.5, engine = des",
+    ]
+    assert ax.get_title(loc="left") == "2 sweep points on the vector engine: no network"
+
+
 def test_equal_lines_are_drawn_once_named_for_all_of_them(drawn):
     """The quickstart's fallback rate against the invalidation rate: four of its five TTLs
     gave the same means and intervals, and the last drawn hid the other three under their
