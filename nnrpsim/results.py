@@ -267,8 +267,9 @@ class ResultStore:
 
     def _done(self, point: int, replication: int, present: set[str]) -> bool:
         """A run that finished without error, of those whose files are ``present``; failed
-        runs, and runs whose files were damaged after they were written, are run again on
-        resume (and their files replaced)."""
+        runs, runs whose files were damaged after they were written, and runs without their
+        samples over time (every run of this version has some: a vector run of a version
+        before 2026-12-06 had none) are run again on resume (and their files replaced)."""
         if self._renumbering is not None:  # (until the runs move, at their recorded points)
             recorded_point = self._renumbering.there.get(point)
             if recorded_point is None:  # (a point the recorded sweep did not list)
@@ -286,7 +287,7 @@ class ResultStore:
                     read_run_file(path)  # damaged: the run is done again
         except ScenarioError:  # missing or damaged
             return False
-        return finished
+        return finished and run_path(self.table_dirs["timeseries"], stem).is_file()
 
     @contextmanager
     def _writing(self) -> Iterator[None]:

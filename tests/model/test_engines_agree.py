@@ -131,9 +131,15 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     np.testing.assert_equal({n: des[n] for n in ALIKE}, {n: vector[n] for n in ALIKE})
     invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
     assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
-    # the memory over time: the same samples, the same bytes of live leases in each
-    for column in ("time_ms", "server", "live_bytes"):
+    # the memory over time: the same samples, the same bytes of live leases in each (but on
+    # a content change's very millisecond, which the DES samples before or after the change
+    # as SimPy queued the two)
+    for column in ("time_ms", "server"):
         np.testing.assert_array_equal(run.memory[column], result.memory[column], column)
+    clear = ~np.isin(run.memory["time_ms"], plan.change_times_ms)
+    np.testing.assert_array_equal(
+        run.memory["live_bytes"][clear], result.memory["live_bytes"][clear]
+    )
 
 
 def test_a_host_whose_sessions_have_all_ended_closes_its_connections_on_both_engines():

@@ -1,7 +1,8 @@
 """``evictions`` and ``operations_waited`` came after the other metrics (2026-12-05): a folder
 an earlier version wrote holds runs and a summary without them. Resumed, its summary averages
 each point's evictions over the runs that counted them (NaN where none did), every other
-figure as it was; ``nnrpsim plot`` of its summary draws every figure."""
+figure as it was; ``nnrpsim plot`` of its summary draws every figure. The vector engine's
+samples over time came later (2026-12-06): its runs without them are run again."""
 
 from __future__ import annotations
 
@@ -55,3 +56,19 @@ def test_the_plots_of_a_summary_written_before_them_are_all_drawn(tmp_path, caps
     assert main(["plot", str(out)]) == 0
     assert {path.name for path in (out / "plots").glob("[!.]*")} == drawn
     assert capsys.readouterr().err == ""
+
+
+def test_a_resumed_vector_folder_runs_again_the_runs_that_kept_no_samples(tmp_path):
+    """A vector run sampled no memory before 2026-12-06: resumed, its folder's runs without
+    a time-series file are run again, for their samples; the others are kept."""
+    scenario, out = write_yaml(tmp_path, EVICTING), tmp_path / "out"
+    first = nnrpsim.run(scenario, out=out, jobs=1, progress=False)
+    for stem in ("p0000-r000", "p0001-r001"):
+        (out / f"timeseries/{stem}.arrow").unlink()
+    kept = (out / "runs/p0002-r000.arrow").stat().st_mtime_ns
+    again = nnrpsim.run(scenario, out=out, resume=True, jobs=1, progress=False)
+    assert again.kept_runs == len(first.runs) - 2
+    assert (out / "runs/p0002-r000.arrow").stat().st_mtime_ns == kept
+    assert (out / "timeseries/p0000-r000.arrow").is_file()
+    pd.testing.assert_frame_equal(again.timeseries, first.timeseries)
+    assert again.runs["memory_settled_s"].equals(first.runs["memory_settled_s"])
