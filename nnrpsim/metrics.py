@@ -137,7 +137,7 @@ def des_metrics(
     else:
         metrics["mean_gpu_bytes"] = metrics["peak_gpu_bytes"] = float("nan")
     until = result.config.faults.first_at_ms
-    metrics["memory_settled_s"] = memory_settled_s(result.memory, until, steady_load)
+    metrics["memory_settled_s"] = memory_settled_s(times, held, until, steady_load)
 
     base = result.at_warmup
     wire = {name: n_bytes - base.get(f"wire_{name}", 0) for name, n_bytes in result.wire.items()}
@@ -173,14 +173,13 @@ def des_metrics(
 
 
 def memory_settled_s(
-    memory: dict[str, np.ndarray], until_ms: float | None, steady_load: bool
+    times: np.ndarray, held: np.ndarray, until_ms: float | None, steady_load: bool
 ) -> float:
-    """When a run's memory held, summed over its servers, settles (MSER-5, judged before
-    ``until_ms``, a fault: :func:`~nnrpsim.warmup.memory_settled_ms`), in seconds; NaN
-    where the load follows a log, with no steady level to settle to."""
-    if not steady_load:
-        return float("nan")
-    return memory_settled_ms(*held_per_sample(memory), until_ms) / 1e3
+    """When a run's memory ``held`` at sample ``times`` (:func:`~nnrpsim.warmup.held_per_sample`)
+    settles (MSER-5, judged before ``until_ms``, a fault:
+    :func:`~nnrpsim.warmup.memory_settled_ms`), in seconds; NaN where the load follows a log,
+    with no steady level to settle to."""
+    return memory_settled_ms(times, held, until_ms) / 1e3 if steady_load else float("nan")
 
 
 KIND_METRICS = (

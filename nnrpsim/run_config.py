@@ -61,7 +61,8 @@ def model_config(scenario: Scenario) -> ModelConfig:
 
 
 SAMPLES_A_RUN = 300
-"""How many times a run samples its memory, at the least."""
+"""Into how many intervals a run's samples of its memory cut it, at the most (the DES's may
+be fewer: no more often than its expiry sweep)."""
 
 
 def _sample_interval_ms(scenario: Scenario) -> float:

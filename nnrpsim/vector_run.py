@@ -19,6 +19,7 @@ from .model.decisions import CacheDecisions
 from .model.routing import route_sessions
 from .model.server import session_lease_ttl_ms
 from .model.workload import SessionPlan, WorkloadPlan, with_python_numbers
+from .warmup import held_per_sample
 
 
 def session_ttl_ms(config: ModelConfig, expected_ms: float) -> int:
@@ -342,7 +343,7 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
         "link_load": np.full(len(live), np.nan),
         "server_load": np.full(len(live), np.nan),
     }
-    metrics["memory_settled_s"] = memory_settled_s(memory, None, steady_load)
+    metrics["memory_settled_s"] = memory_settled_s(*held_per_sample(memory), None, steady_load)
     return VectorRun(metrics, kinds, memory)
 
 
