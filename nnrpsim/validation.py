@@ -18,7 +18,6 @@ from .checks.caching import (
 )
 from .checks.keys import ignored_key_advice, inert_key_advice
 from .checks.load import link_advice, server_advice
-from .checks.slots import slot_advice
 from .checks.timing import fault_time_advice, log_span_advice, sample_advice, warmup_advice
 from .checks.ttl_bounds import ttl_bound_advice
 from .display_units import counted
@@ -46,7 +45,6 @@ ADVICE = (
     ignored_key_advice,
     inert_key_advice,
     kind_sizes_advice,
-    slot_advice,
     fault_time_advice,
     ttl_bound_advice,
 )

@@ -18,7 +18,7 @@ from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
 from .model.routing import route_sessions
 from .model.server import session_lease_ttl_ms
-from .model.workload import SessionPlan, WorkloadPlan, with_python_numbers
+from .model.workload import SessionPlan, WorkloadPlan, in_slot_frames, with_python_numbers
 from .warmup import held_per_sample
 
 
@@ -311,7 +311,7 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
     budget that never evicts). ``memory_settled_s`` needs a load that settles (as
     :func:`~nnrpsim.metrics.des_metrics`): NaN for a run whose sessions or references follow
     a log (``steady_load`` false). The vector engine refuses faults: the whole run is judged."""
-    plan = with_python_numbers(plan)  # the hosts' decisions are compiled code
+    plan = with_python_numbers(in_slot_frames(plan))  # (the hosts' decisions: compiled code)
     server_of = route_sessions(plan.sessions, config.servers, config.routing)
     times = sample_times_ms(config)
     host_done_ms = max((s.end_ms for s in plan.sessions), default=math.inf)

@@ -22,7 +22,6 @@ from .caching import (
 )
 from .keys import idle_rule_warnings, ignored_key_advice, inert_key_advice, unmoved_key_warnings
 from .outcomes import failure_warnings, violation_warnings
-from .slots import slot_advice
 from .timing import (
     fault_time_advice,
     log_span_advice,
@@ -61,7 +60,6 @@ def study_warnings(
         *warmup_warnings(points, series),
         *inert_key_advice(points, len(points)),
         *kind_sizes_advice(points, len(points)),
-        *slot_advice(points, len(points)),
         *fault_time_advice(points, len(points)),
         *ttl_bound_advice(points, len(points)),
         *log_span_advice(points, len(points)),

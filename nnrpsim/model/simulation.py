@@ -23,7 +23,13 @@ from .policies import make_policy
 from .records import Recorder
 from .routing import route_sessions
 from .server import INVALIDATE_BYTES, Server
-from .workload import SessionPlan, WorkloadPlan, synthetic_plan, with_python_numbers
+from .workload import (
+    SessionPlan,
+    WorkloadPlan,
+    in_slot_frames,
+    synthetic_plan,
+    with_python_numbers,
+)
 
 Seed: TypeAlias = "np.random.SeedSequence | int | np.integer"
 """A run's seed: numpy's integers too (a notebook loops over ``np.arange``), which a compiled
@@ -90,7 +96,7 @@ class Simulation:
         self.plan = (
             synthetic_plan(config.workload, config.hosts, config.duration_ms, plan_seed)
             if plan is None
-            else with_python_numbers(plan)
+            else with_python_numbers(in_slot_frames(plan))
         )
         self.env = simpy.Environment()
         self.recorder = Recorder()

@@ -19,6 +19,7 @@ from nnrpsim.namespaces import PRIVATE_NAMESPACE_BASE
 from nnrpsim.protocol import CacheObjectKind
 
 from .config import KindMix, WorkloadConfig
+from .slot_frames import object_slots, slot_frames
 
 
 @dataclass
@@ -48,6 +49,9 @@ class WorkloadPlan:
     python_numbers: bool = False
     """Whether every number a host reads is a Python ``int`` or ``float`` already (the plans
     drawn here): see :func:`with_python_numbers`."""
+    slot_framed: bool = False
+    """Whether each operation is one FRAME_SUBMIT already (the plans drawn here): see
+    :func:`in_slot_frames`."""
 
     def dependents(self) -> dict[int, list[int]]:
         """Object -> the objects made from it, in id order."""
@@ -80,6 +84,19 @@ def with_python_numbers(plan: WorkloadPlan) -> WorkloadPlan:
     ]
     depends_on = {int(o): int(source) for o, source in plan.depends_on.items()}
     return replace(plan, sessions=sessions, depends_on=depends_on, python_numbers=True)
+
+
+def in_slot_frames(plan: WorkloadPlan) -> WorkloadPlan:
+    """``plan`` with each operation that names two or more objects of a slotted kind split
+    into the frames NNRP/1 carries it in (:mod:`.slot_frames`): both engines run a plan so,
+    a plan built by hand too. Plans drawn here are split once, as they are drawn."""
+    if plan.slot_framed or (slots := object_slots(plan.catalog.kind)) is None:
+        return plan
+    sessions = [
+        replace(session, operations=slot_frames(session.operations, slots))
+        for session in plan.sessions
+    ]
+    return replace(plan, sessions=sessions, slot_framed=True)
 
 
 def popularity(n: int, alpha: float) -> np.ndarray:
@@ -278,16 +295,18 @@ def synthetic_plan(
     born = np.concatenate([np.zeros(n_shared), starts])
     gone = np.concatenate([np.full(n_shared, duration_ms), ends])
     times, objs = _content_changes(np.random.default_rng(change_seed), config, born, gone)
-    return WorkloadPlan(
-        catalog,
-        all_sizes,
-        sessions,
-        times,
-        objs,
-        shared_reuse,
-        sessions_per_ms,
-        depends_on,
-        python_numbers=True,
+    return in_slot_frames(
+        WorkloadPlan(
+            catalog,
+            all_sizes,
+            sessions,
+            times,
+            objs,
+            shared_reuse,
+            sessions_per_ms,
+            depends_on,
+            python_numbers=True,
+        )
     )
 
 
@@ -412,12 +431,14 @@ def stream_plan(stream: ReferenceStream) -> WorkloadPlan:
         # them, or only invalidated, would be an int and an entry each that nothing looks up)
         dict.fromkeys(sorted(set(objects)), float("inf")),
     )
-    return WorkloadPlan(
-        catalog,
-        sizes,
-        [session],
-        stream.invalidation_time_ms.astype(np.float64),
-        stream.invalidation_object_id,
-        np.zeros(n_objects),
-        python_numbers=True,
+    return in_slot_frames(
+        WorkloadPlan(
+            catalog,
+            sizes,
+            [session],
+            stream.invalidation_time_ms.astype(np.float64),
+            stream.invalidation_object_id,
+            np.zeros(n_objects),
+            python_numbers=True,
+        )
     )

@@ -24,7 +24,7 @@ from nnrpsim.model import (
     simulate,
     synthetic_plan,
 )
-from nnrpsim.protocol import MessageType, packet_bytes
+from nnrpsim.protocol import CacheObjectKind, MessageType, packet_bytes
 from nnrpsim.scenario import parse_scenario
 from nnrpsim.vector_run import vector_run
 
@@ -42,7 +42,9 @@ ALIKE = (
     "fallback_rate",
 )
 U32_MAX = 2**32 - 1
-KINDS = ("prompt_segment", "tool_schema", "codec_table")
+PROMPT, CAMERA = CacheObjectKind.PROMPT_SEGMENT, CacheObjectKind.CAMERA_BLOCK
+TABLE = CacheObjectKind.TENSOR_SECTION_TABLE
+KINDS = ("prompt_segment", "tool_schema", "codec_table", "camera_block")  # (one slotted)
 INSTANT_KEYS = {  # the README's recipe: no latency, a petabyte a second, no processing
     "link": {"latency": "0s", "bandwidth": "1000000GB/s"},
     "per_operation_cost": "0s",
@@ -95,6 +97,9 @@ def drawn_config(rng: np.random.Generator) -> ModelConfig:
         object_size_sigma=one([0.0, 1.0]),
         content_change_rate_per_s=one([0.0, 0.02, 0.1]),
         private_dependency_share=one([0.0, 0.5, 1.0]) if shared else 0.0,
+        # with kinds of a FRAME_SUBMIT slot, a request may be several frames
+        shared_kinds=one([WorkloadConfig.shared_kinds, ((PROMPT, 1.0), (CAMERA, 1.0))]),
+        private_kinds=one([WorkloadConfig.private_kinds, ((PROMPT, 1.0), (TABLE, 2.0))]),
         max_in_flight_operations=one([1, 4]),
     )
     server = ServerConfig(
@@ -168,10 +173,11 @@ def test_a_host_whose_sessions_have_all_ended_closes_its_connections_on_both_eng
 
 
 def drawn_log(rng: np.random.Generator, path: Path) -> None:
-    """A reference log of up to 400 requests to up to 60 objects of three kinds, some at one
-    instant, with or without its operation and kind columns."""
+    """A reference log of up to 400 requests to up to 60 objects of four kinds (a request
+    that names two camera blocks is two frames), some at one instant, with or without its
+    operation and kind columns."""
     n_objects = int(rng.integers(1, 60))
-    sizes, kinds = rng.integers(100, 40_000, n_objects), rng.integers(0, 3, n_objects)
+    sizes, kinds = rng.integers(100, 40_000, n_objects), rng.integers(0, len(KINDS), n_objects)
     rows = []
     for request, time_ms in enumerate(np.sort(rng.integers(0, 60_000, rng.integers(5, 400)))):
         named = rng.choice(n_objects, min(n_objects, int(rng.integers(1, 5))), replace=False)
