@@ -63,10 +63,12 @@ def link_advice(points: list[Point], of_points: int) -> list[str]:
 def inline_server_load(scenario: Scenario) -> tuple[float, float]:
     """The workers a server keeps busy on average if every body goes inline, a synthetic
     workload's sessions spread evenly over the servers: its frames' part (the per-operation
-    cost) and its inline bytes' (in closed form, :mod:`nnrpsim.model.workload_means`)."""
+    cost, a request's frames at the least) and its inline bytes' (in closed form,
+    :mod:`nnrpsim.model.workload_means`)."""
     topology = scenario.topology
     means = workload_means(model_config(scenario).workload, sessions_per_s(scenario))
-    frames = means.operations_per_s * topology.per_operation_cost / 1e3
+    frames_per_s = means.operations_per_s * means.frames_per_operation
+    frames = frames_per_s * topology.per_operation_cost / 1e3
     bodies = means.inline_bytes_per_s * topology.per_inline_byte_cost / 1e3
     return frames / topology.servers, bodies / topology.servers
 

@@ -45,9 +45,12 @@ import os
 from dataclasses import dataclass, fields
 from pathlib import Path
 
+import numpy as np
+
 from nnrpsim.engine.stream import ReferenceStream
 
 from .config import ModelConfig
+from .slot_frames import slot_shares, stream_frames
 from .workload_means import measured_ramp
 
 WORKER_BYTES = 120 << 20
@@ -152,19 +155,24 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
     sessions = sessions_per_s * duration_ms / 1000.0
     mean_ms, cv = workload.session_duration_ms, workload.session_duration_cv
     session_ms = mean_ms * measured_ramp(0.0, duration_ms, mean_ms, cv)
-    operations = sessions * workload.operation_rate_per_s * session_ms / 1000.0
+    requests = sessions * workload.operation_rate_per_s * session_ms / 1000.0
     shared = workload.shared_objects_per_namespace
     private = workload.private_objects_per_session
-    per_operation = min(workload.shared_refs_per_operation, shared) + min(
-        workload.private_refs_per_operation, private
-    )
+    shared_refs = workload.shared_refs_per_operation
+    private_refs = workload.private_refs_per_operation
+    per_request = min(shared_refs, shared) + min(private_refs, private)
+    # a request's frames, at most: one for each object of the slotted kind it may name most
+    # (counted from the kinds' shares: spreading them would take 8 bytes an object)
+    slotted = np.minimum(
+        shared_refs, np.ceil(shared * slot_shares(workload.shared_kinds))
+    ) + np.minimum(private_refs, np.ceil(private * slot_shares(workload.private_kinds)))
     objects = workload.namespaces * shared + sessions * private
     return RunSize(
         sessions=sessions,
         shared_objects=float(workload.namespaces * shared),
         private_objects=sessions * private,
-        operations=operations,
-        references=operations * per_operation,
+        operations=requests * max(1, int(slotted.max())),
+        references=requests * per_request,
         content_changes=workload.content_change_rate_per_s
         * (workload.namespaces * shared * duration_ms + sessions * private * session_ms)
         / 1000.0,  # (a private object changes while its session runs)
@@ -187,7 +195,7 @@ def trace_run_size(config: ModelConfig, trace: ReferenceStream, trace_format: st
         sessions=1.0,
         shared_objects=objects,
         private_objects=0.0,
-        operations=float(len(window.operation_bounds()) - 1),
+        operations=float(stream_frames(window)),
         references=float(len(window)),
         content_changes=len(window.invalidation_time_ms)
         + float(lives_s) * config.workload.content_change_rate_per_s,

@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from nnrpsim.engine.stream import ReferenceStream
 from nnrpsim.protocol import OBJECT_REF_SLOTS
+
+from .config import KindMix
 
 Operation = tuple[float, list[int]]
 
@@ -49,3 +52,42 @@ def slot_frames(operations: list[Operation], slots: list[int]) -> list[Operation
         else:
             framed.extend((at, frame) for frame in frames)
     return framed
+
+
+def slot_counts(kinds: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+    """How many of the objects of ``kinds`` are of each slotted kind, bit 0 up; or, given
+    ``weights`` (one an object), the sum of theirs."""
+    slots = _SLOT_OF_KIND[np.asarray(kinds, dtype=np.uint8)]
+    slotted = slots >= 0
+    weights = None if weights is None else np.asarray(weights)[slotted]
+    return np.bincount(slots[slotted], weights, minlength=len(OBJECT_REF_SLOTS))
+
+
+def slot_shares(mix: KindMix) -> np.ndarray:
+    """The share of each slotted kind in ``mix``, bit 0 up: of ``n`` objects spread by it,
+    at most ``ceil(n x share)`` are of the kind (:func:`~.workload.spread_kinds`)."""
+    total = sum(weight for _, weight in mix)
+    shares = np.zeros(len(OBJECT_REF_SLOTS))
+    for kind, weight in mix:
+        if (slot := _SLOT_OF_KIND[int(kind)]) >= 0:
+            shares[slot] += weight / total
+    return shares
+
+
+def stream_frames(stream: ReferenceStream) -> int:
+    """The FRAME_SUBMITs the requests of ``stream`` take, as :func:`slot_frames` splits them:
+    each a frame for every distinct object of the slotted kind it names most, one at least."""
+    bounds = stream.operation_bounds()
+    n_requests = len(bounds) - 1
+    if stream.object_kind is None:
+        return n_requests
+    slots = _SLOT_OF_KIND[stream.object_kind[stream.object_id]]
+    slotted = slots >= 0
+    if not slotted.any():
+        return n_requests
+    request = np.repeat(np.arange(n_requests), np.diff(bounds))[slotted]
+    named = np.unique(np.stack([request, slots[slotted], stream.object_id[slotted]]), axis=1)
+    lanes, counts = np.unique(named[:2], axis=1, return_counts=True)
+    most = np.ones(n_requests, dtype=np.int64)
+    np.maximum.at(most, lanes[0], counts)
+    return int(most.sum())

@@ -30,6 +30,7 @@ from nnrpsim.plain_numbers import separated
 from nnrpsim.protocol.frame_submit import INLINE_OBJECT_ALIGN, INLINE_OBJECT_HEADER
 
 from .config import WorkloadConfig
+from .slot_frames import slot_counts
 from .workload import OBJECT_SIZE_RANGE, popularity, size_laws, spread_kinds
 
 
@@ -40,6 +41,7 @@ class WorkloadMeans:
     concurrent_sessions: float
     operations_per_s: float
     references_per_operation: float  # distinct objects an operation references
+    frames_per_operation: float  # FRAME_SUBMITs a request needs on average, at the least
     shared_bytes: float  # every shared object of every namespace
     private_bytes_in_use: float  # the private objects of the sessions running at once
     inline_bytes_per_s: float  # object blocks per second if every reference went inline
@@ -94,6 +96,15 @@ def _inline_bytes(mean_size: np.ndarray) -> np.ndarray:
     return INLINE_OBJECT_HEADER.size + mean_size + (INLINE_OBJECT_ALIGN - 1) / 2
 
 
+def _least_frames(*objects: tuple[np.ndarray, np.ndarray]) -> float:
+    """A lower bound on the FRAME_SUBMITs a request needs on average, over ``objects`` (each
+    a kind per object, and the chance a request references it): one for each distinct object
+    of the slotted kind it names most (:mod:`.slot_frames`), one at the least. The mean of
+    that maximum is at least the maximum of the kinds' means, which are sums of chances."""
+    per_kind = sum(slot_counts(kinds, seen) for kinds, seen in objects)
+    return max(1.0, float(np.max(per_kind)))
+
+
 def references_seen(config: WorkloadConfig) -> tuple[np.ndarray, np.ndarray]:
     """The chance that an operation references each shared object of a namespace, by rank,
     and each private object of its session, at least once (the operation's distinct objects)."""
@@ -120,12 +131,10 @@ def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMea
     operations_per_s = concurrent * config.operation_rate_per_s
 
     shared_seen, private_seen = references_seen(config)
-    shared_sizes = _mean_sizes(
-        spread_kinds(config.shared_kinds, config.shared_objects_per_namespace), config
-    )
-    private_sizes = _mean_sizes(
-        spread_kinds(config.private_kinds, config.private_objects_per_session), config
-    )
+    shared_kinds = spread_kinds(config.shared_kinds, config.shared_objects_per_namespace)
+    private_kinds = spread_kinds(config.private_kinds, config.private_objects_per_session)
+    shared_sizes = _mean_sizes(shared_kinds, config)
+    private_sizes = _mean_sizes(private_kinds, config)
     inline_per_operation = float(
         shared_seen @ _inline_bytes(shared_sizes) + private_seen @ _inline_bytes(private_sizes)
     )
@@ -133,6 +142,9 @@ def workload_means(config: WorkloadConfig, sessions_per_s: float) -> WorkloadMea
         concurrent_sessions=concurrent,
         operations_per_s=operations_per_s,
         references_per_operation=float(shared_seen.sum() + private_seen.sum()),
+        frames_per_operation=_least_frames(
+            (shared_kinds, shared_seen), (private_kinds, private_seen)
+        ),
         shared_bytes=config.namespaces * float(shared_sizes.sum()),
         private_bytes_in_use=concurrent * float(private_sizes.sum()),
         inline_bytes_per_s=operations_per_s * inline_per_operation,
@@ -255,12 +267,19 @@ def describe_means(means: WorkloadMeans) -> str:
     return (
         f"~{_mean(means.concurrent_sessions, 0)} sessions at once "
         f"(within 1 % of that {_mean(means.sessions_level_s, 0)} s after the start), "
-        f"{_mean(means.operations_per_s, 1)} operations/s, "
+        f"{_mean(means.operations_per_s, 1)} operations/s{_frames(means)}, "
         f"{_mean(means.references_per_s, 1)} references/s; "
         f"shared objects {_bytes(means.shared_bytes)}, "
         f"private objects in use {_bytes(means.private_bytes_in_use)}; "
         f"inlining everything sends {_bytes(means.inline_bytes_per_s)}/s"
     )
+
+
+def _frames(means: WorkloadMeans) -> str:
+    """Where a request may name two objects of a slotted kind: the frames it takes."""
+    if means.frames_per_operation == 1:
+        return ""
+    return f" (requests of {_mean(means.frames_per_operation, 2)} frames or more on average)"
 
 
 def _mean(value: float, decimals: int) -> str:

@@ -18,6 +18,7 @@ import pytest
 from nnrpsim.model import ModelConfig, WorkloadConfig
 from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size, trace_run_size
 from nnrpsim.model.workload import stream_plan, synthetic_plan
+from nnrpsim.protocol import CacheObjectKind
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.traces import load_trace
@@ -25,6 +26,7 @@ from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT
 
 BUSY = WorkloadConfig(session_rate_per_s=10.0, content_change_rate_per_s=0.002)
+CAMERAS = ((CacheObjectKind.CAMERA_BLOCK, 1.0),)
 
 
 @pytest.mark.parametrize(
@@ -34,6 +36,8 @@ BUSY = WorkloadConfig(session_rate_per_s=10.0, content_change_rate_per_s=0.002)
         (BUSY, 2, 90_000.0),  # a run shorter than two sessions: most end with it
         (replace(BUSY, session_duration_cv=0.0, private_objects_per_session=0), 1, 600_000.0),
         (replace(BUSY, shared_objects_per_namespace=1, shared_refs_per_operation=3), 3, 300_000.0),
+        # requests of all four camera blocks of their session: four frames each
+        (replace(BUSY, private_refs_per_operation=10**6, private_kinds=CAMERAS), 1, 300_000.0),
     ],
 )
 def test_the_counts_are_those_a_drawn_plan_has(workload, hosts, duration_ms):
@@ -118,6 +122,19 @@ def test_a_trace_runs_counts_are_those_of_the_plan_its_window_makes():
     assert size.shared_objects + size.private_objects == len(plan.sizes)
     assert size.references >= sum(map(len, operations)) > 0.9 * size.references
     assert size.trace_references == len(trace) > size.references  # (read whole, run in part)
+
+
+def test_a_logs_requests_count_the_frames_they_take(tmp_path):
+    """A request that names two camera blocks is two frames, as the plan has it."""
+    rows = ["0,a,100,1,camera_block", "0,b,100,1,camera_block", "0,a,100,1,camera_block"]
+    rows += ["3,p,100,2,prompt_segment", "5,c,100,3,camera_block", "5,t,100,3,tile_index_block"]
+    log = tmp_path / "log.csv"
+    log.write_text("time_ms,object,size_bytes,operation,kind\n" + "\n".join(rows) + "\n")
+    raw = {"study": {"duration": "10ms"}, "workload": {"trace": {"path": str(log)}}}
+    (point,) = sweep_points(parse_scenario(raw))
+    config, trace = model_config(point.scenario), load_trace(point.scenario.workload.trace)
+    (session,) = stream_plan(trace).sessions
+    assert len(session.operations) == trace_run_size(config, trace, "csv").operations == 4
 
 
 def _scaled_mooncake(folder: Path, times: int) -> Path:

@@ -21,8 +21,8 @@ from nnrpsim.model import (
     simulate,
     synthetic_plan,
 )
-from nnrpsim.model.slot_frames import object_slots, slot_frames
-from nnrpsim.model.workload import stream_plan
+from nnrpsim.model.slot_frames import object_slots, slot_counts, slot_frames, slot_shares
+from nnrpsim.model.workload import spread_kinds, stream_plan
 from nnrpsim.protocol import OBJECT_REF_SLOTS, CacheObjectKind, MessageType, packet_bytes
 from nnrpsim.protocol import frame_submit_bytes as submit_bytes
 from nnrpsim.vector_run import vector_run
@@ -54,6 +54,20 @@ def test_each_frame_carries_one_object_a_slot_and_every_object_once(slots, reque
         assert all(slots[obj] >= 0 for frame in frames[1:] for obj in frame)
         if len(frames) == 1:
             assert frames[0] is objects  # (kept as it was)
+
+
+@given(
+    weights=st.lists(st.integers(1, 9), min_size=1, max_size=9),
+    n=st.integers(0, 300),
+)
+def test_the_kinds_shares_bound_the_objects_of_each_slotted_kind(weights, n):
+    """A run's size counts a request's frames from the shares alone (spreading the kinds of
+    ten billion objects would take 80 GB)."""
+    mix = tuple((kind, float(w)) for kind, w in zip(range(1, 10), weights, strict=False))
+    kinds = spread_kinds(mix, n)
+    counts = slot_counts(kinds)
+    assert counts.tolist() == [int((kinds == kind).sum()) for kind in OBJECT_REF_SLOTS]
+    assert (counts <= np.ceil(n * slot_shares(mix))).all()
 
 
 def test_a_catalog_without_a_slotted_kind_is_left_alone():

@@ -21,10 +21,11 @@ from nnrpsim.model.workload_means import (
 )
 from nnrpsim.protocol import CacheObjectKind, inline_object_bytes
 
-PROMPT, TOOL, TABLE = (
+PROMPT, TOOL, TABLE, CAMERA = (
     CacheObjectKind.PROMPT_SEGMENT,
     CacheObjectKind.TOOL_SCHEMA,
     CacheObjectKind.TENSOR_SECTION_TABLE,
+    CacheObjectKind.CAMERA_BLOCK,
 )
 HOSTS, DURATION_MS = 2, 3_600_000.0
 WINDOW = (600_000.0, 3_000_000.0)  # past the ramp, before sessions are cut at the end
@@ -66,6 +67,37 @@ def test_means_match_a_drawn_plan():
     assert per_operation == pytest.approx(means.references_per_operation, rel=0.03)
     inline = sum(int(inline_object_bytes(plan.sizes[refs]).sum()) for refs in operations)
     assert inline / span_s == pytest.approx(means.inline_bytes_per_s, rel=0.1)
+
+
+@pytest.mark.parametrize(
+    ("private_refs", "shared_kinds", "exact"),
+    [
+        (1_000_000, ((PROMPT, 1.0),), True),  # each request all four camera blocks: 4 frames
+        (3, ((PROMPT, 1.0), (CAMERA, 1.0)), False),  # shared camera blocks and tables drawn
+        (3, ((PROMPT, 1.0),), False),
+    ],
+)
+def test_a_requests_frames_are_at_least_the_bound(private_refs, shared_kinds, exact):
+    """A request is a frame for each object of the slotted kind it names most (one at the
+    least): its mean is at least the mean of the kind it names most on average."""
+    config = WorkloadConfig(
+        session_rate_per_s=0.2,
+        namespaces=2,
+        shared_objects_per_namespace=40,
+        shared_refs_per_operation=4,
+        private_objects_per_session=4 if exact else 8,
+        private_refs_per_operation=private_refs,
+        shared_kinds=shared_kinds,
+        private_kinds=((CAMERA, 1.0),) if exact else ((PROMPT, 1.0), (TABLE, 1.0)),
+    )
+    plan = synthetic_plan(config, 1, 600_000.0, np.random.SeedSequence(3))
+    frames = [at for s in plan.sessions for at, _ in s.operations]
+    requests = {(s.session_id, at) for s in plan.sessions for at, _ in s.operations}
+    bound = workload_means(config, config.session_rate_per_s).frames_per_operation
+    if exact:
+        assert bound == 4 and len(frames) == 4 * len(requests)
+    else:
+        assert 1 < bound <= len(frames) / len(requests) < 1.5 * bound
 
 
 @pytest.mark.parametrize(
@@ -126,6 +158,15 @@ def test_the_description_names_every_mean_with_units():
         "~120 sessions at once (within 1 % of that 141 s after the start), 120.0 operations/s"
     )
     assert "shared objects 5.4 MB" in line and "/s" in line.split(";")[-1]
+    # requests of four camera blocks each: four frames
+    cameras = WorkloadConfig(
+        private_objects_per_session=4,
+        private_refs_per_operation=1_000_000,
+        private_kinds=((CAMERA, 1.0),),
+    )
+    assert "120.0 operations/s (requests of 4.00 frames or more on average), " in describe_means(
+        workload_means(cameras, 2.0)
+    )
     # An endless spread: each size 1 B or 4 GiB, half and half (the uncut mean overflowed)
     wide = describe_means(workload_means(WorkloadConfig(object_size_sigma=1e23), 2.0))
     assert "shared objects 429.5 GB" in wide  # 200 objects x (2^32 / 2) B

@@ -55,6 +55,23 @@ def test_the_closed_form_load_is_the_one_the_des_measures():
     assert 0.5 < frames + bodies < 4  # (a load that tells a rate from nothing)
 
 
+def test_the_closed_form_counts_a_frame_for_each_camera_block_of_a_request():
+    """Requests that name all four of their session's camera blocks are four frames each:
+    the per-operation cost is paid four times, as the DES measures."""
+    document = _document(rate=4, workers=16, cost="5ms")
+    document["workload"]["objects"] |= {
+        "private_per_session": 4,
+        "private_kinds": {"camera_block": 1},
+    }
+    document["workload"]["operations"] |= {"private_refs": 1_000_000}
+    scenario = parse_scenario(document)
+    frames, bodies = inline_server_load(scenario)
+    (measured,) = nnrpsim.sweep(scenario, progress=False)["peak_server_load"]
+    assert frames + bodies == pytest.approx(measured, rel=0.1)
+    # 4 frames x 4 sessions/s x 20 s x 5 requests/s x 5 ms
+    assert frames == pytest.approx(4 * 4 * 20 * 5 * 5e-3)
+
+
 def test_a_server_its_bodies_overload_is_named_with_how_much_caching_takes(tmp_path, capsys):
     (advice,) = _advice(tmp_path, capsys, _document(rate=30, workers=1))
     busy, servers, workers, remedy = advice
