@@ -299,19 +299,19 @@ def vector_metrics(
     object_sizes: np.ndarray,
     inlined: np.ndarray,
     renewal_body: bool,
+    frames: int,
 ) -> dict[str, float]:
     """Metrics of one TTL of a ``per_object`` replay over references of ``sizes`` (objects of
-    ``object_sizes``).
+    ``object_sizes``), made by ``frames`` operations (a FRAME_SUBMIT and its RESULT_PUSH each).
 
-    Each reference is its own operation. References the policy inlines (``inlined``) never reach
-    the cache; the rest were replayed. A reference whose install the server refuses (no room,
-    or larger than the whole capacity) sends the body twice, as the DES hosts do: in the
-    CACHE_PUT, then inline. A source installed along with what was made from it costs its
-    PUT and ACK and its body; a reference sent inline instead of installed (once after an
-    invalidation, or while its host backs off after a refusal), its body.
-    There is no network timing (latency is NaN) and no fallback: the replayed host always
-    knows its leases. ``memory_settled_s`` is the run's, of its samples over time
-    (:func:`~nnrpsim.vector_run.vector_run`).
+    References the policy inlines (``inlined``) never reach the cache; the rest were
+    replayed. A reference whose install the server refuses (no room, or larger than the
+    whole capacity) sends the body twice, as the DES hosts do: in the CACHE_PUT, then inline.
+    A source installed along with what was made from it costs its PUT and ACK and its body;
+    a reference sent inline instead of installed (once after an invalidation, or while its
+    host backs off after a refusal), its body. There is no network timing (latency is NaN)
+    and no fallback: the replayed host always knows its leases. ``memory_settled_s`` is the
+    run's, of its samples over time (:func:`~nnrpsim.vector_run.vector_run`).
     """
     n = len(sizes)
     hits = float(sweep.hits[index])
@@ -343,7 +343,7 @@ def vector_metrics(
         "inline_rate_policy": _share(float(inlined.sum()), n),
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
-        "wire_bytes": len(sizes) * FRAME_OVERHEAD + inline_by_policy + cache_cost,
+        "wire_bytes": frames * FRAME_OVERHEAD + inline_by_policy + cache_cost,
         "wire_bytes_resent": 0.0,  # (no network: a link's loss it refuses)
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(

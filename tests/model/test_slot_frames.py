@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 from nnrpsim.engine import ObjectCatalog
 from nnrpsim.engine.stream import ReferenceStream
+from nnrpsim.metrics import des_metrics
 from nnrpsim.model import (
     LinkConfig,
     ModelConfig,
@@ -160,3 +161,10 @@ def test_the_des_sends_a_frame_for_each_camera_block(latency_ms):
     run = vector_run(config, _hand_plan())
     assert run.metrics["installs"] == result.counters["installs"] == 3
     assert run.metrics["hit_rate"] == pytest.approx(6 / 9)
+    # the vector engine counts the same frames: its wire falls short of the DES's by the
+    # session's own frames alone (handshake, open, close), whatever the kind
+    codec_run = vector_run(config, _hand_plan(int(CacheObjectKind.CODEC_TABLE)))
+    assert run.metrics["wire_bytes"] - codec_run.metrics["wire_bytes"] == 3 * frame
+    assert des_metrics(result, 0.0)["wire_bytes"] - run.metrics["wire_bytes"] == (
+        des_metrics(codec, 0.0)["wire_bytes"] - codec_run.metrics["wire_bytes"]
+    )
