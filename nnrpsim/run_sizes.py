@@ -152,9 +152,16 @@ def describe_run_sizes(sizes: list[PointSize]) -> list[str]:
             draws = f"one run replays {counted(int(size.references), 'reference')} of the trace"
         else:
             objects = size.shared_objects + size.private_objects
+            operations = f"{about(size.operations)} operations"  # (a mean: sessions cut short)
+            if size.operations > size.requests:  # (at most: see run_size)
+                frames = round(size.operations / size.requests)
+                operations = (
+                    f"{about(size.requests)} requests in up to {operations} (a request may "
+                    f"name {frames} objects of a slotted kind, sent a frame each)"
+                )
             draws = (
                 f"one run draws ~{size.sessions:,.0f} sessions, ~{objects:,.0f} objects, "
-                f"{about(size.operations)} operations"  # (a mean over sessions cut short)
+                f"{operations}"
             )
         if size.content_changes:  # (a mean: a trace's own, exact, with those drawn)
             draws += f", {about(size.content_changes)} content changes"

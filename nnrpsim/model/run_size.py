@@ -124,6 +124,7 @@ class RunSize:
     servers: float
     server_samples: float
     server_object_slots: float
+    requests: float = 0.0  # the workload's operations, before they are split into frames
     trace_files: float = 0.0
     trace_references: float = 0.0  # all the trace's, where references are its window's
     trace_format: str = "csv"  # (how the trace is read: its counts are nought without one)
@@ -173,6 +174,7 @@ def run_size(config: ModelConfig, sessions_per_s: float) -> RunSize:
         private_objects=sessions * private,
         operations=requests * max(1, int(slotted.max())),
         references=requests * per_request,
+        requests=requests,
         content_changes=workload.content_change_rate_per_s
         * (workload.namespaces * shared * duration_ms + sessions * private * session_ms)
         / 1000.0,  # (a private object changes while its session runs)

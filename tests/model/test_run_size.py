@@ -15,11 +15,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+import nnrpsim
+from nnrpsim.display_units import about
 from nnrpsim.model import ModelConfig, WorkloadConfig
 from nnrpsim.model.run_size import WORKER_BYTES, machine_memory_bytes, run_size, trace_run_size
 from nnrpsim.model.workload import stream_plan, synthetic_plan
 from nnrpsim.protocol import CacheObjectKind
 from nnrpsim.run_config import model_config
+from nnrpsim.run_sizes import point_sizes
 from nnrpsim.scenario import parse_scenario, sweep_points
 from nnrpsim.traces import load_trace
 from nnrpsim.workload_facts import sessions_per_s
@@ -122,6 +125,43 @@ def test_a_trace_runs_counts_are_those_of_the_plan_its_window_makes():
     assert size.shared_objects + size.private_objects == len(plan.sizes)
     assert size.references >= sum(map(len, operations)) > 0.9 * size.references
     assert size.trace_references == len(trace) > size.references  # (read whole, run in part)
+
+
+def test_validate_says_where_a_requests_frames_are_counted_at_the_most():
+    """Requests of up to two shared camera blocks and three private section tables: three
+    frames at the most, of which validate gives the requests and the bound."""
+    raw = {
+        "study": {"duration": "2min", "warmup": "30s"},
+        "workload": {
+            "sessions": {"rate_per_s": 0.2},
+            "objects": {
+                "private_per_session": 8,
+                "private_kinds": {"prompt_segment": 1, "tensor_section_table": 1},
+                "shared_kinds": {"prompt_segment": 1, "camera_block": 1},
+            },
+            "operations": {"private_refs": 3},
+        },
+    }
+    (point,) = sweep_points(parse_scenario(raw))
+    ((_, size),) = point_sizes([point])
+    assert size.operations == 3 * size.requests
+    (line,) = [
+        line for line in nnrpsim.validate(raw, progress=False).described if "one run draws" in line
+    ]
+    assert (
+        f"{about(size.requests)} requests in up to {about(size.operations)} operations (a "
+        "request may name 3 objects of a slotted kind, sent a frame each)"
+    ) in line
+    (plain,) = [
+        line
+        for line in nnrpsim.validate(
+            raw,
+            ["workload.operations.private_refs=1", "workload.operations.shared_refs=1"],
+            progress=False,
+        ).described
+        if "one run draws" in line
+    ]
+    assert "requests" not in plain  # (one object of each kind a request: one frame)
 
 
 def test_a_logs_requests_count_the_frames_they_take(tmp_path):
