@@ -18,6 +18,7 @@ from .model import ModelConfig, make_policy
 from .model.decisions import CacheDecisions
 from .model.routing import route_sessions
 from .model.server import session_lease_ttl_ms
+from .model.session_bytes import session_frame_bytes
 from .model.workload import SessionPlan, WorkloadPlan, in_slot_frames, with_python_numbers
 from .warmup import held_per_sample
 
@@ -330,8 +331,11 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
         for name in ("referenced", "sizes", "inlined")
     )
     policy = make_policy(config.policy)
-    frames = sum(part.frames for part in parts)
+    # a frame an operation since the warm-up, one that references nothing too
+    warmup = config.warmup_ms
+    frames = sum(at >= warmup for session in plan.sessions for at, _ in session.operations)
     metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body, frames)
+    metrics["wire_bytes"] += session_frame_bytes(plan.sessions, server_of, warmup)
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)
     # (in the DES's order: by time, then server)
     live = np.stack([part.result.live_samples[0] for part in parts], axis=1).ravel()
@@ -350,14 +354,13 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
 
 @dataclass(frozen=True)
 class _ServerReplay:
-    """One server's replay, and its references counted: their objects and sizes, which the
-    hosts sent inline by policy, and the frames (operations) that made them."""
+    """One server's replay, and its references counted: their objects and sizes, and which
+    the hosts sent inline by policy."""
 
     result: ReplayResult
     referenced: np.ndarray
     sizes: np.ndarray
     inlined: np.ndarray
-    frames: int
 
 
 def _server_replay(
@@ -369,8 +372,6 @@ def _server_replay(
     # the references counted: made by the operations (not along), after the warm-up
     counted = ~stream.along_mask & (stream.time_ms >= config.warmup_ms)
     referenced, sizes, inlined = stream.object_id[counted], stream.size[counted], ~replayed[counted]
-    operations = stream.operation[counted]  # (an operation's references are consecutive)
-    frames = min(len(operations), 1) + int(np.count_nonzero(operations[1:] != operations[:-1]))
     # the window is the run's, as the DES samples it: from 0 to its end
     cached = replace(
         stream.references(replayed), start_ms=0, end_ms=max(stream.end_ms, int(config.duration_ms))
@@ -396,7 +397,7 @@ def _server_replay(
         renewal=limits.renewal,
         sample_times=times,
     )
-    return _ServerReplay(result, referenced, sizes, inlined, frames)
+    return _ServerReplay(result, referenced, sizes, inlined)
 
 
 LIVE_FIGURES = ("mean_live_bytes", *SPAN_FIGURES)

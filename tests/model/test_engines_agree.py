@@ -136,6 +136,8 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     np.testing.assert_equal({n: des[n] for n in ALIKE}, {n: vector[n] for n in ALIKE})
     invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
     assert des["wire_bytes_saved"] == vector["wire_bytes_saved"] - invalidate_frames
+    # every byte alike but the DES's notices: the frames of operations, sessions, connections
+    assert des["wire_bytes"] == vector["wire_bytes"] + invalidate_frames
     # the memory over time: the same samples, the same bytes of live leases in each (but on
     # a content change's very millisecond, which the DES samples before or after the change
     # as SimPy queued the two)
@@ -229,3 +231,5 @@ def test_a_reference_log_one_request_at_a_time_counts_the_same_on_both_engines(s
         )
     assert des["failures"] == vector["failures"] == 0
     np.testing.assert_equal(des[list(ALIKE)].to_dict(), vector[list(ALIKE)].to_dict())
+    invalidate_frames = des["invalidations"] * packet_bytes(MessageType.CACHE_INVALIDATE)
+    assert des["wire_bytes"] == vector["wire_bytes"] + invalidate_frames
