@@ -300,9 +300,11 @@ def vector_metrics(
     inlined: np.ndarray,
     renewal_body: bool,
     frames: int,
+    session_bytes: int,
 ) -> dict[str, float]:
     """Metrics of one TTL of a ``per_object`` replay over references of ``sizes`` (objects of
-    ``object_sizes``), made by ``frames`` operations (a FRAME_SUBMIT and its RESULT_PUSH each).
+    ``object_sizes``), made by ``frames`` operations (a FRAME_SUBMIT and its RESULT_PUSH each)
+    of sessions whose own frames took ``session_bytes``.
 
     References the policy inlines (``inlined``) never reach the cache; the rest were
     replayed. A reference whose install the server refuses (no room, or larger than the
@@ -343,7 +345,7 @@ def vector_metrics(
         "inline_rate_policy": _share(float(inlined.sum()), n),
         "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
         "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
-        "wire_bytes": frames * FRAME_OVERHEAD + inline_by_policy + cache_cost,
+        "wire_bytes": frames * FRAME_OVERHEAD + session_bytes + inline_by_policy + cache_cost,
         "wire_bytes_resent": 0.0,  # (no network: a link's loss it refuses)
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,
         "installs": float(

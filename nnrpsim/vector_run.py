@@ -334,8 +334,10 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
     # a frame an operation since the warm-up, one that references nothing too
     warmup = config.warmup_ms
     frames = sum(at >= warmup for session in plan.sessions for at, _ in session.operations)
-    metrics = vector_metrics(result, 0, sizes, plan.sizes, inlined, policy.renewal_body, frames)
-    metrics["wire_bytes"] += session_frame_bytes(plan.sessions, server_of, warmup)
+    session_bytes = session_frame_bytes(plan.sessions, server_of, warmup)
+    metrics = vector_metrics(
+        result, 0, sizes, plan.sizes, inlined, policy.renewal_body, frames, session_bytes
+    )
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)
     # (in the DES's order: by time, then server)
     live = np.stack([part.result.live_samples[0] for part in parts], axis=1).ravel()

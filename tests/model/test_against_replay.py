@@ -149,7 +149,9 @@ def test_wire_bytes_equal_the_replays_but_for_the_cache_invalidate_frames(mode, 
     object_sizes[stream.object_id] = stream.size
     everything_cached = np.zeros(len(stream.size), dtype=bool)
     frames = len(stream.size)  # (a frame a reference: the stream names no operations)
-    vector = vector_metrics(sweep, 0, stream.size, object_sizes, everything_cached, True, frames)
+    vector = vector_metrics(
+        sweep, 0, stream.size, object_sizes, everything_cached, True, frames, session_bytes=0
+    )
     des = des_metrics(result, 0.0)
     assert des["refused_puts"] == vector["refused_puts"]
     assert (des["refused_puts"] > 1000) == (eviction == "none")
