@@ -54,13 +54,13 @@ def slot_frames(operations: list[Operation], slots: list[int]) -> list[Operation
     return framed
 
 
-def slot_counts(kinds: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    """How many of the objects of ``kinds`` are of each slotted kind, bit 0 up; or, given
-    ``weights`` (one an object), the sum of theirs."""
+def slot_counts(kinds: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The sum of ``weights`` (one an object of ``kinds``) over each slotted kind, bit 0 up."""
     slots = _SLOT_OF_KIND[np.asarray(kinds, dtype=np.uint8)]
     slotted = slots >= 0
-    weights = None if weights is None else np.asarray(weights)[slotted]
-    return np.bincount(slots[slotted], weights, minlength=len(OBJECT_REF_SLOTS))
+    return np.bincount(
+        slots[slotted], np.asarray(weights)[slotted], minlength=len(OBJECT_REF_SLOTS)
+    )
 
 
 def slot_shares(mix: KindMix) -> np.ndarray:
