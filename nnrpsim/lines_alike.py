@@ -17,7 +17,10 @@ DESCRIBED_BEYOND = 40
 """More lines of a description alike but for their numbers than this make one: up to a
 screenful, each point's own line says more than a range."""
 
-_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?")
+_NUMBER = re.compile(r"\d+(?:,\d{3})*(?:\.\d+)?(?:e[+-]?\d+)?")
+"""A number as the lines write it: ``2,390``, ``0.75``, or with an exponent, taken whole
+(``9.98e+204``, ``1e-05``: ``.3g`` writes one from :data:`~nnrpsim.plain_numbers.PLAIN_BELOW`
+up and below 1e-4; its digits taken apart made ranges such as "2 to 9.98e+204 to 205")."""
 
 
 def lines_by_text(found: Iterable[tuple[str, int]], beyond: int) -> list[tuple[list[int], str]]:

@@ -6,6 +6,8 @@ runs or is written. A trace workload is sized from its trace (read first, by
 from __future__ import annotations
 
 import functools
+import math
+import sys
 
 from .display_units import about, bytes_unit, counted
 from .lines_alike import described_by_text
@@ -39,6 +41,11 @@ def _size(point: Point) -> RunSize:
 def _memory_text(n: float) -> str:
     per_unit, unit = bytes_unit(n)
     return f"{separated(n / per_unit, 1)} {unit}"
+
+
+BEYOND_FLOATS = f"more than {sys.float_info.max:.2g}"
+"""An amount a float cannot hold (absurd rates overflow to infinity, and their bytes, infinity
+times a size, to NaN): said so, not ``about nan bytes``."""
 
 
 SESSION_KEYS = ("study.duration", "topology.hosts", "workload.sessions.rate_per_s")
@@ -126,13 +133,15 @@ def check_run_sizes(
         if peak <= memory:
             continue
         parts = size.parts(engine)
-        part = max(parts, key=parts.__getitem__)
+        part = max(parts, key=lambda name: _in_order(parts[name]))
         where = f" (sweep point {point.index})" if len(sizes) > 1 else ""
+        need = f"about {_memory_text(peak)}" if math.isfinite(peak) else f"{BEYOND_FLOATS} bytes"
+        count = size.counts()[part]
+        many = separated(count) if math.isfinite(count) else BEYOND_FLOATS
         raise ScenarioError(
             _blamed_key(part, point),
-            f"one run{where} would need about {_memory_text(peak)} of memory for its "
-            f"{separated(size.counts()[part])} {part}, more than this machine's "
-            f"{_memory_text(memory)}",
+            f"one run{where} would need {need} of memory for its {many} {part}, more than "
+            f"this machine's {_memory_text(memory)}",
         )
     if workers * largest > memory:
         raise ScenarioError(
@@ -141,6 +150,11 @@ def check_run_sizes(
             f"memory, more than this machine's {_memory_text(memory)}: "
             f"pass --jobs {int(memory // largest)}",
         )
+
+
+def _in_order(n: float) -> float:
+    """``n``, NaN (infinity times a size) as the largest of all."""
+    return math.inf if math.isnan(n) else n
 
 
 def describe_run_sizes(sizes: list[PointSize]) -> list[str]:

@@ -123,7 +123,12 @@ class Study(Section):
         ge=1,
         description=f"Independent runs per sweep point (a study holds {MAX_RUNS:,} runs at most).",
     )
-    duration: Duration = Field(600_000.0, gt=0, description="Simulated time per run, e.g. 10min.")
+    duration: Duration = Field(
+        600_000.0,
+        ge=1,
+        description="Simulated time per run, e.g. 10min; 1 ms or more (the runs read the clock "
+        "in whole ms).",
+    )
     warmup: Warmup = Field(
         0.0,
         description="Simulated time discarded before measuring (validate says if the sessions' "

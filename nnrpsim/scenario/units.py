@@ -91,9 +91,22 @@ def parse_size(value: object) -> int:
     return round(_parse(value, SIZE_UNITS, "size"))
 
 
+MAX_DURATION_MS = float(2**53)
+"""The longest duration a scenario takes (about 285,000 years): the last whole millisecond a
+float holds exactly. The model keeps its time in float ms and reads it in whole ms; a session
+length of 1e308 ms overflowed the workload's means to infinity (a traceback in validate)."""
+
+
 def parse_duration_ms(value: object) -> float:
-    """Milliseconds, from ``250``, ``250ms``, ``60s``, ``10min``, ``1h`` ..."""
-    return _parse(value, DURATION_UNITS, "duration")
+    """Milliseconds, from ``250``, ``250ms``, ``60s``, ``10min``, ``1h`` ... up to
+    :data:`MAX_DURATION_MS`."""
+    ms = _parse(value, DURATION_UNITS, "duration")
+    if ms > MAX_DURATION_MS:
+        raise ValueError(
+            f"must be at most {MAX_DURATION_MS:,.0f} ms (2**53, about 285,000 years), the last "
+            "whole millisecond a float holds exactly"
+        )
+    return ms
 
 
 def parse_whole_ms(value: object) -> float:

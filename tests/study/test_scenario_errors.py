@@ -31,6 +31,16 @@ from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT, write_yaml
 
 CASES = [
+    # a session length of 1e308 ms overflowed the workload's means (a traceback in validate)
+    (
+        {"workload": {"sessions": {"duration": 1e308}}},
+        "error: workload.sessions.duration: must be at most 9,007,199,254,740,992 ms (2**53,",
+    ),
+    (
+        {"topology": {"per_inline_byte_cost": "300000000000000s"}},
+        "error: topology.per_inline_byte_cost: must be at most 9,007,199,254,740,992 ms",
+    ),
+    ({"study": {"duration": "500us"}}, "error: study.duration: must be at least 1 ms"),
     (
         {"study": {"bogus": 1}},
         "error: study.bogus: unknown key (known: name, description, seed, replications, ",
@@ -628,6 +638,19 @@ def test_a_run_this_machine_cannot_hold_is_refused_before_anything_is_written(
     err = capsys.readouterr().err
     assert err.startswith("error: workload.operations.rate_per_s: one run (sweep point 0) would")
     assert err.count("\n") == 1 and not out.exists()
+
+
+def test_a_run_whose_size_overflows_a_float_is_refused_saying_so(small_yaml, capsys):
+    """An absurd rate overflows the run's counts to infinity and its bytes to NaN (infinity
+    times a size): the refusal said "about nan bytes" for its "inf sessions"."""
+    sets = ["--set", "sweep=null", "--set", "workload.sessions.rate_per_s=1e308"]
+    assert main(["validate", str(small_yaml), *sets]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error: workload.sessions.rate_per_s: one run would need more than 1.8e+308 bytes of "
+        "memory for its more than 1.8e+308 sessions, more than this machine's "
+    )
+    assert err.count("\n") == 1
 
 
 def test_a_trace_whose_runs_this_machine_cannot_hold_is_refused_by_its_path(tmp_path, monkeypatch):

@@ -38,3 +38,11 @@ def test_decimals_and_numbers_alike_keep_their_writing_and_other_words_stay_apar
     ]
     other = [(f"{n} hosts", i) for i, n in enumerate(range(4))] + [("5 servers", 4)]
     assert warnings_by_text(other, 5)[-1] == "warning: point 4: 5 servers"
+
+
+def test_a_number_with_an_exponent_is_one_number_of_the_range():
+    texts = [f"keep {n} workers busy" for n in ("2", "9.98e+204", "1e-05", "410")]
+    assert warnings_by_text([(t, i) for i, t in enumerate(texts)], 4) == [
+        "warning: all points: keep 1e-05 to 9.98e+204 workers busy (each point by its own "
+        "numbers, in these ranges)"
+    ]
