@@ -16,3 +16,18 @@ def quoted(value: object) -> str:
     """``repr(value)`` where short; a long text's ends, a long list's first items and the first
     levels of a nested one otherwise."""
     return _SHORT.repr(value)
+
+
+def given(value: object) -> str:
+    """What a value of the wrong type is, as an error that refuses it says: ``a boolean``
+    (YAML reads yes, no, on and off as booleans, so ``True`` would puzzle), ``null``, ``a
+    list``, ``a mapping``, or else the value itself (:func:`quoted`): ``'two'``, ``2.5``."""
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, list | tuple):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return quoted(value)

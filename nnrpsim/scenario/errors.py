@@ -10,6 +10,7 @@ from typing import get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
 
+from ..quoted import given
 from .key_catalog import FULL_PLACES, KEY_UNITS
 from .schema import Scenario
 
@@ -44,6 +45,25 @@ _REASONS = {
     "too_short": "must list at least {min_length} value(s)",
     "string_pattern_mismatch": "must match {pattern}",
 }
+
+_OF_A_TYPE = frozenset(
+    (
+        "int_type",
+        "int_parsing",
+        "int_from_float",
+        "float_type",
+        "float_parsing",
+        "bool_type",
+        "bool_parsing",
+        "string_type",
+        "dict_type",
+        "model_type",
+        "list_type",
+        "tuple_type",
+    )
+)
+"""The errors that refuse a value for its type: their reasons say what was given (``must be
+an integer, got 'two'``), which a YAML file may read otherwise than its writer meant."""
 
 
 def _known_keys(loc: Sequence) -> list[str]:
@@ -108,7 +128,8 @@ def reason_of(error: dict) -> str:
     template = _REASONS.get(error["type"])
     if template is not None:
         unit = STORED_UNITS.get(KEY_UNITS.get(field_path(error["loc"]), ""), "")
-        return template.format(**{k: _bound(v, unit) for k, v in error.get("ctx", {}).items()})
+        reason = template.format(**{k: _bound(v, unit) for k, v in error.get("ctx", {}).items()})
+        return f"{reason}, got {given(error['input'])}" if error["type"] in _OF_A_TYPE else reason
     if error["type"] == "literal_error":
         return "must be one of " + error["ctx"]["expected"]
     return error["msg"].removeprefix("Value error, ")

@@ -24,6 +24,7 @@ from pydantic import (
 from nnrpsim.namespaces import MAX_HOSTS, MAX_SHARED_NAMESPACES
 from nnrpsim.protocol import U16_MAX, U32_MAX, CacheObjectKind
 
+from ..quoted import given
 from .units import parse_duration_ms, parse_rate, parse_size, parse_whole_ms
 
 Size = Annotated[int, BeforeValidator(parse_size)]
@@ -69,9 +70,9 @@ class Section(BaseModel):
         and a 0 or 1 for a boolean."""
         kind = type(value)
         if kind is bool and info.field_name in _field_types(cls)[0]:
-            raise ValueError("must be a number, got a boolean")
+            raise ValueError(f"must be a number, got {given(value)}")
         if kind in (int, float) and info.field_name in _field_types(cls)[1]:
-            raise ValueError("must be true or false, got a number")
+            raise ValueError(f"must be true or false, got {given(value)}")
         return value
 
 

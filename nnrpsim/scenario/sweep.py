@@ -130,9 +130,10 @@ def _points_of(scenario: Scenario) -> list[Point]:
                 rule = reason_of(first) if where == "scenario" else f"{where}: {reason_of(first)}"
                 raise ScenarioError(f"sweep point {len(points)} ({values})", rule) from None
             kind = "grid" if swept in grid else "zip"
-            raise ScenarioError(
-                f"sweep.{kind}.{swept}", f"{reason_of(first)} (value {quoted(params[swept])})"
-            ) from None
+            reason, value = reason_of(first), quoted(params[swept])
+            if not reason.endswith(f"got {value}"):  # (a reason that names the value says it)
+                reason += f" (value {value})"
+            raise ScenarioError(f"sweep.{kind}.{swept}", reason) from None
         try:
             resolved = with_auto_warmup(resolved)
         except ValueError as err:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 import re
 
-from ..quoted import quoted
+from ..quoted import given, quoted
 
 _NUMBER = r"\s*([0-9]+(?:\.[0-9]*)?(?:[eE][+-]?[0-9]+)?)\s*"
 
@@ -70,7 +70,7 @@ RATE_UNITS = _read_in_any_case(
 
 def _parse(value: object, units: Units, what: str) -> float:
     if isinstance(value, bool):
-        raise ValueError(f"must be a {what}, got a boolean")
+        raise ValueError(f"must be a {what}, got {given(value)}")
     if isinstance(value, (int, float)):
         number = float(value)
     elif isinstance(value, str):
@@ -80,7 +80,7 @@ def _parse(value: object, units: Units, what: str) -> float:
             raise ValueError(f"malformed {what} {quoted(value)} (a number with one of: {known})")
         number = float(match.group(1)) * factors[match.group(2).lower()]
     else:
-        raise ValueError(f"must be a {what}, got {type(value).__name__}")
+        raise ValueError(f"must be a {what}, got {given(value)}")
     if not math.isfinite(number):
         raise ValueError(f"must be a finite {what}")
     return number

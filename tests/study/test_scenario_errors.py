@@ -454,6 +454,32 @@ def test_a_boolean_is_no_number_and_a_number_no_boolean(tmp_path, capsys, text, 
     assert _one_line_error(tmp_path, capsys, text).startswith(f"error: {message}")
 
 
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [  # (each said only "must be an integer" and the like: YAML may read a value otherwise)
+        ("topology: {hosts: two}", "topology.hosts: must be an integer, got 'two'\n"),
+        ("topology: {hosts: 2.5}", "topology.hosts: must be a whole number, got 2.5\n"),
+        ("topology: {servers: null}", "topology.servers: must be an integer, got null\n"),
+        ("topology: 5", "topology: must be a mapping, got 5\n"),
+        (
+            "topology: {link: {latency: [1ms]}}",
+            "topology.link.latency: must be a duration, got a list",
+        ),
+        (
+            "host_policy: {renewal_body: 0}",
+            "host_policy.renewal_body: must be true or false, got 0\n",
+        ),
+        ("study: {name: {a: 1}}", "study.name: must be text, got a mapping\n"),
+        (  # a swept value the reason names is not named twice
+            "sweep: {grid: {topology.hosts: [1, two]}}",
+            "sweep.grid.topology.hosts: must be an integer, got 'two'\n",
+        ),
+    ],
+)
+def test_a_value_of_the_wrong_type_is_named(tmp_path, capsys, text, message):
+    assert _one_line_error(tmp_path, capsys, text).startswith(f"error: {message}")
+
+
 def _one_line_error(tmp_path, capsys, text: str) -> str:
     """What ``validate`` says of a scenario file of ``text``: one line on stderr, exit 2."""
     path = tmp_path / "s.yaml"
@@ -531,7 +557,7 @@ def _anchored_list(levels: int) -> str:
         # of 200,097: the value is cut short, its ends or its first items kept
         (
             "sweep: {grid: {host_policy.ttl_fraction: " + _anchored_list(7) + "}}",
-            "sweep.grid.host_policy.ttl_fraction: must be a number (value [[[...], [...], ",
+            "sweep.grid.host_policy.ttl_fraction: must be a number, got a list (value [[[...], ",
         ),
         (
             f"study: {{duration: '{'9' * 200_000}x'}}",
