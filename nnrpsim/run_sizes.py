@@ -133,7 +133,7 @@ def check_run_sizes(
         if peak <= memory:
             continue
         parts = size.parts(engine)
-        part = max(parts, key=lambda name: _in_order(parts[name]))
+        part = max(parts, key=lambda name: _nan_as_largest(parts[name]))
         where = f" (sweep point {point.index})" if len(sizes) > 1 else ""
         need = f"about {_memory_text(peak)}" if math.isfinite(peak) else f"{BEYOND_FLOATS} bytes"
         count = size.counts()[part]
@@ -152,7 +152,7 @@ def check_run_sizes(
         )
 
 
-def _in_order(n: float) -> float:
+def _nan_as_largest(n: float) -> float:
     """``n``, NaN (infinity times a size) as the largest of all."""
     return math.inf if math.isnan(n) else n
 

@@ -131,7 +131,7 @@ def _points_of(scenario: Scenario) -> list[Point]:
                 raise ScenarioError(f"sweep point {len(points)} ({values})", rule) from None
             kind = "grid" if swept in grid else "zip"
             reason, value = reason_of(first), quoted(params[swept])
-            if not reason.endswith(f"got {value}"):  # (a reason that names the value says it)
+            if not reason.endswith(f"got {value}"):  # (named once: a type's reason names it)
                 reason += f" (value {value})"
             raise ScenarioError(f"sweep.{kind}.{swept}", reason) from None
         try:
