@@ -504,6 +504,14 @@ class LeaseTable:
         slot = c.slot_of[obj]
         return slot >= 0 and c.expires[slot] > now_ms
 
+    def run_out(self, obj: int, now_ms: int) -> bool:
+        """Whether ``obj``'s lease has run out by ``now_ms`` but is still in its slot: no sweep
+        or reclaim has freed it yet."""
+        self._ensure_objects()
+        c = self.scalars
+        slot = c.slot_of[obj]
+        return slot >= 0 and c.expires[slot] <= now_ms
+
     # ---------------------------------------------------------------- install / renew
     def install(
         self,

@@ -177,10 +177,17 @@ class Server:
 
     def change_content(self, obj: int) -> None:
         """The object's content changed: its lease ends, and with ``cascade_dependencies`` the
-        leases of what was made from it (the engine's cascade)."""
-        freed = self.table.invalidate_objects(
-            np.array([obj]), int(self.sim.env.now), cascade=self.config.cascade_dependencies
+        leases of what was made from it (the engine's cascade). A lease that had run out
+        before, which no sweep had reached, is freed too, and announced as the sweep would:
+        a change falls on a whole millisecond, as the sweep does, and whether its holders
+        heard of it had depended on which of the two SimPy ran first."""
+        now, table = int(self.sim.env.now), self.table
+        run_out = table.run_out(obj, now)
+        freed = table.invalidate_objects(
+            np.array([obj]), now, cascade=self.config.cascade_dependencies
         )
+        if run_out:
+            self.notify([obj], _EXPIRED)
         self.notify([o for o in freed if o == obj], ReasonCode.CONTENT_CHANGED)
         self.notify([o for o in freed if o != obj], ReasonCode.DEPENDENCY_INVALIDATED)
 

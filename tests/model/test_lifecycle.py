@@ -4,6 +4,8 @@ fallback on the next submit (and a reinstall after it)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -117,6 +119,12 @@ def test_section_12_lifecycle():
     )
 
 
+def _caching_all(link: LinkConfig, ttl_hint_ms: int, duration_ms: float) -> ModelConfig:
+    """Hosts that cache every object for ``ttl_hint_ms`` and never renew, over ``link``."""
+    policy = PolicyConfig(name="always", ttl_hint_ms=ttl_hint_ms, renew_margin=0.0)
+    return ModelConfig(duration_ms=duration_ms, uplink=link, downlink=link, policy=policy)
+
+
 def test_a_notice_for_a_lease_the_host_knows_has_run_out_changes_nothing():
     """After the handshake (two round trips over 5 ms links) A's PUT reaches the server at
     25 ms: its 100 ms lease runs to 125 there, and to 120 by the host's reckoning (it allows
@@ -132,17 +140,37 @@ def test_a_notice_for_a_lease_the_host_knows_has_run_out_changes_nothing():
     plan = WorkloadPlan(
         catalog, np.full(1, SIZE), [session], np.array([122.0]), np.array([A]), np.zeros(1)
     )
-    link = LinkConfig(latency_ms=5.0, bandwidth_bytes_per_ms=float("inf"))
-    config = ModelConfig(
-        duration_ms=400.0,
-        uplink=link,
-        downlink=link,
-        policy=PolicyConfig(name="always", ttl_hint_ms=100, renew_margin=0.0),
+    config = _caching_all(
+        LinkConfig(latency_ms=5.0, bandwidth_bytes_per_ms=float("inf")), 100, 400.0
     )
     result = Simulation(config, 0, plan).run()
     assert result.invalidations["content_changed"] == 1
     assert result.references["outcome"].tolist() == [RefOutcome.INSTALLED] * 2
     assert result.references["cause"].tolist() == [InstallCause.COLD, InstallCause.EXPIRED]
+
+
+def test_a_content_change_and_the_sweep_in_one_millisecond_tell_the_host_alike():
+    """A's 1,500 ms lease runs out at 1,500 ms, and at 2,000 both the sweep (every second) and
+    a change of A's content come. SimPy runs first the one that asked first: the change, when
+    its process has waited since the start; the sweep, when a change of B at 1,700 ms made the
+    change's process ask again after the sweep's tick of 1,000. The sweep announces A's run-out
+    lease; the change, when it came first, freed it without a word."""
+    config = _caching_all(
+        LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf")), 1_500, 3_000.0
+    )
+    plan = one_session([(0.0, [A])], [SIZE, SIZE], [10.0, 10.0], 3_000.0)
+    results = []
+    for changes in ([(2_000.0, A)], [(1_700.0, B), (2_000.0, A)]):
+        changed = replace(
+            plan,
+            change_times_ms=np.array([t for t, _ in changes]),
+            change_objects=np.array([o for _, o in changes], dtype=np.int64),
+        )
+        results.append(Simulation(config, 0, changed).run())
+    change_first, sweep_first = results
+    assert sweep_first.invalidations["expired"] == 1
+    assert change_first.invalidations == sweep_first.invalidations
+    assert change_first.wire == sweep_first.wire
 
 
 def _a_frame_that_evicts_its_own(operations: list[tuple[float, list[int]]]):
