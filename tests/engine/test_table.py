@@ -235,6 +235,18 @@ def test_invalidating_a_lease_that_ran_out_counts_as_its_expiry(vectorised, monk
     assert table.held_objects == 0
 
 
+def test_a_lease_run_out_is_told_from_one_freed_and_from_one_live():
+    """What the model's server asks before a content change frees a lease: whether it has run
+    out and still sits in its slot (the change frees it unreported; the server then announces
+    it as the sweep would)."""
+    table = _table()
+    table.install([0, 1], 0, [100, 1000], 64)
+    assert [table.run_out(obj, 99) for obj in (0, 1, 2)] == [False, False, False]
+    assert [table.run_out(obj, 100) for obj in (0, 1, 2)] == [True, False, False]
+    table.expire(100)
+    assert [table.run_out(obj, 100) for obj in (0, 1, 2)] == [False, False, False]
+
+
 @pytest.mark.parametrize("scalar", [False, True])
 def test_a_refused_put_still_reclaims_what_expired(scalar):
     """Nothing may be evicted (pinned), so the PUT is refused; the expired lease the server
