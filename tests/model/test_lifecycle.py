@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from nnrpsim.engine import CacheLimits, ObjectCatalog
+from nnrpsim.metrics import des_metrics
 from nnrpsim.model import (
     InstallCause,
     LinkConfig,
@@ -171,6 +172,18 @@ def test_a_content_change_and_the_sweep_in_one_millisecond_tell_the_host_alike()
     assert sweep_first.invalidations["expired"] == 1
     assert change_first.invalidations == sweep_first.invalidations
     assert change_first.wire == sweep_first.wire
+
+
+def test_an_operation_at_the_warm_ups_very_instant_is_measured():
+    """The counts after the warm-up take what begins at its instant, as the vector engine's
+    do: the latencies too."""
+    instant = LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf"))
+    config = replace(_caching_all(instant, 10_000, 3_000.0), warmup_ms=1_000.0)
+    plan = one_session([(0.0, [A]), (1_000.0, [A])], [SIZE], [10.0], 3_000.0)
+    result = Simulation(config, 0, plan).run()
+    assert result.operations["start_ms"].tolist() == [0.0, 1_000.0]
+    metrics = des_metrics(result, config.warmup_ms)
+    assert metrics["p50_latency_ms"] == result.operations["latency_ms"][1] > 0
 
 
 def _a_frame_that_evicts_its_own(operations: list[tuple[float, list[int]]]):

@@ -666,6 +666,15 @@ def test_a_run_this_machine_cannot_hold_is_refused_before_anything_is_written(
     assert err.count("\n") == 1 and not out.exists()
 
 
+def test_a_duration_reaches_2_to_the_53_ms_and_no_further():
+    """The last whole millisecond a float holds exactly is taken; the next a float holds is not."""
+    from nnrpsim.scenario.units import parse_duration_ms
+
+    assert parse_duration_ms(float(2**53)) == 2**53
+    with pytest.raises(ValueError, match=r"^must be at most 9,007,199,254,740,992 ms \(2\*\*53,"):
+        parse_duration_ms(float(2**53 + 2))
+
+
 def test_a_run_whose_size_overflows_a_float_is_refused_saying_so(small_yaml, capsys):
     """An absurd rate overflows the run's counts to infinity and its bytes to NaN (infinity
     times a size): the refusal said "about nan bytes" for its "inf sessions"."""

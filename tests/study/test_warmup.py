@@ -217,6 +217,13 @@ def test_a_climb_within_the_tolerance_or_too_short_to_judge_is_no_warning():
     assert climb_warning(_series([0.0] * 40), 0, None, "x") is None  # nothing held
 
 
+def test_a_climb_just_beyond_one_percent_is_named():
+    """The first sample 60 % low leaves mean_gpu_bytes 1.5 % below its settled level: past the
+    1 % the figures are good to, so it is named."""
+    warning = climb_warning(_series([400.0, *[1000.0] * 39]), 0, None, "x")
+    assert warning is not None and "mean_gpu_bytes is 1.5 % below its settled level" in warning
+
+
 def test_points_are_judged_by_their_timing_and_only_runs_under_a_steady_load():
     """Two warm-ups swept: the climb passes the 1 s one, not the 12 s one. A vector-engine
     study is judged alike, on its samples; one whose sessions follow a log is not judged."""
