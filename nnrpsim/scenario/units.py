@@ -69,9 +69,7 @@ RATE_UNITS = _read_in_any_case(
 
 
 def _parse(value: object, units: Units, what: str) -> float:
-    if isinstance(value, bool):
-        raise ValueError(f"must be a {what}, got {given(value)}")
-    if isinstance(value, (int, float)):
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
         number = float(value)
     elif isinstance(value, str):
         factors, known = units
