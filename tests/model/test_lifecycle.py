@@ -31,6 +31,7 @@ from nnrpsim.protocol import (
 )
 
 from .plans import one_session
+from .test_against_replay import INSTANT
 
 A, B, C = 0, 1, 2
 SIZE = 4096
@@ -156,9 +157,7 @@ def test_a_content_change_and_the_sweep_in_one_millisecond_tell_the_host_alike()
     its process has waited since the start; the sweep, when a change of B at 1,700 ms made the
     change's process ask again after the sweep's tick of 1,000. The sweep announces A's run-out
     lease; the change, when it came first, freed it without a word."""
-    config = _caching_all(
-        LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf")), 1_500, 3_000.0
-    )
+    config = _caching_all(INSTANT, 1_500, 3_000.0)
     plan = one_session([(0.0, [A])], [SIZE, SIZE], [10.0, 10.0], 3_000.0)
     results = []
     for changes in ([(2_000.0, A)], [(1_700.0, B), (2_000.0, A)]):
@@ -177,8 +176,7 @@ def test_a_content_change_and_the_sweep_in_one_millisecond_tell_the_host_alike()
 def test_an_operation_at_the_warm_ups_very_instant_is_measured():
     """The counts after the warm-up take what begins at its instant, as the vector engine's
     do: the latencies too."""
-    instant = LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf"))
-    config = replace(_caching_all(instant, 10_000, 3_000.0), warmup_ms=1_000.0)
+    config = replace(_caching_all(INSTANT, 10_000, 3_000.0), warmup_ms=1_000.0)
     plan = one_session([(0.0, [A]), (1_000.0, [A])], [SIZE], [10.0], 3_000.0)
     result = Simulation(config, 0, plan).run()
     assert result.operations["start_ms"].tolist() == [0.0, 1_000.0]
