@@ -180,11 +180,15 @@ class Simulation:
             yield self.timeout(interval)
 
     def _content_changes(self):
+        """Each content change first among its instant's events but the warm-up's mark and
+        the faults: before the frames (as the vector engine puts a change before the
+        references of its millisecond), the sweep and the memory sample due then, whatever
+        order SimPy had queued them in."""
         for at, obj in zip(
             self.plan.change_times_ms.tolist(), self.plan.change_objects.tolist(), strict=True
         ):
             if at > self.env.now:
-                yield self.timeout(at - self.env.now)
+                yield self._first_at(at - self.env.now)
             self.content_version[obj] += 1
             for dependent in self._made_from.get(obj, ()):  # made from it: changed with it
                 self.content_version[dependent] += 1
@@ -231,8 +235,18 @@ class Simulation:
         yield env.all_of(started)
         yield from host.close_connections()
 
+    def _first_at(self, delay: float) -> simpy.Event:
+        """A timeout processed before the other events of its instant but those queued this
+        way earlier: at SimPy's ``URGENT`` priority, as ``env.run(until=...)`` schedules its
+        stop."""
+        event = simpy.Event(self.env)
+        event._ok, event._value = True, None
+        self.env.schedule(event, simpy.core.URGENT, delay)
+        return event
+
     def _at(self, when: float, action):
-        yield self.timeout(when)
+        """``action`` at ``when``, before the frames and content changes due then."""
+        yield self._first_at(when)
         action()
 
     def _run_until(self, until: float, progress: Progress | None) -> None:
@@ -272,7 +286,6 @@ class Simulation:
         for server in self.servers:
             env.process(server.sweep())
         env.process(self._sampler())
-        env.process(self._content_changes())
         self._at_warmup = self._totals()
         if config.warmup_ms > 0:
             env.process(self._at(config.warmup_ms, self._mark_warmup))
@@ -290,6 +303,8 @@ class Simulation:
                     lambda: self.servers[0].shrink_memory(faults.memory_pressure_fraction),
                 )
             )
+        # (after the warm-up's mark and the faults: at one instant they come first)
+        env.process(self._content_changes())
         start = time.perf_counter()
         with cyclic_gc_paused():
             self._run_until(config.duration_ms + config.operation_timeout_ms, progress)

@@ -46,9 +46,7 @@ def test_a_change_outside_its_session_changes_no_number(seed):
         content_change_rate_per_s=0.05,
         private_objects_per_session=max(config.workload.private_objects_per_session, 2),
     )
-    # (samples 10 s apart: a DES sample on a change's very millisecond reads it before or after
-    # it as SimPy queued the two, which the changes added here move; the README says so)
-    config = replace(config, workload=workload, sample_interval_ms=10_000.0)
+    config = replace(config, workload=workload)
     plan = synthetic_plan(workload, 1, config.duration_ms, np.random.SeedSequence(seed))
     n_shared = workload.namespaces * workload.shared_objects_per_namespace
     more = with_changes_outside_sessions(

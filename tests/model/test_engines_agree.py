@@ -139,8 +139,8 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     # every byte alike but the DES's notices: the frames of operations, sessions, connections
     assert des["wire_bytes"] == vector["wire_bytes"] + invalidate_frames
     # the memory over time: the same samples, the same bytes of live leases in each (but on
-    # a content change's very millisecond, which the DES samples before or after the change
-    # as SimPy queued the two)
+    # a content change's very millisecond, which the DES samples after the change and the
+    # vector engine before it)
     for column in ("time_ms", "server"):
         np.testing.assert_array_equal(run.memory[column], result.memory[column], column)
     clear = ~np.isin(run.memory["time_ms"], plan.change_times_ms)

@@ -159,18 +159,62 @@ def test_a_content_change_and_the_sweep_in_one_millisecond_tell_the_host_alike()
     lease; the change, when it came first, freed it without a word."""
     config = _caching_all(INSTANT, 1_500, 3_000.0)
     plan = one_session([(0.0, [A])], [SIZE, SIZE], [10.0, 10.0], 3_000.0)
-    results = []
-    for changes in ([(2_000.0, A)], [(1_700.0, B), (2_000.0, A)]):
-        changed = replace(
-            plan,
-            change_times_ms=np.array([t for t, _ in changes]),
-            change_objects=np.array([o for _, o in changes], dtype=np.int64),
-        )
-        results.append(Simulation(config, 0, changed).run())
-    change_first, sweep_first = results
+    change_first, sweep_first = (
+        Simulation(config, 0, _changed(plan, changes)).run()
+        for changes in ([(2_000.0, A)], [(1_700.0, B), (2_000.0, A)])
+    )
     assert sweep_first.invalidations["expired"] == 1
     assert change_first.invalidations == sweep_first.invalidations
     assert change_first.wire == sweep_first.wire
+
+
+def _changed(plan: WorkloadPlan, changes: list[tuple[float, int]]) -> WorkloadPlan:
+    """``plan`` with the content ``changes`` (time, object), in time order."""
+    return replace(
+        plan,
+        change_times_ms=np.array([t for t, _ in changes]),
+        change_objects=np.array([o for _, o in changes], dtype=np.int64),
+    )
+
+
+# Each pair of change lists below differs by a change of B, which no host leases, a while
+# before A's: it makes the changes' process ask SimPy for A's millisecond after whatever else
+# falls on it had asked (SimPy runs an instant's events in the order they were asked for).
+
+
+def test_a_content_change_comes_before_a_reference_in_its_millisecond():
+    """A is put at 0 and, after its change at 50 ms, again at 60; at 100 ms both its second
+    change and a reference to it are due. The change comes first, as on the vector engine:
+    the host puts A's new version. (Had the reference come first, the host would have named
+    the old version, which the change then ended under it: a cache miss and a fallback.)"""
+    policy = PolicyConfig(name="always", ttl_hint_ms=10_000, inline_after_invalidate=False)
+    config = ModelConfig(duration_ms=300.0, uplink=INSTANT, downlink=INSTANT, policy=policy)
+    plan = one_session([(0.0, [A]), (60.0, [A]), (100.0, [A])], [SIZE, SIZE], [10.0] * 2, 300.0)
+    for changes in ([(50.0, A), (100.0, A)], [(50.0, A), (70.0, B), (100.0, A)]):
+        result = Simulation(config, 0, _changed(plan, changes)).run()
+        assert result.references["outcome"].tolist() == [RefOutcome.INSTALLED] * 3, changes
+        assert result.audit["fallbacks"] == 0, changes
+
+
+def test_a_memory_sample_on_a_content_changes_millisecond_reads_it_after_the_change():
+    """A's lease, put at 0 for 10 s, ends with its change at 1,000 ms, the instant of a
+    memory sample (every 500 ms): the sample finds it gone, whichever SimPy had queued first."""
+    config = replace(_caching_all(INSTANT, 10_000, 3_000.0), sample_interval_ms=500.0)
+    plan = one_session([(0.0, [A])], [SIZE, SIZE], [10.0] * 2, 3_000.0)
+    for changes in ([(1_000.0, A)], [(700.0, B), (1_000.0, A)]):
+        memory = Simulation(config, 0, _changed(plan, changes)).run().memory
+        live = dict(zip(memory["time_ms"].tolist(), memory["live_bytes"].tolist(), strict=True))
+        assert (live[500], live[1_000]) == (SIZE, 0), changes
+
+
+def test_a_content_change_at_the_warm_ups_very_instant_is_measured():
+    """A's change at the warm-up's instant (1,000 ms) ends its live lease: the notice counts
+    after the warm-up, as an operation at that instant does."""
+    config = replace(_caching_all(INSTANT, 10_000, 3_000.0), warmup_ms=1_000.0)
+    plan = one_session([(0.0, [A])], [SIZE, SIZE], [10.0] * 2, 3_000.0)
+    for changes in ([(1_000.0, A)], [(500.0, B), (1_000.0, A)]):
+        result = Simulation(config, 0, _changed(plan, changes)).run()
+        assert des_metrics(result, config.warmup_ms)["invalidations"] == 1, changes
 
 
 def test_an_operation_at_the_warm_ups_very_instant_is_measured():
