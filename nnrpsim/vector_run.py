@@ -92,6 +92,7 @@ def plan_stream(
         invalidation_through=changes[3] if (changes[3] >= 0).any() else None,
         frame_source=sources[order] if (sources >= 0).any() else None,
         invalidation_position=changes[4],
+        invalidation_within=changes[5] if changes[5].any() else None,
     )
     return stream, laid.replayed[order]
 
@@ -244,14 +245,15 @@ def _lease_ends(
     closes: list[float],
     released: list[int],
     reference_times: np.ndarray,
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """What ends leases, as the stream's invalidations (times, objects, kept, through,
-    positions): the plan's content changes; with each, a change of what was made from the
-    object (through the server's cascade, or kept without it: the hosts see the change
+    positions, within): the plan's content changes; with each, a change of what was made from
+    the object (through the server's cascade, or kept without it: the hosts see the change
     themselves); and the closes ``closes`` (of sessions, and of the host's connections) of
-    the objects ``released``. Content changes come on the millisecond, before its
-    references; a close comes after the references made before it (``reference_times``, in
-    order, as the DES runs them), also within one millisecond."""
+    the objects ``released``. Content changes come first in their millisecond, before its
+    references and its memory sample; a close comes within its millisecond, after the
+    references made before it (``reference_times``, in order, as the DES runs them), and
+    after the sample."""
     times, objects = plan.change_times_ms.astype(np.int64), plan.change_objects
     made_from = plan.dependents()
     made = [made_from.get(obj, []) for obj in objects.tolist()]
@@ -281,6 +283,7 @@ def _lease_ends(
                 np.searchsorted(reference_times, close_times, side="right"),
             ]
         ),
+        np.concatenate([np.zeros(len(changed), bool), np.ones(n_released, bool)]),
     )
 
 

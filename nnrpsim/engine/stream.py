@@ -48,7 +48,10 @@ class ReferenceStream:
     without it. ``invalidation_position`` places each invalidation among the references of its
     millisecond, for what happened within one: it comes just before the reference of that
     index (one past the last of its millisecond: after them all). Without it, each comes
-    before them all.
+    before them all. For the memory over time, an invalidation comes first in its millisecond
+    (a content change): a sample there finds the lease it ended gone. ``invalidation_within``
+    marks those that come later within it (a session's close, at the float time it ends): a
+    sample there still counts the lease one ends.
     """
 
     time_ms: np.ndarray
@@ -66,6 +69,7 @@ class ReferenceStream:
     invalidation_through: np.ndarray | None = None
     frame_source: np.ndarray | None = None
     invalidation_position: np.ndarray | None = None
+    invalidation_within: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         for name in ("time_ms", "object_id", "size"):
@@ -138,6 +142,11 @@ class ReferenceStream:
                     "invalidation_through must be one object id (or -1) per invalidation"
                 )
             object.__setattr__(self, "invalidation_through", through[order])
+        if self.invalidation_within is not None:
+            within = np.asarray(self.invalidation_within)
+            if within.dtype != np.bool_ or within.shape != inv_t.shape:
+                raise ValueError("invalidation_within must be one boolean per invalidation")
+            object.__setattr__(self, "invalidation_within", within[order])
         times = np.concatenate([self.time_ms, inv_t])
         if self.start_ms is None:
             object.__setattr__(self, "start_ms", int(times.min()) if len(times) else 0)
@@ -173,6 +182,9 @@ class ReferenceStream:
             invalidation_position=None
             if kept.invalidation_position is None
             else kept.invalidation_position[earlier],
+            invalidation_within=None
+            if self.invalidation_within is None
+            else self.invalidation_within[earlier],
             end_ms=max(end_ms, self.start_ms + 1),
         )
 
@@ -207,6 +219,7 @@ class ReferenceStream:
             self.invalidation_through,
             None if self.frame_source is None else self.frame_source[keep],
             position,
+            self.invalidation_within,
         )
 
     @property
@@ -281,6 +294,13 @@ class ReferenceStream:
         if self.invalidation_through is None:
             return np.full(len(self.invalidation_time_ms), -1, dtype=np.int64)
         return self.invalidation_through
+
+    @property
+    def within_mask(self) -> np.ndarray:
+        """``invalidation_within``, or every invalidation first in its millisecond."""
+        if self.invalidation_within is None:
+            return np.zeros(len(self.invalidation_time_ms), dtype=bool)
+        return self.invalidation_within
 
     @property
     def counted(self) -> int:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -59,12 +61,14 @@ PATHS = [  # (capacity, policy): the closed grids, the ordered map, the lease ta
 ]
 
 
+@pytest.mark.parametrize("within", [False, True])
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize(("capacity", "policy"), PATHS)
-def test_every_path_samples_leases_at_their_instants(mode, capacity, policy):
+def test_every_path_samples_leases_at_their_instants(mode, capacity, policy, within):
     """Object 0 (10 bytes) is put at 100 ms and runs out at 150; object 1 (20 bytes), put at
-    110, is ended by a change at 120; object 2 (40 bytes), put at 190, is live at the
-    window's end, 200."""
+    110, is ended at 120: by a content change, first in its millisecond, gone at the sample
+    there; or by a close within it, after the sample. Object 2 (40 bytes), put at 190, is
+    live at the window's end, 200."""
     stream = ReferenceStream(
         np.array([100, 110, 190]),
         np.array([0, 1, 2]),
@@ -73,19 +77,27 @@ def test_every_path_samples_leases_at_their_instants(mode, capacity, policy):
         np.array([1]),
         start_ms=0,
         end_ms=200,
+        invalidation_within=np.array([within]),
     )
     times = np.array([0, 100, 101, 110, 111, 119, 120, 121, 149, 150, 190, 191, 200])
     result = replay(stream, [50], mode, capacity, policy, per_object=True, sample_times=times)
-    assert result.live_samples[0].tolist() == [0, 0, 10, 10, 30, 30, 30, 10, 10, 0, 0, 40, 40]
-    assert result.lease_samples[0].tolist() == [0, 0, 1, 1, 2, 2, 2, 1, 1, 0, 0, 1, 1]
+    bytes_at_120, leases_at_120 = (30, 2) if within else (10, 1)
+    live = [0, 0, 10, 10, 30, 30, bytes_at_120, 10, 10, 0, 0, 40, 40]
+    assert result.live_samples[0].tolist() == live
+    assert result.lease_samples[0].tolist() == [0, 0, 1, 1, 2, 2, leases_at_120, 1, 1, 0, 0, 1, 1]
 
 
+@pytest.mark.parametrize("some_within", [False, True])
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize(("capacity", "policy"), PATHS)
-def test_every_path_samples_what_the_lease_table_holds(mode, capacity, policy):
+def test_every_path_samples_what_the_lease_table_holds(mode, capacity, policy, some_within):
     """The same leases live at the same times whichever path replays them, as the lease
-    table itself replays them; a cut for the warm-up leaves the samples the whole window's."""
+    table itself replays them; a cut for the warm-up leaves the samples the whole window's.
+    Every invalidation first in its millisecond, or half of them within it."""
     stream = _stream(11, invalidations=True)
+    if some_within:
+        drawn = np.random.default_rng(2).random(len(stream.invalidation_time_ms)) < 0.5
+        stream = replace(stream, invalidation_within=drawn)
     every_ms = np.arange(stream.start_ms, stream.end_ms + 1)
     times = np.sort(np.random.default_rng(1).choice(every_ms, 300, replace=False))
     for ttl in (0, 50, 1000):

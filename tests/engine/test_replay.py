@@ -222,6 +222,23 @@ def test_bad_arguments():
         ReferenceStream([1, 2, 2], [0, 1, 0], [1] * 3, [2], [0], invalidation_position=[0])
     with pytest.raises(ValueError, match="invalidation_position must place each"):
         ReferenceStream([1, 2], [0, 1], [1, 1], [2, 2], [0, 1], invalidation_position=[1])
+    with pytest.raises(ValueError, match="invalidation_within must be one boolean per"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], [2, 2], [0, 1], invalidation_within=[True])
+    with pytest.raises(ValueError, match="invalidation_within must be one boolean per"):
+        ReferenceStream([1], [0], [1], [2], [0], invalidation_within=[1])
+
+
+def test_which_invalidations_come_within_their_millisecond_follow_them():
+    """Sorted with the invalidations, cut with them, and kept with every one."""
+    stream = ReferenceStream(
+        [1, 5, 9], [0, 1, 0], [1] * 3, [7, 3, 8], [0, 1, 1], invalidation_within=[True, False, True]
+    )
+    assert stream.invalidation_time_ms.tolist() == [3, 7, 8]
+    assert stream.within_mask.tolist() == [False, True, True]
+    assert stream.before(8).within_mask.tolist() == [False, True]
+    kept = stream.references(np.array([True, False, True]))
+    assert kept.within_mask.tolist() == [False, True, True]
+    assert ReferenceStream([1], [0], [1], [2], [0]).within_mask.tolist() == [False]
 
 
 def test_operations_group_consecutive_references_and_survive_a_cut():

@@ -59,14 +59,16 @@ def replay_on_table(
 
     cut_ms = cast(int, stream.start_ms) if from_ms is None else from_ms
 
-    def ended(objects: list[int], now: int) -> None:
+    def ended(objects: list[int], now: int, first: bool = False) -> None:
+        """Book the leases of ``objects`` ended at ``now``, by what came ``first`` in that
+        millisecond or not (:meth:`~.result.SpanLog.book`)."""
         for gone in objects:
             stale.discard(gone)
             start, expires, gone_size, _ = leases.pop(gone)
             end = min(expires, now)
             if end > cut_ms:  # (its part from the cut on)
                 object_live_ms_bytes[gone] += (end - max(start, cut_ms)) * gone_size
-            spans.book(start, expires, now, gone_size)
+            spans.book(start, expires, now, gone_size, first)
 
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
@@ -128,6 +130,7 @@ def replay_on_table(
     inv_t: np.ndarray = stream.invalidation_time_ms
     inv_o: np.ndarray = stream.invalidation_object_id
     inv_pos, kept, through = stream.invalidation_positions(), stream.kept_mask, stream.through
+    within = stream.within_mask
     stale: set[int] = set()  # leases a kept change left in place: their hosts put new versions
     live_end: dict[int, int] = {}  # object -> when a change last ended a live lease of it
 
@@ -146,7 +149,7 @@ def replay_on_table(
                     live_end[target] = at
                     host.ended_under_host((target,))
                 table.invalidate_objects(inv_o[k : k + 1], at)
-                ended([target], at)
+                ended([target], at, not within[k])
             k += 1
         return k
 

@@ -56,7 +56,7 @@ def ordered_capacity(
     # the hosts' state, by local names: the hot path reads them (the rules mutate, never rebind)
     told, until, blocked, put_anyway = host.told, host.until, host.blocked, host.put_anyway
     # the invalidations in order, a chunk at a time: (before which reference, when, object,
-    # through which source or -1, kept), then one that never comes
+    # through which source or -1, kept, within its millisecond), then one that never comes
     n_inv = len(stream.invalidation_time_ms)
     changes = chain(
         zip(
@@ -65,9 +65,10 @@ def ordered_capacity(
             column_items(stream.invalidation_object_id),
             column_items(stream.through),
             column_items(stream.kept_mask),
+            column_items(stream.within_mask),
             strict=True,
         ),
-        repeat((NEVER, 0, 0, -1, False)),
+        repeat((NEVER, 0, 0, -1, False, False)),
     )
     upcoming = next(changes)
     next_change = upcoming[0]  # (a local: the hot path compares it at every reference)
@@ -109,7 +110,9 @@ def ordered_capacity(
             return EXPIRED
         return INVALIDATED if stale and obj in stale else None
 
-    def drop(obj: int, now: int, reason: EndReason) -> None:
+    def drop(obj: int, now: int, reason: EndReason, first: bool = False) -> None:
+        """End ``obj``'s lease at ``now``, by what came ``first`` in that millisecond or not
+        (:meth:`~.result.SpanLog.book`)."""
         nonlocal used, live_ms_bytes
         expires, start, size, _ = entries.pop(obj)
         used -= size
@@ -120,7 +123,7 @@ def ordered_capacity(
             if per_object:
                 live_of[obj] += counted_bytes
         if per_object:
-            book_span(start, expires, now, size)
+            book_span(start, expires, now, size, first)
         ended[obj] = reason
         stale.discard(obj)
 
@@ -166,7 +169,7 @@ def ordered_capacity(
         the next one comes."""
         nonlocal upcoming
         while upcoming[0] <= position:
-            _, at, target, via, kept = upcoming
+            _, at, target, via, kept, within = upcoming
             victim = get(target)
             if victim is not None:
                 live = at < victim[0]
@@ -177,7 +180,8 @@ def ordered_capacity(
                     if live:
                         stale.add(target)
                 else:
-                    drop(target, at, EndReason.INVALIDATED if live else EndReason.EXPIRED)
+                    reason = EndReason.INVALIDATED if live else EndReason.EXPIRED
+                    drop(target, at, reason, not within)
                     if live:
                         live_end[target] = at
                         host.ended_under_host((target,))

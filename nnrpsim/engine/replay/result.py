@@ -142,18 +142,18 @@ def span_figures(
     starts: np.ndarray,
     ends: np.ndarray,
     sizes: np.ndarray,
-    expired: np.ndarray,
+    gone: np.ndarray,
     sample_times: np.ndarray | None,
 ) -> dict[str, int | np.ndarray]:
     """Of leases live on ``[start, end)`` with their sizes: the most bytes live at once, and
     with ``sample_times`` (ascending) the bytes and the leases live at each. A sample at t
     is the instant t, as the DES's sampler reads its lease table there: what the references
-    of earlier milliseconds began and ended (not yet those of t's own), and a lease whose
-    expiry (``expired``: its span ended by it) is t has run out."""
+    of earlier milliseconds began and ended (not yet those of t's own), and a lease that
+    ended first thing in t (``gone``: it ran out then, or a content change ended it) gone."""
     figures: dict[str, int | np.ndarray] = {"peak_live_bytes": peak_live(starts, ends, sizes)}
     if sample_times is not None:
         # (a lease of a TTL of 0 runs out as it begins: never live)
-        before, until = sample_times - 1, np.maximum(ends - expired, starts)
+        before, until = sample_times - 1, np.maximum(ends - gone, starts)
         figures["live_samples"] = live_at(starts, until, sizes, before)
         figures["lease_samples"] = live_at(starts, until, np.ones_like(sizes), before)
     return figures
@@ -187,22 +187,24 @@ class SpanLog:
 
     def __init__(self) -> None:
         self.starts, self.ends, self.sizes = array("q"), array("q"), array("q")
-        self.expired = array("b")
+        self.gone = array("b")
 
-    def book(self, start: int, expires: int, now: int, size: int) -> None:
+    def book(self, start: int, expires: int, now: int, size: int, first: bool = False) -> None:
         """A lease granted at ``start``, due to expire at ``expires``, that ended at ``now``:
-        live until the first of the two."""
+        live until the first of the two; gone first thing in that millisecond if it ran out
+        then or what ended it came ``first`` in it (a content change), else after a sample
+        there (a reference's PUT, a close)."""
         self.starts.append(start)
         self.ends.append(expires if expires < now else now)
-        self.expired.append(expires <= now)
+        self.gone.append(expires <= now or first)
         self.sizes.append(size)
 
     def figures(self, sample_times: np.ndarray | None) -> dict[str, int | np.ndarray]:
         starts, ends, sizes = (
             np.frombuffer(c, dtype=np.int64) for c in (self.starts, self.ends, self.sizes)
         )
-        expired = np.frombuffer(self.expired, dtype=np.int8)
-        return span_figures(starts, ends, sizes, expired, sample_times)
+        gone = np.frombuffer(self.gone, dtype=np.int8)
+        return span_figures(starts, ends, sizes, gone, sample_times)
 
 
 PER_OBJECT_COUNTS = ("object_hits", "object_rejected", "object_inlined")

@@ -27,6 +27,7 @@ class _ByObject:
     index: np.ndarray  # its place in the stream
     next_inv: np.ndarray  # when the first invalidation of the object after this reference is
     next_inv_at: np.ndarray  # and the stream place it comes before (see invalidation_position)
+    next_inv_within: np.ndarray  # and whether it comes within its millisecond, not first
     run_end: np.ndarray  # index one past the object's last reference
     keys: np.ndarray  # obj * span + (time - t0), sorted
     span: int
@@ -53,7 +54,7 @@ def _by_object(stream: ReferenceStream) -> _ByObject:
     inv_o, inv_t = stream.invalidation_object_id, stream.invalidation_time_ms
     inv_keys = inv_o * places + stream.invalidation_positions()
     by_key = np.argsort(inv_keys, kind="stable")  # (same place: the earlier first)
-    inv_keys, inv_t = inv_keys[by_key], inv_t[by_key]
+    inv_keys, inv_t, inv_within = inv_keys[by_key], inv_t[by_key], stream.within_mask[by_key]
     idx = np.searchsorted(inv_keys, obj * places + order, side="right")
     found = np.flatnonzero(idx < len(inv_keys))
     found = found[inv_keys[idx[found]] // places == obj[found]]
@@ -61,6 +62,8 @@ def _by_object(stream: ReferenceStream) -> _ByObject:
     next_inv, next_inv_at = np.full(n, never, dtype=np.int64), np.full(n, never, dtype=np.int64)
     next_inv[found] = inv_t[idx[found]]
     next_inv_at[found] = inv_keys[idx[found]] % places
+    next_inv_within = np.zeros(n, dtype=bool)
+    next_inv_within[found] = inv_within[idx[found]]
     starts = np.flatnonzero(first)
     run_end = np.repeat(_run_ends(starts, n), np.diff(np.append(starts, n)))
     return _ByObject(
@@ -72,6 +75,7 @@ def _by_object(stream: ReferenceStream) -> _ByObject:
         order,
         next_inv,
         next_inv_at,
+        next_inv_within,
         run_end,
         keys,
         span,
@@ -154,11 +158,19 @@ def reset_grid(
             [b.obj] * len(grid),
             [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
         )
-        # each reference's lease (renewed by the next) is live for min(live_for, T)
-        # (run out where T comes first: at its expiry, not at an end of its window)
+        # each reference's lease (renewed by the next) is live for min(live_for, T): gone
+        # first thing in its last millisecond where T comes first (it ran out) or where an
+        # invalidation that comes first in its millisecond ended it, before the next reference
+        changed_before_next = np.zeros(n, dtype=bool)
+        changed_before_next[:-1] = b.next_inv_at[:-1] <= b.index[1:]
+        changed = ~b.next_inv_within & np.where(b.last, b.next_inv <= b.end, changed_before_next)
         spans = [
             span_figures(
-                b.time, b.time + np.minimum(live_for, t), b.size, t <= live_for, sample_times
+                b.time,
+                b.time + np.minimum(live_for, t),
+                b.size,
+                (t <= live_for) | changed,
+                sample_times,
             )
             for t in grid.tolist()
         ]
@@ -229,6 +241,9 @@ def non_reset_grid(
     inv_before &= ~b.first
     restart = b.first | inv_before
     live_for = np.minimum(b.next_inv, b.end) - b.time  # a lease from here lasts at most this
+    # whether an invalidation first in its millisecond ends a lease from here (if it does not
+    # run out before): then gone at a sample there
+    changed = (b.next_inv <= b.end) & ~b.next_inv_within
     counts = {name: np.zeros(g, dtype=np.int64) for name in ("misses", "expired", "invalidated")}
     install_bytes = np.zeros(g, dtype=np.int64)
     live = np.zeros(g, dtype=np.float64)
@@ -265,9 +280,11 @@ def non_reset_grid(
             missed_objects.append(b.obj[missed])
             missed_live.append(live_ms_bytes)
             lease_ends = b.time[missed] + np.minimum(live_for[missed], ttl)
-            ran_out = ttl <= live_for[missed]
+            # gone first thing in its last millisecond: run out, or ended by an invalidation
+            # that comes first in its millisecond
+            gone = (ttl <= live_for[missed]) | changed[missed]
             spans.append(
-                span_figures(b.time[missed], lease_ends, b.size[missed], ran_out, sample_times)
+                span_figures(b.time[missed], lease_ends, b.size[missed], gone, sample_times)
             )
     zeros = np.zeros(g, dtype=np.int64)
     misses = counts["misses"]
