@@ -30,6 +30,7 @@ COMPILED = [  # (relative to the package, as nnrpsim.compiled names them)
     *("model/host.py", "model/link.py", "model/server.py", "model/window.py"),
     # what the host and server call per frame
     *("model/records.py", "model/decisions.py", "model/policies.py", "model/auditor.py"),
+    "model/held_memory.py",  # what a server integrates at each PUT burst
     "model/simulation.py",  # the run's wiring, which every host and server reads attributes of
     # the lease table, which a server calls per reference, and the replay on it (the ordered
     # replay's loop, on dicts and lists, runs no faster compiled)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from .engine.replay import ReplayResult
+from .engine.table import KIND_CODES
 from .model.records import InstallCause, RefOutcome
 from .model.simulation import ModelResult
 from .protocol import CacheObjectKind, MessageType, inline_object_bytes, packet_bytes
@@ -130,12 +131,9 @@ def des_metrics(
         float((outcome == RefOutcome.INLINED_BY_POLICY).sum()), n
     )
 
+    mean_by_kind, peak = _held_after(result, warmup_ms)
+    metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"] = float(mean_by_kind.sum()), peak
     times, held = held_per_sample(result.memory)
-    late = held[times >= warmup_ms]
-    if len(late):
-        metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"] = float(late.mean()), float(late.max())
-    else:
-        metrics["mean_gpu_bytes"] = metrics["peak_gpu_bytes"] = float("nan")
     until = result.config.faults.first_at_ms
     metrics["memory_settled_s"] = memory_settled_s(times, held, until, steady_load)
 
@@ -172,6 +170,27 @@ def des_metrics(
     return {name: metrics[name] for name in METRICS if name not in DERIVED_METRICS}
 
 
+def _held_after(result: ModelResult, warmup_ms: float) -> tuple[np.ndarray, float]:
+    """The bytes the servers held on average from the warm-up to the run's end, by kind code,
+    and the most they held at once (the sum of each server's most); NaN for a window of no
+    length. Integrated over every change of their tables, not read at the samples, whose
+    place against the expiry sweep's ticks moved the mean by up to a fifth."""
+    if warmup_ms != result.config.warmup_ms:
+        raise ValueError(
+            f"the memory held is integrated from the run's own warm-up, "
+            f"{result.config.warmup_ms} ms, not {warmup_ms} ms"
+        )
+    window = result.config.duration_ms - warmup_ms
+    if window <= 0:
+        return np.full(KIND_SLOTS, np.nan), float("nan")
+    kind_ms_bytes = sum(
+        (np.array(end.kind_ms_bytes) - np.array(start.kind_ms_bytes) for start, end in result.held),
+        np.zeros(KIND_SLOTS),
+    )
+    peak = float(sum(end.peak_bytes for _, end in result.held))
+    return kind_ms_bytes / window, peak
+
+
 def memory_settled_s(
     times: np.ndarray, held: np.ndarray, until_ms: float | None, steady_load: bool
 ) -> float:
@@ -191,11 +210,11 @@ KIND_METRICS = (
 )
 """Per object kind of a run (``kinds.parquet``): its share of the references, their hit and
 policy-inline rates, the inline bytes its hits kept off the wire, and the GPU memory it held
-(DES: bytes held, summed over servers and averaged over the samples; vector engine: live-lease
-bytes, averaged over the run). Weighted by the shares, the rates make the run's; the memory
-adds up to its ``mean_gpu_bytes``."""
+(DES: bytes held, summed over servers and integrated over the time after the warm-up; vector
+engine: live-lease bytes, averaged over the run). Weighted by the shares, the rates make the
+run's; the memory adds up to its ``mean_gpu_bytes``."""
 
-KIND_SLOTS = len(CacheObjectKind) + 1
+KIND_SLOTS = KIND_CODES
 """Room for every kind code (1-9) in a bincount."""
 
 
@@ -232,20 +251,14 @@ def des_kind_metrics(result: ModelResult, warmup_ms: float) -> dict[str, list]:
     keep = refs["time_ms"] >= warmup_ms
     kind, outcome, inline = refs["kind"][keep], refs["outcome"][keep], refs["inline_bytes"][keep]
     hits = outcome == RefOutcome.HIT
-    held = result.held_by_kind
-    late = held["time_ms"] >= warmup_ms
-    sample_times = result.memory["time_ms"]
-    samples = len(np.unique(sample_times[sample_times >= warmup_ms]))
-    held_kinds = held["kind"][late]
+    mean_by_kind, _ = _held_after(result, warmup_ms)
     return _kind_columns(
         _per_kind(kind),
         _per_kind(kind[hits]),
         _per_kind(kind[outcome == RefOutcome.INLINED_BY_POLICY]),
         _per_kind(kind[hits], inline[hits].astype(np.float64)),
-        _per_kind(held_kinds, held["held_bytes"][late].astype(np.float64)) / samples
-        if samples
-        else np.full(KIND_SLOTS, np.nan),
-        _per_kind(held_kinds) > 0,
+        mean_by_kind,
+        mean_by_kind > 0,
     )
 
 

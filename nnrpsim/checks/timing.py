@@ -144,11 +144,11 @@ memory figures rough."""
 
 def sample_advice(points: list[Point], of_points: int) -> list[str]:
     """A warning for each set of DES ``points`` (of ``of_points``) whose runs sample the
-    memory fewer than :data:`FEW_SAMPLES` times after the warm-up: their memory figures are
-    those samples' mean and largest, and a run of a few seconds (a short trace's) has one or
-    two. The interval is the model's (:func:`nnrpsim.run_config.model_config`): the run's three
-    hundredth, or the server's expiry sweep interval if longer (the bytes held include
-    expired leases until a sweep)."""
+    memory fewer than :data:`FEW_SAMPLES` times after the warm-up: when the memory settles
+    and its course over time come from those samples, and a run of a few seconds (a short
+    trace's) has one or two. The interval is the model's
+    (:func:`nnrpsim.run_config.model_config`): the run's three hundredth, or the server's
+    expiry sweep interval if longer (the bytes held include expired leases until a sweep)."""
     found: list[tuple[str, int]] = []
     for point in points:
         if point.scenario.engine != "des":
@@ -167,9 +167,9 @@ def sample_advice(points: list[Point], of_points: int) -> list[str]:
                     f"the runs sample the memory every {span_text(interval)} (the larger of "
                     "study.duration / 300 and topology.sweep_interval), so the "
                     f"{span_text(study.duration - study.warmup)} after the warm-up hold "
-                    f"{counted(samples, 'sample')}: mean_gpu_bytes, peak_gpu_bytes and "
-                    f"memory_settled_s are rough; {more} (the vector engine integrates the "
-                    "memory exactly)",
+                    f"{counted(samples, 'sample')}: memory_settled_s and the memory over "
+                    f"time are rough; {more} (mean_gpu_bytes and peak_gpu_bytes are "
+                    "integrated exactly)",
                     point.index,
                 )
             )

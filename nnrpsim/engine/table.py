@@ -18,6 +18,7 @@ from nnrpsim.protocol import (
     CACHE_INVALIDATE,
     U64_MAX,
     CacheAckStatus,
+    CacheObjectKind,
     DetailCode,
     InvalidateScope,
     Lease,
@@ -60,6 +61,8 @@ build (setup.py), whose classes hold only the attributes they declare: a column 
 fails the build."""
 
 SMALL_BATCH = 16
+KIND_CODES = max(CacheObjectKind) + 1
+"""Object kinds by code, 0 unused: what a list per kind spans."""
 """Lookups of at most this many references take the scalar path."""
 # Final: the compiled build (setup.py) keeps these in C, where a plain global is a look-up in
 # the module's dict at each use (and an enum's member one more on its class)
@@ -257,6 +260,9 @@ class LeaseTable:
         self._next_lease_id = 1
         self.held_bytes = 0
         self.held_objects = 0
+        # the bytes held of each object kind (codes 1-9), kept as they change: what a time
+        # average of the memory by kind integrates, with no pass over the table
+        self.held_kind_bytes: list[int] = [0] * KIND_CODES
         # No lease expires before this (a lower bound, kept by every grant and renewal): an
         # expire() before it has nothing to scan for. Under memory pressure every install asks.
         self._no_expiry_before = U64_MAX
@@ -309,9 +315,17 @@ class LeaseTable:
         self.slot_of[objects] = -1 - reason
         self.held_bytes -= int(self.size[slots].sum(dtype=np.uint64))
         self.held_objects -= len(slots)
+        self._count_kinds(slots, -1)
         self._free[self._n_free : self._n_free + len(slots)] = slots
         self._n_free += len(slots)
         return objects
+
+    def _count_kinds(self, slots: np.ndarray, sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) the bytes of ``slots`` in their kinds' held bytes."""
+        sums = np.bincount(self.kind[slots], weights=self.size[slots], minlength=KIND_CODES)
+        held = self.held_kind_bytes
+        for kind, n in enumerate(sums.tolist()):
+            held[kind] += sign * int(n)
 
     def _release_slot(self, slot: int, reason: EndReason) -> int:
         """:meth:`_release_slots` for one slot, with scalar reads and writes; returns its object."""
@@ -322,6 +336,7 @@ class LeaseTable:
         c.slot_of[obj] = -1 - reason
         self.held_bytes -= c.size[slot]
         self.held_objects -= 1
+        self.held_kind_bytes[c.kind[slot]] -= c.size[slot]
         self._free[self._n_free] = slot
         self._n_free += 1
         return obj
@@ -852,6 +867,7 @@ class LeaseTable:
         self.slot_of[objects] = slots
         self.held_bytes += int(args["size"][rows].sum())
         self.held_objects += k
+        self._count_kinds(slots, 1)
         result.lease_id[rows] = lease_ids
         front = self._front
         if front.watch_hits or front.watch_renewals:
@@ -888,6 +904,7 @@ class LeaseTable:
         c.slot_of[obj] = slot
         self.held_bytes += size
         self.held_objects += 1
+        self.held_kind_bytes[c.kind[slot]] += size
         front = self._front
         if front.watch_hits or front.watch_renewals:
             front.changed(self, slot)

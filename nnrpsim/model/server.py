@@ -10,9 +10,11 @@ from typing import TYPE_CHECKING, Final
 import numpy as np
 
 from nnrpsim.engine import CacheLimits, InstallAck, LeaseTable, ObjectCatalog
+from nnrpsim.engine.table import KIND_CODES
 from nnrpsim.protocol import CacheAckStatus, MessageType, OwnerScope, ReasonCode, packet_bytes
 
 from .config import ServerConfig
+from .held_memory import HeldMemory
 
 if TYPE_CHECKING:
     from .simulation import Simulation
@@ -41,6 +43,7 @@ class Server:
         self.config = config
         self.catalog = catalog
         self.table = LeaseTable(catalog, config.limits)
+        self.held = HeldMemory(KIND_CODES)  # (advanced to the instant of each change of table)
         self.holders: dict[int, set[int]] = {}  # object -> hosts holding a lease view of it
         self.session_connection: dict[int, int] = {}
         # When each worker is next free (a heap); empty: no limit, a frame is taken up on arrival
@@ -62,6 +65,7 @@ class Server:
     def close_connection(self, connection_id: int, host: int) -> None:
         """CLOSE from ``host``: the connection's leases end, with its sessions' and their
         operations'; the other hosts that hold any of them are told."""
+        self.held.advance(self.sim.env.now, self.table)
         self.notify(
             self.table.release_owner(OwnerScope.CONNECTION, connection_id),
             ReasonCode.OWNER_CLOSED,
@@ -72,6 +76,7 @@ class Server:
         """SESSION_CLOSE from ``host``: the session's leases end; the other hosts that hold
         any of them are told."""
         self.session_connection.pop(session_id, None)
+        self.held.advance(self.sim.env.now, self.table)
         self.notify(
             self.table.release_owner(OwnerScope.SESSION, session_id), ReasonCode.OWNER_CLOSED, host
         )
@@ -111,6 +116,7 @@ class Server:
         # (compiled, index loops and direct calls: a strict zip and a bound method are
         # generic Python calls)
         now, table = int(self.sim.env.now), self.table
+        self.held.advance(self.sim.env.now, table)
         acks = [
             table.install_one(
                 obj,
@@ -182,6 +188,7 @@ class Server:
         a change falls on a whole millisecond, as the sweep does, and whether its holders
         heard of it had depended on which of the two SimPy ran first."""
         now, table = int(self.sim.env.now), self.table
+        self.held.advance(self.sim.env.now, table)
         run_out = table.run_out(obj, now)
         freed = table.invalidate_objects(
             np.array([obj]), now, cascade=self.config.cascade_dependencies
@@ -195,10 +202,12 @@ class Server:
         """Periodic expiry sweep: frees expired leases in one pass and announces them."""
         while True:
             yield self.sim.timeout(self.config.sweep_interval_ms)
+            self.held.advance(self.sim.env.now, self.table)
             self.notify(self.table.expire(int(self.sim.env.now)).tolist(), ReasonCode.EXPIRED)
 
     def restart(self, announce: bool) -> None:
         """Drop the whole cache. Hosts learn it from CACHE_INVALIDATE or from cache misses."""
+        self.held.advance(self.sim.env.now, self.table)
         self.table = LeaseTable(self.catalog, self.config.limits)
         for session_id, connection_id in self.session_connection.items():
             self.table.register_session(session_id, connection_id)
@@ -213,6 +222,7 @@ class Server:
         if limits.capacity_bytes is None:
             return
         capacity = int(limits.capacity_bytes * fraction)
+        self.held.advance(self.sim.env.now, self.table)
         self.table.limits = replace(limits, capacity_bytes=capacity)
         excess = self.table.held_bytes - capacity
         if excess > 0:

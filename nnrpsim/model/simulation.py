@@ -17,6 +17,7 @@ from nnrpsim.protocol import ReasonCode, inline_object_bytes
 from .auditor import Auditor
 from .config import ModelConfig
 from .decisions import CacheDecisions
+from .held_memory import HeldMark
 from .host import Host
 from .link import Link
 from .policies import make_policy
@@ -81,6 +82,10 @@ class ModelResult:
     keep up."""
     at_warmup: dict[str, float] = field(default_factory=dict)
     """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
+    held: list[tuple[HeldMark, HeldMark]] = field(default_factory=list)
+    """Per server, its memory held integrated to the warm-up's end and to the run's end
+    (``duration_ms``), the second's peak since the warm-up: the time average of the bytes
+    held over the measured window, in all and by kind, and their most at once."""
 
 
 class Simulation:
@@ -127,6 +132,9 @@ class Simulation:
         # what servers have sent so far: CACHE_ACKs and CACHE_INVALIDATEs reach a host in this
         # order over its downlink (see Host.on_invalidate)
         self.sent = 0
+        # each server's memory held, integrated to the warm-up's end and to the run's
+        self._held_at_warmup: list[HeldMark] = []
+        self._held_at_end: list[HeldMark] | None = None
 
     # ------------------------------------------------------------------ wiring helpers
     def route(self, plan: SessionPlan) -> int:
@@ -197,6 +205,15 @@ class Simulation:
 
     def _mark_warmup(self) -> None:
         self._at_warmup = self._totals()
+        self._held_at_warmup = self._held_marks()
+        for server in self.servers:
+            server.held.restart_peak(self.env.now)
+
+    def _held_marks(self) -> list[HeldMark]:
+        return [server.held.mark(self.env.now, server.table) for server in self.servers]
+
+    def _mark_end(self) -> None:
+        self._held_at_end = self._held_marks()
 
     def _totals(self) -> dict[str, float]:
         recorder = self.recorder
@@ -287,8 +304,11 @@ class Simulation:
             env.process(server.sweep())
         env.process(self._sampler())
         self._at_warmup = self._totals()
+        self._held_at_warmup = self._held_marks()
         if config.warmup_ms > 0:
             env.process(self._at(config.warmup_ms, self._mark_warmup))
+        if config.operation_timeout_ms > 0:  # (else the run stops at its end: marked there)
+            env.process(self._at(config.duration_ms, self._mark_end))
         faults = config.faults
         if faults.restart_at_ms is not None:
             env.process(
@@ -375,6 +395,9 @@ class Simulation:
             events=self.events,
             operations_behind=behind,
             at_warmup=self._at_warmup,
+            held=list(
+                zip(self._held_at_warmup, self._held_at_end or self._held_marks(), strict=True)
+            ),
         )
 
 

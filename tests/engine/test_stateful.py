@@ -159,6 +159,10 @@ class LeaseTableVersusModel(RuleBasedStateMachine):
         if not hasattr(self, "table"):
             return
         assert (self.table.held_bytes, self.table.held_objects) == self.model.held()
+        by_kind = [0] * table_module.KIND_CODES
+        for obj, lease in self.model.leases.items():
+            by_kind[IDENTITIES[obj][3]] += lease.size
+        assert self.table.held_kind_bytes == by_kind
         for obj in range(N_OBJECTS):
             lease, model = self.table.lease(obj), self.model.leases.get(obj)
             assert (lease is None) == (model is None)

@@ -4,6 +4,7 @@ their seed."""
 from __future__ import annotations
 
 import itertools
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -154,8 +155,9 @@ def test_wire_savings_are_counted_over_the_operations_the_wire_counts():
     saturated = simulate(never, 6)
     assert saturated.operations_behind > 0
     assert saturated.all_inline_bytes > saturated.references["inline_bytes"].sum()
-    for warmup_ms in (0.0, 20_000.0):
-        assert des_metrics(saturated, warmup_ms)["wire_bytes_saved"] == 0
+    assert des_metrics(saturated, 0.0)["wire_bytes_saved"] == 0
+    warmed = simulate(replace(never, warmup_ms=20_000.0), 6)
+    assert des_metrics(warmed, 20_000.0)["wire_bytes_saved"] == 0
     clean = simulate(_config(hosts=1, servers=1), 6)
     assert clean.operations_behind == 0
     assert clean.all_inline_bytes == clean.references["inline_bytes"].sum()

@@ -1,0 +1,157 @@
+"""The DES's mean and peak GPU memory: the bytes its servers held, integrated over time."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
+from nnrpsim.engine.table import KIND_CODES
+from nnrpsim.metrics import des_kind_metrics, des_metrics
+from nnrpsim.model import (
+    FaultConfig,
+    ModelConfig,
+    PolicyConfig,
+    ServerConfig,
+    WorkloadConfig,
+    simulate,
+)
+from nnrpsim.model.held_memory import HeldMemory
+from nnrpsim.protocol import CacheObjectKind
+
+from .plans import one_session
+from .test_against_replay import INSTANT
+
+SIZE = 4096
+
+
+def _putting_for_1500_ms(**changes) -> ModelConfig:
+    """Hosts that put every object for 1.5 s and never renew, over instant links, in a run of
+    3 s whose servers sweep every second and have room for one and a half objects."""
+    policy = PolicyConfig(name="always", ttl_hint_ms=1_500, renew_margin=0.0)
+    limits = CacheLimits(capacity_bytes=SIZE * 3 // 2)
+    server = ServerConfig(sweep_interval_ms=1_000.0, limits=limits)
+    return ModelConfig(
+        duration_ms=3_000.0,
+        uplink=INSTANT,
+        downlink=INSTANT,
+        policy=policy,
+        server=server,
+        **changes,
+    )
+
+
+def _one_lease(warmup_ms: float) -> dict[str, float]:
+    """One object put at 0: held from 0 until the sweep at 2 s frees it, live until 1.5 s."""
+    config = _putting_for_1500_ms(warmup_ms=warmup_ms)
+    result = simulate(config, 0, one_session([(0.0, [0])], [SIZE], [10.0], 3_000.0))
+    kinds = des_kind_metrics(result, warmup_ms)
+    return {
+        **des_metrics(result, warmup_ms),
+        "kinds": dict(zip(kinds["kind"], kinds["mean_gpu_bytes"], strict=True)),
+    }
+
+
+@pytest.mark.parametrize("warmup_ms", [0.0, 500.0])
+def test_the_mean_memory_is_the_bytes_held_over_the_measured_time(warmup_ms):
+    metrics = _one_lease(warmup_ms)
+    expected = SIZE * (2_000.0 - warmup_ms) / (3_000.0 - warmup_ms)
+    assert metrics["mean_gpu_bytes"] == pytest.approx(expected, rel=1e-12)
+    assert metrics["kinds"] == {"prompt_segment": pytest.approx(expected, rel=1e-12)}
+    assert metrics["peak_gpu_bytes"] == SIZE
+
+
+def test_the_peak_counts_only_what_was_held_after_the_warm_up():
+    """Held until the sweep at 2 s: a warm-up of 2.5 s sees nothing held, a mean of none."""
+    metrics = _one_lease(2_500.0)
+    assert metrics["mean_gpu_bytes"] == metrics["peak_gpu_bytes"] == 0
+    assert metrics["kinds"] == {}
+
+
+@pytest.mark.parametrize(
+    ("ends", "held_ms"),
+    [
+        ({}, (400.0, 2_000.0)),  # put at 400, run out at 1,900, swept at 2,000
+        ({"session_end_ms": 1_100.0}, (400.0, 1_100.0)),  # its session closes
+        # a shared object, the connection's: the host closes it after its one session
+        ({"session_end_ms": 1_300.0, "shared": True}, (400.0, 1_300.0)),
+        ({"change_at_ms": 1_200.0}, (400.0, 1_200.0)),  # its content changes
+        ({"faults": FaultConfig(restart_at_ms=1_700.0)}, (400.0, 1_700.0)),
+        # a budget cut to half of 1.5 objects' room evicts it
+        ({"faults": FaultConfig(memory_pressure_at_ms=800.0)}, (400.0, 800.0)),
+    ],
+)
+def test_the_memory_held_ends_as_each_way_of_ending_a_lease_ends_it(ends, held_ms):
+    """One object put at 400 ms: held until the first of the sweep after its expiry, its
+    session's close, a change of its content, a restart, an eviction for a smaller budget,
+    and its connection's close."""
+    ends = dict(ends)
+    session_end_ms = ends.pop("session_end_ms", 3_000.0)
+    change_at_ms = ends.pop("change_at_ms", None)
+    shared = ends.pop("shared", False)
+    config = _putting_for_1500_ms(**ends)
+    plan = one_session([(400.0, [0])], [SIZE], [10.0], session_end_ms)
+    if shared:  # (an object the session does not own)
+        plan = replace(plan, sessions=[replace(plan.sessions[0], expected_reuse={})])
+    if change_at_ms is not None:
+        plan = replace(
+            plan,
+            change_times_ms=np.array([change_at_ms]),
+            change_objects=np.array([0], dtype=np.int64),
+        )
+    metrics = des_metrics(simulate(config, 0, plan), 0.0)
+    start, end = held_ms
+    assert metrics["mean_gpu_bytes"] == pytest.approx(SIZE * (end - start) / 3_000.0, rel=1e-12)
+    assert metrics["peak_gpu_bytes"] == SIZE
+
+
+def test_the_mean_memory_does_not_depend_on_where_the_samples_fall():
+    """Leases of 3 s and a sweep every second: sampled every second, just after each sweep,
+    the bytes held read as the live ones; every 2 s, just before every other sweep, a second's
+    run-out leases more. The mean held over time is one figure, however the run samples it."""
+    workload = WorkloadConfig(session_rate_per_s=1.0, session_duration_ms=60_000.0)
+    policy = PolicyConfig(name="best_practice", ttl_fraction=0.05, renew_margin=0.0)
+    config = ModelConfig(
+        duration_ms=120_000.0, warmup_ms=30_000.0, workload=workload, policy=policy
+    )
+    runs = {
+        interval: simulate(replace(config, sample_interval_ms=interval), 4)
+        for interval in (1_000.0, 2_000.0, 1_100.0)
+    }
+    sampled = {
+        interval: run.memory["held_bytes"][run.memory["time_ms"] >= config.warmup_ms].mean()
+        for interval, run in runs.items()
+    }
+    assert sampled[2_000.0] > 1.1 * sampled[1_000.0]  # (what the samples alone would say)
+    means = {interval: des_metrics(run, config.warmup_ms) for interval, run in runs.items()}
+    assert len({m["mean_gpu_bytes"] for m in means.values()}) == 1
+    assert len({m["peak_gpu_bytes"] for m in means.values()}) == 1
+    assert sampled[1_000.0] < means[1_000.0]["mean_gpu_bytes"] < sampled[2_000.0]
+
+
+def _table_holding(sizes: list[int]) -> LeaseTable:
+    n = len(sizes)
+    ids = np.arange(n, dtype=np.uint64)
+    kinds = np.full(n, CacheObjectKind.PROMPT_SEGMENT)
+    table = LeaseTable(ObjectCatalog.from_arrays(np.ones(n), ids, ids, kinds), CacheLimits())
+    for obj, size in enumerate(sizes):
+        table.install_one(obj, 0, 10_000, size)
+    return table
+
+
+def test_calls_that_change_nothing_leave_the_sums_to_the_last_bit():
+    """Spans are added when the bytes change, so calls between changes split none."""
+    table = _table_holding([3, 5])
+    plain, split = HeldMemory(KIND_CODES), HeldMemory(KIND_CODES)
+    plain.advance(0.1, table)
+    split.advance(0.1, table)
+    for now in (0.7, 1.3, 2.9):  # (nothing changes at these)
+        split.advance(now, table)
+    assert plain.mark(3.3, table) == split.mark(3.3, table)
+    mark = split.mark(3.3, table)
+    # (put before the first call: held from 0)
+    assert mark.kind_ms_bytes[CacheObjectKind.PROMPT_SEGMENT] == pytest.approx(8 * 3.3)
+    assert sum(mark.kind_ms_bytes) == mark.kind_ms_bytes[CacheObjectKind.PROMPT_SEGMENT]
+    assert mark.peak_bytes == 8
