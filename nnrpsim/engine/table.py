@@ -313,16 +313,18 @@ class LeaseTable:
         self.occupied[slots] = False
         self.expires[slots] = U64_MAX  # a free slot never runs out (expire)
         self.slot_of[objects] = -1 - reason
-        self.held_bytes -= int(self.size[slots].sum(dtype=np.uint64))
+        sizes = self.size[slots]
+        self.held_bytes -= int(sizes.sum(dtype=np.uint64))
         self.held_objects -= len(slots)
-        self._count_kinds(slots, -1)
+        self._count_kinds(self.kind[slots], sizes, -1)
         self._free[self._n_free : self._n_free + len(slots)] = slots
         self._n_free += len(slots)
         return objects
 
-    def _count_kinds(self, slots: np.ndarray, sign: int) -> None:
-        """Add (``sign`` 1) or take away (-1) the bytes of ``slots`` in their kinds' held bytes."""
-        sums = np.bincount(self.kind[slots], weights=self.size[slots], minlength=KIND_CODES)
+    def _count_kinds(self, kinds: np.ndarray, sizes: np.ndarray, sign: int) -> None:
+        """Add (``sign`` 1) or take away (-1) leases of ``kinds`` and ``sizes`` in the bytes
+        held of each kind."""
+        sums = np.bincount(kinds, weights=sizes, minlength=KIND_CODES)
         held = self.held_kind_bytes
         for kind, n in enumerate(sums.tolist()):
             held[kind] += sign * int(n)
@@ -865,9 +867,10 @@ class LeaseTable:
         self.tenant[slots] = args["tenant"][rows]
         self.hits[slots] = 0
         self.slot_of[objects] = slots
-        self.held_bytes += int(args["size"][rows].sum())
+        sizes = args["size"][rows]
+        self.held_bytes += int(sizes.sum())
         self.held_objects += k
-        self._count_kinds(slots, 1)
+        self._count_kinds(self.kind[slots], sizes, 1)
         result.lease_id[rows] = lease_ids
         front = self._front
         if front.watch_hits or front.watch_renewals:
