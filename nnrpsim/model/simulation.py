@@ -83,9 +83,10 @@ class ModelResult:
     at_warmup: dict[str, float] = field(default_factory=dict)
     """Cumulative wire bytes and counters when the warm-up ended, to subtract from the totals."""
     held: list[tuple[HeldMark, HeldMark]] = field(default_factory=list)
-    """Per server, its memory held integrated to the warm-up's end and to the run's end
-    (``duration_ms``), the second's peak since the warm-up: the time average of the bytes
-    held over the measured window, in all and by kind, and their most at once."""
+    """Per server, its memory held integrated by kind to the warm-up's end and to the run's
+    end (``duration_ms``), the second mark's peak counted since the warm-up: what the time
+    average of the bytes held over the measured window, by kind and in all, and their most
+    at once come from."""
 
 
 class Simulation:
