@@ -182,10 +182,10 @@ def _held_after(result: ModelResult, warmup_ms: float) -> tuple[np.ndarray, floa
         )
     window = result.config.duration_ms - warmup_ms
     if window <= 0:
-        return np.full(KIND_SLOTS, np.nan), float("nan")
+        return np.full(KIND_CODES, np.nan), float("nan")
     kind_ms_bytes = sum(
         (np.array(end.kind_ms_bytes) - np.array(start.kind_ms_bytes) for start, end in result.held),
-        np.zeros(KIND_SLOTS),
+        np.zeros(KIND_CODES),
     )
     peak = float(sum(end.peak_bytes for _, end in result.held))
     return kind_ms_bytes / window, peak
@@ -214,12 +214,9 @@ policy-inline rates, the inline bytes its hits kept off the wire, and the GPU me
 engine: live-lease bytes, averaged over the run). Weighted by the shares, the rates make the
 run's; the memory adds up to its ``mean_gpu_bytes``."""
 
-KIND_SLOTS = KIND_CODES
-"""Room for every kind code (1-9) in a bincount."""
-
 
 def _per_kind(kinds: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-    return np.bincount(kinds.astype(np.int64), weights=weights, minlength=KIND_SLOTS)
+    return np.bincount(kinds.astype(np.int64), weights=weights, minlength=KIND_CODES)
 
 
 def _kind_columns(

@@ -61,9 +61,9 @@ build (setup.py), whose classes hold only the attributes they declare: a column 
 fails the build."""
 
 SMALL_BATCH = 16
+"""Lookups of at most this many references take the scalar path."""
 KIND_CODES = max(CacheObjectKind) + 1
 """Object kinds by code, 0 unused: what a list per kind spans."""
-"""Lookups of at most this many references take the scalar path."""
 # Final: the compiled build (setup.py) keeps these in C, where a plain global is a look-up in
 # the module's dict at each use (and an enum's member one more on its class)
 _HIT: Final = int(Outcome.HIT)

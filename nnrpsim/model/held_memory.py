@@ -32,30 +32,28 @@ class HeldMemory:
     def __init__(self, kinds: int) -> None:
         self.kind_ms_bytes = [0.0] * kinds
         self.peak_bytes = 0
-        self.since = 0.0  # when the table came to hold ``value``
-        self.value = 0
-        self.kind_value = [0] * kinds
+        self.since = 0.0  # when the table came to hold ``kind_value``
+        self.kind_value = [0] * kinds  # (its bytes of each kind)
         self.last = 0.0  # the last call: any change of the table since came at that instant
 
     def advance(self, now: float, table: LeaseTable) -> None:
         """Called at ``now``, before a change of ``table``: if the one at the last call
         changed what it holds, the span of what it held before ends there."""
-        held, kinds = table.held_bytes, table.held_kind_bytes
-        if held != self.value or kinds != self.kind_value:
+        kinds = table.held_kind_bytes
+        if kinds != self.kind_value:
             self._close(self.last)
-            self.value, self.kind_value = held, list(kinds)
+            self.kind_value = list(kinds)
         self.last = now
 
     def _close(self, at: float) -> None:
-        """Add the span of ``value`` from ``since`` to ``at``; the next begins there."""
+        """Add the span of ``kind_value`` from ``since`` to ``at``; the next begins there."""
         elapsed = at - self.since
         if elapsed > 0.0:
             by_kind = self.kind_ms_bytes
             for kind, held in enumerate(self.kind_value):
                 if held:
                     by_kind[kind] += held * elapsed
-            if self.value > self.peak_bytes:
-                self.peak_bytes = self.value
+            self.peak_bytes = max(self.peak_bytes, sum(self.kind_value))
         self.since = at
 
     def mark(self, now: float, table: LeaseTable) -> HeldMark:
@@ -66,7 +64,7 @@ class HeldMemory:
             done + held * elapsed
             for done, held in zip(self.kind_ms_bytes, self.kind_value, strict=True)
         ]
-        peak = max(self.peak_bytes, self.value) if elapsed > 0.0 else self.peak_bytes
+        peak = max(self.peak_bytes, sum(self.kind_value)) if elapsed > 0.0 else self.peak_bytes
         return HeldMark(by_kind, peak)
 
     def restart_peak(self, now: float) -> None:
