@@ -6,6 +6,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.engine.table import KIND_CODES
@@ -19,10 +21,13 @@ from nnrpsim.model import (
     simulate,
 )
 from nnrpsim.model.held_memory import HeldMemory
+from nnrpsim.model.workload import synthetic_plan
 from nnrpsim.protocol import CacheObjectKind
+from nnrpsim.warmup import held_per_sample
 
 from .plans import one_session
 from .test_against_replay import INSTANT
+from .test_engines_agree import drawn_config
 
 SIZE = 4096
 
@@ -155,3 +160,20 @@ def test_calls_that_change_nothing_leave_the_sums_to_the_last_bit():
     assert mark.kind_ms_bytes[CacheObjectKind.PROMPT_SEGMENT] == pytest.approx(8 * 3.3)
     assert sum(mark.kind_ms_bytes) == mark.kind_ms_bytes[CacheObjectKind.PROMPT_SEGMENT]
     assert mark.peak_bytes == 8
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32 - 1))
+def test_the_integral_is_what_samples_every_few_milliseconds_average(seed):
+    """Plans drawn as the engines' test draws them (servers, routing, budgets, renewals,
+    content changes, warm-ups), sampled every 7 ms, a phase of every sweep alike: their mean
+    comes within 1 % of the integral (0.12 % at most in 260 draws by hand), and no sample
+    holds more than the peak."""
+    config = replace(drawn_config(np.random.default_rng(seed)), sample_interval_ms=7.0)
+    plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(seed))
+    result = simulate(config, seed, plan)
+    metrics = des_metrics(result, config.warmup_ms)
+    times, held = held_per_sample(result.memory)
+    late = held[(times >= config.warmup_ms) & (times < config.duration_ms)]
+    assert late.max(initial=0) <= metrics["peak_gpu_bytes"]
+    assert metrics["mean_gpu_bytes"] == pytest.approx(late.mean(), rel=0.01, abs=1.0)
