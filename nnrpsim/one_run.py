@@ -71,7 +71,8 @@ class RunRecords:
     ``host``, ``after_warmup``."""
     memory: pd.DataFrame
     """Per sample and server: the run's rows of ``timeseries.parquet`` (``time_ms``,
-    ``server``, ``live_bytes``, ``held_bytes``, ``objects``, ``link_load``, ``server_load``)."""
+    ``server``, ``live_bytes``, ``held_bytes``, ``mean_held_bytes``: held on average since the
+    sample before, ``objects``, ``link_load``, ``server_load``)."""
     memory_by_kind: pd.DataFrame
     """Per sample, server and object kind it holds: ``time_ms``, ``server``, ``kind``,
     ``held_bytes`` (a kind a server holds nothing of has no row)."""

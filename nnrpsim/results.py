@@ -39,7 +39,7 @@ from .run_files import (
     write_run_file,
 )
 from .scenario import Scenario, ScenarioError, scenario_hash, sweep_points
-from .summaries import summarize, summarize_kinds, with_derived_metrics
+from .summaries import summarize, summarize_kinds, with_derived_metrics, with_mean_held
 from .tasks import LONG_TABLES, Task
 
 STUDY_OUTPUTS = (
@@ -326,6 +326,7 @@ class ResultStore:
             runs = pd.DataFrame(columns=["point", "replication", "seed", "error", "wall_s"])
         runs = runs.sort_values(["point", "replication"], ignore_index=True)
         tables = {name: read_all(folder) for name, folder in self.table_dirs.items()}
+        tables["timeseries"] = with_mean_held(tables["timeseries"])
         summary = summarize(runs)
         kinds = summarize_kinds(tables["kinds"], summary)
         failed = runs[runs["error"].notna()]

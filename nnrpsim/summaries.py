@@ -47,6 +47,21 @@ def with_derived_metrics(runs: pd.DataFrame) -> pd.DataFrame:
     return runs
 
 
+def with_mean_held(series: pd.DataFrame) -> pd.DataFrame:
+    """A study's time series with ``mean_held_bytes`` (the bytes held on average since the
+    sample before) for every run: a run an earlier version wrote (resumed, or a folder
+    plotted again) sampled only the bytes held at each instant (before 2026-12-06), which
+    stand in for its means."""
+    if series.empty or "held_bytes" not in series:
+        return series
+    held = series["held_bytes"].astype(np.float64)
+    if "mean_held_bytes" not in series:
+        series = series.copy()
+        series.insert(series.columns.get_loc("held_bytes") + 1, "mean_held_bytes", held)
+        return series
+    return series.assign(mean_held_bytes=series["mean_held_bytes"].fillna(held))
+
+
 def summarize(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per sweep point: swept parameters (its first run's), the count of replications
     that finished and of those that failed, then each metric's mean and ``_ci95`` over those

@@ -342,14 +342,19 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
         result, 0, sizes, plan.sizes, inlined, policy.renewal_body, frames, session_bytes
     )
     kinds = vector_kind_metrics(result, 0, plan.catalog.kind, plan.sizes, referenced, inlined)
+
     # (in the DES's order: by time, then server)
-    live = np.stack([part.result.live_samples[0] for part in parts], axis=1).ravel()
+    def per_sample(name: str) -> np.ndarray:
+        return np.stack([getattr(part.result, name)[0] for part in parts], axis=1).ravel()
+
+    live = per_sample("live_samples")
     memory = {
         "time_ms": np.repeat(times, len(parts)),
         "server": np.tile(np.arange(len(parts)), len(times)),
         "live_bytes": live,
         "held_bytes": live,
-        "objects": np.stack([part.result.lease_samples[0] for part in parts], axis=1).ravel(),
+        "mean_held_bytes": per_sample("live_means"),
+        "objects": per_sample("lease_samples"),
         "link_load": np.full(len(live), np.nan),
         "server_load": np.full(len(live), np.nan),
     }

@@ -59,10 +59,12 @@ def last_cut(samples: int) -> int:
 
 
 def held_per_sample(memory: dict[str, np.ndarray] | pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
-    """A run's sample times and the bytes held at each, summed over its servers."""
+    """A run's sample times and the bytes held on average since the sample before each (the
+    first: then), summed over its servers: the memory over time, which no sample's instant
+    against the expiry sweep's ticks moves."""
     times, per_sample = np.unique(np.asarray(memory["time_ms"]), return_inverse=True)
-    held = np.bincount(per_sample, weights=np.asarray(memory["held_bytes"]), minlength=len(times))
-    return times, held
+    weights = np.asarray(memory["mean_held_bytes"])
+    return times, np.bincount(per_sample, weights=weights, minlength=len(times))
 
 
 def memory_settled_ms(times: np.ndarray, held: np.ndarray, until_ms: float | None) -> float:
@@ -86,7 +88,7 @@ def climb_warning(
     that holds little weighs as much as one that holds much. The warning gives the bias's
     95 % interval over the replications. None if the memory does not settle late enough to
     matter, or that cannot be told."""
-    per_run = series.groupby(["point", "replication", "time_ms"])["held_bytes"].sum()
+    per_run = series.groupby(["point", "replication", "time_ms"])["mean_held_bytes"].sum()
     times, held = _of_own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
     if held is None:
         return None
@@ -134,12 +136,12 @@ def _of_own_levels(held: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
 
 
 def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_ms: float) -> float:
-    """How far the mean of ``held`` from the warm-up on lies from its mean from the settling
-    point on, as a fraction of the latter: what the warm-up leaves in ``mean_gpu_bytes``
-    (0 where nothing is held)."""
+    """How far the mean of ``held`` from the warm-up on (the samples after it: each the mean
+    since the one before) lies from its mean from the settling point on, as a fraction of the
+    latter: what the warm-up leaves in ``mean_gpu_bytes`` (0 where nothing is held)."""
     if held is None or not (level := held[times >= settled_ms].mean()) > 0:
         return 0.0
-    return float(held[times >= warmup_ms].mean() / level - 1.0)
+    return float(held[times > warmup_ms].mean() / level - 1.0)
 
 
 def _half_width(biases: list[float]) -> float:

@@ -180,7 +180,14 @@ class Recorder:
     def __init__(self) -> None:
         self.operations = OperationLog()
         self.memory = Columns(
-            "time_ms", "server", "live_bytes", "held_bytes", "objects", "link_load", "server_load"
+            "time_ms",
+            "server",
+            "live_bytes",
+            "held_bytes",
+            "mean_held_bytes",
+            "objects",
+            "link_load",
+            "server_load",
         )
         self.held_by_kind = Columns("time_ms", "server", "kind", "held_bytes")
         self.wire = WireBytes()

@@ -159,16 +159,26 @@ class Simulation:
 
     # ------------------------------------------------------------------ processes
     def _sampler(self):
-        """Per server, every ``sample_interval_ms``: memory; the load since the last sample of
+        """Per server, every ``sample_interval_ms``: memory (then, and the bytes held on
+        average since the last sample: the first, then); the load since the last sample of
         the busiest link to or from it (bytes sent over what the link carries meanwhile); and
         its own load (processing booked meanwhile over the interval: frames processed at once)."""
         interval = self.config.sample_interval_ms
         sent = {id(link): 0 for row in (*self.uplinks, *self.downlinks) for link in row}
         busy = [0.0] * len(self.servers)
+        ms_bytes = [0.0] * len(self.servers)  # (each server's integral at the last sample)
+        last = -1.0
         while self.env.now <= self.config.duration_ms:
             now = int(self.env.now)
             for server in self.servers:
                 table, load = server.table, 0.0
+                integral = sum(server.held.mark(self.env.now, table).kind_ms_bytes)
+                mean_held = (
+                    (integral - ms_bytes[server.index]) / (self.env.now - last)
+                    if last >= 0.0
+                    else float(table.held_bytes)
+                )
+                ms_bytes[server.index] = integral
                 for row in (*self.uplinks, *self.downlinks):
                     link = row[server.index]
                     carried = link.config.bandwidth_bytes_per_ms * interval
@@ -179,6 +189,7 @@ class Simulation:
                     server.index,
                     table.live_bytes(now),
                     table.held_bytes,
+                    mean_held,
                     table.held_objects,
                     load,
                     (server.busy_ms - busy[server.index]) / interval,
@@ -186,6 +197,7 @@ class Simulation:
                 busy[server.index] = server.busy_ms
                 for kind, held in table.bytes_by("kind").items():
                     self.recorder.held_by_kind.append(now, server.index, kind, held)
+            last = self.env.now
             yield self.timeout(interval)
 
     def _content_changes(self):

@@ -31,7 +31,7 @@ from ..recorded import recorded_warmup_ms, unfinished_study_note
 from ..results import read_table
 from ..run_files import atomic_write, write_json
 from ..scenario import ScenarioError
-from ..summaries import swept_columns
+from ..summaries import swept_columns, with_mean_held
 from .by_kind import bytes_by_kind_figure
 from .metric import is_numeric, metric_figure
 from .over_time import OVER_TIME, mean_over_runs, over_time_figure
@@ -90,7 +90,7 @@ def draw_study(results: Path, pool: ProcessPoolExecutor | None) -> list[Path]:
     summary = read_table(results / "summary.parquet", required=NEEDED_SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
     series = (
-        read_table(series_path, required=NEEDED_SERIES_COLUMNS)
+        with_mean_held(read_table(series_path, required=NEEDED_SERIES_COLUMNS))
         if series_path.is_file()
         else pd.DataFrame()
     )
@@ -208,10 +208,19 @@ NEEDED_SUMMARY_COLUMNS = (
     *_READ_METRICS,
     *(f"{metric}_ci95" for metric in _READ_METRICS),
 )
-NEEDED_SERIES_COLUMNS = ("point", "replication", "time_ms", *(column for column, *_ in OVER_TIME))
+NEEDED_SERIES_COLUMNS = (
+    "point",
+    "replication",
+    "time_ms",
+    "held_bytes",
+    "link_load",
+    "server_load",
+)
 NEEDED_KINDS_COLUMNS = ("point", "kind", "mean_gpu_bytes", "bytes_from_cache")
 """The columns of a study's tables the plots read: a table without them is not one a study
-wrote (``nnrpsim plot`` says so in one line)."""
+wrote (``nnrpsim plot`` says so in one line). The memory over time is drawn from
+``mean_held_bytes``, which an earlier version did not write: ``held_bytes`` stands in
+(:func:`~nnrpsim.summaries.with_mean_held`)."""
 
 
 def _bytes_by_kind(

@@ -14,7 +14,12 @@ from .notes import say_over
 from .placement import place_legend
 
 OVER_TIME = (  # time-series column, how servers combine, what the axis says, the file
-    ("held_bytes", "sum", "GPU memory held by cached objects", "gpu_memory_over_time"),
+    (
+        "mean_held_bytes",
+        "sum",
+        "GPU memory held by cached objects",
+        "gpu_memory_over_time",
+    ),
     ("link_load", "max", "busiest link's load (fraction of its capacity)", "link_load_over_time"),
     (
         "server_load",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import replace
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits
 from nnrpsim.engine.replay import replay, replay_on_table
-from nnrpsim.engine.replay.result import live_at, span_figures
+from nnrpsim.engine.replay.result import live_at, mean_live_between, span_figures
 from nnrpsim.engine.stream import ReferenceStream
 from tests.engine.test_replay import _stream
 
@@ -30,6 +31,29 @@ def test_what_is_live_at_a_time_is_each_span_that_holds_it(spans, times):
     at = np.array(sorted(times), dtype=np.int64)
     expected = [int(sizes[(starts <= t) & (t < ends)].sum()) for t in at]
     assert live_at(starts, ends, sizes, at).tolist() == expected
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    spans=st.lists(
+        st.tuples(st.integers(0, 50), st.integers(0, 20), st.integers(1, 9)), max_size=12
+    ),
+    times=st.lists(st.integers(0, 75), min_size=1, max_size=20),
+)
+def test_the_mean_between_samples_is_each_span_s_overlap(spans, times):
+    """Each interval between samples (two in one millisecond: none, NaN) holds the bytes of
+    the spans that overlap it, each for its overlap, over its width."""
+    starts = np.array([s for s, _, _ in spans], dtype=np.int64)
+    ends = starts + np.array([n for _, n, _ in spans], dtype=np.int64)
+    sizes = np.array([b for _, _, b in spans], dtype=np.int64)
+    at = np.array(sorted(times), dtype=np.int64)
+    overlaps = [
+        np.maximum(np.minimum(ends, b) - np.maximum(starts, a), 0) @ sizes / (b - a)
+        if b > a
+        else np.nan
+        for a, b in pairwise(at)
+    ]
+    np.testing.assert_array_equal(mean_live_between(starts, ends, sizes, at), [np.nan, *overlaps])
 
 
 @settings(max_examples=200, deadline=None)
@@ -85,6 +109,9 @@ def test_every_path_samples_leases_at_their_instants(mode, capacity, policy, wit
     live = [0, 0, 10, 10, 30, 30, bytes_at_120, 10, 10, 0, 0, 40, 40]
     assert result.live_samples[0].tolist() == live
     assert result.lease_samples[0].tolist() == [0, 0, 1, 1, 2, 2, leases_at_120, 1, 1, 0, 0, 1, 1]
+    # on average since the sample before (the first: then), however object 1's lease ended
+    means = [0, 0, 10, 10, 30, 30, 30, 10, 10, 10, 0, 40, 40]
+    assert result.live_means[0].tolist() == means
 
 
 @pytest.mark.parametrize("some_within", [False, True])
@@ -121,6 +148,21 @@ def test_every_path_samples_what_the_lease_table_holds(mode, capacity, policy, s
             )
             np.testing.assert_array_equal(result.live_samples[0], table["live_samples"])
             np.testing.assert_array_equal(result.lease_samples[0], table["lease_samples"])
+            np.testing.assert_allclose(result.live_means[0], table["live_means"], rtol=1e-12)
+
+
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), PATHS)
+def test_every_path_s_means_between_samples_make_its_mean_live_bytes(mode, capacity, policy):
+    """Samples from the window's start to its end, 37 ms apart but the last: the means
+    between them, weighted by their intervals, are the window's mean live bytes."""
+    stream = _stream(5, invalidations=True)
+    times = np.append(np.arange(stream.start_ms, stream.end_ms, 37), stream.end_ms)
+    for ttl in (0, 50, 1000):
+        result = replay(stream, [ttl], mode, capacity, policy, per_object=True, sample_times=times)
+        weighted = result.live_means[0][1:] @ np.diff(times) / stream.duration_ms
+        assert result.mean_live_bytes[0] > 0 or ttl == 0
+        assert weighted == pytest.approx(result.mean_live_bytes[0], rel=1e-12, abs=1e-9)
 
 
 def test_samples_only_where_asked_for():

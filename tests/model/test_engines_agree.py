@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -27,6 +28,7 @@ from nnrpsim.model import (
 from nnrpsim.protocol import CacheObjectKind, MessageType, packet_bytes
 from nnrpsim.scenario import parse_scenario
 from nnrpsim.vector_run import vector_run
+from nnrpsim.warmup import held_per_sample
 
 from .test_against_replay import INSTANT
 
@@ -142,6 +144,13 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     # content change's very millisecond too: both read it after the change)
     for column in ("time_ms", "server", "live_bytes"):
         np.testing.assert_array_equal(run.memory[column], result.memory[column], column)
+    # and on each, its bytes held on average between samples average, after the warm-up, to
+    # its mean (the DES's bytes held, the vector engine's live ones)
+    for memory, metrics in ((result.memory, des), (run.memory, vector)):
+        times, held = held_per_sample(memory)
+        assert held[times > config.warmup_ms].mean() == pytest.approx(
+            metrics["mean_gpu_bytes"], rel=1e-9, abs=1e-6
+        )
 
 
 def test_a_host_whose_sessions_have_all_ended_closes_its_connections_on_both_engines():

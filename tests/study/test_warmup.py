@@ -107,7 +107,7 @@ def test_samples_from_a_fault_on_are_left_out():
 def test_servers_are_summed_per_sample():
     memory = {
         "time_ms": np.array([0.0, 0.0, 10.0, 10.0, 20.0]),
-        "held_bytes": np.array([1.0, 2.0, 4.0, 8.0, 16.0]),
+        "mean_held_bytes": np.array([1.0, 2.0, 4.0, 8.0, 16.0]),
     }
     times, held = held_per_sample(memory)
     assert times.tolist() == [0, 10, 20] and held.tolist() == [3, 12, 16]
@@ -122,7 +122,7 @@ def _series(held: list[float], point: int = 0, replication: int = 0) -> pd.DataF
             "replication": replication,
             "time_ms": np.repeat(np.arange(rows) * 1000.0, 2),
             "server": np.tile([0, 1], rows),
-            "held_bytes": np.repeat(np.asarray(held, dtype=float) / 2, 2),
+            "mean_held_bytes": np.repeat(np.asarray(held, dtype=float) / 2, 2),
         }
     )
 
@@ -134,7 +134,7 @@ CLIMB = [*range(0, 10), *[10] * 30]
 def test_a_climb_past_the_warm_up_is_named_with_its_bias():
     series = pd.concat([_series(CLIMB, replication=r) for r in range(2)])
     warning = climb_warning(series, 2_000, None, "all points")
-    bias = np.mean(CLIMB[2:]) / 10 - 1
+    bias = np.mean(CLIMB[3:]) / 10 - 1
     assert warning == (
         "warning: all points: the GPU memory held, averaged over the runs, settles at 10 s "
         "(MSER-5), after the 2 s warm-up: mean_gpu_bytes is "
@@ -159,7 +159,9 @@ def test_the_warning_gives_the_bias_interval_over_the_replications(held, unsure)
     judged on its own. Where it holds 0 the climb may be their swings: more replications
     tell."""
     series = pd.concat([_series(h, point, r) for r, h in enumerate(held) for point in (0, 1)])
-    biases = [np.mean(h[2:]) / 10 - 1 for h in held]  # (every run is level at 10 from 10 s)
+    # (every run is level at 10 from 10 s; the samples after the 2 s warm-up, each the mean
+    # since the one before, are those from 3 s on)
+    biases = [np.mean(h[3:]) / 10 - 1 for h in held]
     runs = len(held)
     half = t95(runs - 1) * statistics.stdev(biases) / math.sqrt(runs)
     warning = climb_warning(series, 2_000, None, "all points")
@@ -193,7 +195,7 @@ def test_each_point_weighs_alike_whatever_memory_it_holds():
     large = _series([10_000.0] * 40, point=1)
     warning = climb_warning(pd.concat([small, large]), 2_000, None, "all points")
     assert warning is not None and "settles at 10 s" in warning
-    bias = (np.mean(CLIMB[2:]) / 10 + 1) / 2 - 1  # the mean of the two points' own biases
+    bias = (np.mean(CLIMB[3:]) / 10 + 1) / 2 - 1  # the mean of the two points' own biases
     assert f"mean_gpu_bytes is {-bias * 100:.1f} % below" in warning
 
 
@@ -211,17 +213,20 @@ def test_a_climb_still_under_way_at_half_the_run_asks_for_a_longer_run():
 def test_a_climb_within_the_tolerance_or_too_short_to_judge_is_no_warning():
     level = 1000.0
     assert (
-        climb_warning(_series([level * (1 - BIAS_TOLERANCE), *[level] * 39]), 0, None, "x") is None
+        climb_warning(_series([0.0, level * (1 - BIAS_TOLERANCE), *[level] * 38]), 0, None, "x")
+        is None
     )
     assert climb_warning(_series(CLIMB[:19]), 0, None, "x") is None  # 3 batches
     assert climb_warning(_series([0.0] * 40), 0, None, "x") is None  # nothing held
 
 
 def test_a_climb_just_beyond_one_percent_is_named():
-    """The first sample 60 % low leaves mean_gpu_bytes 1.5 % below its settled level: past the
-    1 % the figures are good to, so it is named."""
-    warning = climb_warning(_series([400.0, *[1000.0] * 39]), 0, None, "x")
+    """The first second 60 % low leaves mean_gpu_bytes 1.5 % below its settled level: past the
+    1 % the figures are good to, so it is named. The sample at 0 s is that instant, before
+    the time measured: it moves nothing."""
+    warning = climb_warning(_series([0.0, 400.0, *[1000.0] * 38]), 0, None, "x")
     assert warning is not None and "mean_gpu_bytes is 1.5 % below its settled level" in warning
+    assert climb_warning(_series([400.0, *[1000.0] * 39]), 0, None, "x") is None
 
 
 def test_points_are_judged_by_their_timing_and_only_runs_under_a_steady_load():

@@ -103,6 +103,10 @@ class ReplayResult:
     (the memory over time, as the DES samples it; of the whole window, as the peak is)."""
     lease_samples: np.ndarray | None = None
     """As :attr:`live_samples`, the leases live at each sample time."""
+    live_means: np.ndarray | None = None
+    """As :attr:`live_samples`, the bytes live on average since the sample before (the
+    first sample: then), so that the memory over time, weighted by the samples' intervals,
+    averages as :attr:`mean_live_bytes` does, whatever a sample's instant catches."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -128,7 +132,7 @@ def stack_runs(
     return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
 
 
-SPAN_FIGURES = ("peak_live_bytes", "live_samples", "lease_samples")
+SPAN_FIGURES = ("peak_live_bytes", "live_samples", "lease_samples", "live_means")
 """What the leases' live spans give a run (:func:`span_figures`), per TTL in a result."""
 
 
@@ -146,16 +150,19 @@ def span_figures(
     sample_times: np.ndarray | None,
 ) -> dict[str, int | np.ndarray]:
     """Of leases live on ``[start, end)`` with their sizes: the most bytes live at once, and
-    with ``sample_times`` (ascending) the bytes and the leases live at each. A sample at t
-    is the instant t, as the DES's sampler reads its lease table there: what the references
-    of earlier milliseconds began and ended (not yet those of t's own), and a lease that
-    ended first thing in t (``gone``: it ran out then, or a content change ended it) gone."""
+    with ``sample_times`` (ascending) the bytes and the leases live at each, and the bytes
+    live on average since the sample before. A sample at t is the instant t, as the DES's
+    sampler reads its lease table there: what the references of earlier milliseconds began
+    and ended (not yet those of t's own), and a lease that ended first thing in t (``gone``:
+    it ran out then, or a content change ended it) gone."""
     figures: dict[str, int | np.ndarray] = {"peak_live_bytes": peak_live(starts, ends, sizes)}
     if sample_times is not None:
         # (a lease of a TTL of 0 runs out as it begins: never live)
         before, until = sample_times - 1, np.maximum(ends - gone, starts)
         figures["live_samples"] = live_at(starts, until, sizes, before)
         figures["lease_samples"] = live_at(starts, until, np.ones_like(sizes), before)
+        means = mean_live_between(starts, np.maximum(ends, starts), sizes, sample_times)
+        figures["live_means"] = np.where(np.isnan(means), figures["live_samples"], means)
     return figures
 
 
@@ -177,6 +184,36 @@ def live_at(
     np.add.at(steps, np.searchsorted(times, starts), sizes)
     np.subtract.at(steps, np.searchsorted(times, ends), sizes)
     return np.cumsum(steps[:-1])
+
+
+def mean_live_between(
+    starts: np.ndarray, ends: np.ndarray, sizes: np.ndarray, times: np.ndarray
+) -> np.ndarray:
+    """The sum of ``sizes`` of the spans ``[start, end)`` averaged over each interval
+    ``[times[k-1], times[k])`` (``times`` ascending; NaN for the first, and for any interval
+    of no width: two samples in one millisecond): each
+    span adds its size times its overlap to the interval it begins in and the one it ends in,
+    and its size to those it covers whole, added up in one running sum; integers all along,
+    so no large running total loses the small differences."""
+    count = len(times)
+    first = np.searchsorted(times, starts, side="right")  # the interval it begins in
+    last = np.searchsorted(times, ends, side="right")  # the interval it ends in
+    edge = np.append(times, times[-1] if count else 0)  # (an interval past the last sample)
+    ms_bytes = np.zeros(count + 1, dtype=np.int64)
+    within = first == last
+    np.add.at(ms_bytes, first[within], (ends - starts)[within] * sizes[within])
+    across = ~within
+    a, b, size = first[across], last[across], sizes[across]
+    np.add.at(ms_bytes, a, (edge[a] - starts[across]) * size)
+    np.add.at(ms_bytes, b, (ends[across] - edge[b - 1]) * size)
+    covering = np.zeros(count + 1, dtype=np.int64)  # the sizes of spans over whole intervals
+    np.add.at(covering, a + 1, size)
+    np.subtract.at(covering, b, size)
+    ms_bytes[1:] += np.cumsum(covering)[1:] * np.diff(edge)
+    widths = np.diff(times, prepend=times[:1]).astype(np.float64)
+    means = np.full(count, np.nan)
+    np.divide(ms_bytes[:count], widths, out=means, where=widths > 0)
+    return means
 
 
 class SpanLog:
