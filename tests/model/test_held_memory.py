@@ -81,6 +81,9 @@ def test_the_peak_counts_only_what_was_held_after_the_warm_up():
         ({"session_end_ms": 1_100.0}, (400.0, 1_100.0)),  # its session closes
         # a shared object, the connection's: the host closes it after its one session
         ({"session_end_ms": 1_300.0, "shared": True}, (400.0, 1_300.0)),
+        # over links of 5 ms: put at 405; its session closes at 1,305 and the connection,
+        # after the session's ACK, at 1,315 (at one instant the session's close hid it)
+        ({"session_end_ms": 1_300.0, "shared": True, "latency_ms": 5.0}, (405.0, 1_315.0)),
         ({"change_at_ms": 1_200.0}, (400.0, 1_200.0)),  # its content changes
         ({"faults": FaultConfig(restart_at_ms=1_700.0)}, (400.0, 1_700.0)),
         # a budget cut to half of 1.5 objects' room evicts it
@@ -95,7 +98,8 @@ def test_the_memory_held_ends_as_each_way_of_ending_a_lease_ends_it(ends, held_m
     session_end_ms = ends.pop("session_end_ms", 3_000.0)
     change_at_ms = ends.pop("change_at_ms", None)
     shared = ends.pop("shared", False)
-    config = _putting_for_1500_ms(**ends)
+    link = replace(INSTANT, latency_ms=ends.pop("latency_ms", 0.0))
+    config = replace(_putting_for_1500_ms(**ends), uplink=link, downlink=link)
     plan = one_session([(400.0, [0])], [SIZE], [10.0], session_end_ms)
     if shared:  # (an object the session does not own)
         plan = replace(plan, sessions=[replace(plan.sessions[0], expected_reuse={})])
