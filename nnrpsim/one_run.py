@@ -75,7 +75,8 @@ class RunRecords:
     sample before, ``objects``, ``link_load``, ``server_load``)."""
     memory_by_kind: pd.DataFrame
     """Per sample, server and object kind it holds: ``time_ms``, ``server``, ``kind``,
-    ``held_bytes`` (a kind a server holds nothing of has no row)."""
+    ``held_bytes``, ``mean_held_bytes`` (as :attr:`memory`'s, which they add up to; a kind a
+    server holds nothing of, then or since the sample before, has no row)."""
     accepted_ttl_ms: pd.Series
     """Each CACHE_ACK's accepted_ttl_ms, refusals included, in the order sent (the whole run)."""
     invalidations: pd.Series

@@ -189,7 +189,7 @@ class Recorder:
             "link_load",
             "server_load",
         )
-        self.held_by_kind = Columns("time_ms", "server", "kind", "held_bytes")
+        self.held_by_kind = Columns("time_ms", "server", "kind", "held_bytes", "mean_held_bytes")
         self.wire = WireBytes()
         self.accepted_ttl_ms: list[int] = []
         self.invalidations = dict.fromkeys((int(r) for r in ReasonCode), 0)

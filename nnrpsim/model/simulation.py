@@ -11,6 +11,7 @@ from typing import TypeAlias
 import numpy as np
 import simpy
 
+from nnrpsim.engine.table import KIND_CODES
 from nnrpsim.gc_pause import cyclic_gc_paused
 from nnrpsim.protocol import ReasonCode, inline_object_bytes
 
@@ -53,8 +54,9 @@ class ModelResult:
     operations: dict[str, np.ndarray]
     memory: dict[str, np.ndarray]
     held_by_kind: dict[str, np.ndarray]
-    """Per sample, server and object kind it holds: the bytes of that kind (time_ms, server,
-    kind, held_bytes); a kind a server holds nothing of has no row."""
+    """Per sample, server and object kind it holds: the bytes of that kind then and on average
+    since the sample before (time_ms, server, kind, held_bytes, mean_held_bytes); a kind a
+    server holds nothing of, then or since the sample before, has no row."""
     wire: dict[str, int]
     wire_bytes_total: int
     all_inline_bytes: int
@@ -160,25 +162,28 @@ class Simulation:
     # ------------------------------------------------------------------ processes
     def _sampler(self):
         """Per server, every ``sample_interval_ms``: memory (then, and the bytes held on
-        average since the last sample: the first, then); the load since the last sample of
-        the busiest link to or from it (bytes sent over what the link carries meanwhile); and
-        its own load (processing booked meanwhile over the interval: frames processed at once)."""
+        average since the last sample: the first, then), in all and by kind; the load since
+        the last sample of the busiest link to or from it (bytes sent over what the link
+        carries meanwhile); and its own load (processing booked meanwhile over the interval:
+        frames processed at once)."""
         interval = self.config.sample_interval_ms
         sent = {id(link): 0 for row in (*self.uplinks, *self.downlinks) for link in row}
         busy = [0.0] * len(self.servers)
-        ms_bytes = [0.0] * len(self.servers)  # (each server's integral at the last sample)
+        marked = [[0.0] * KIND_CODES for _ in self.servers]  # (the integrals at the last sample)
         last = -1.0
         while self.env.now <= self.config.duration_ms:
             now = int(self.env.now)
             for server in self.servers:
                 table, load = server.table, 0.0
-                integral = sum(server.held.mark(self.env.now, table).kind_ms_bytes)
-                mean_held = (
-                    (integral - ms_bytes[server.index]) / (self.env.now - last)
+                kinds = table.held_kind_bytes
+                integrals = server.held.mark(self.env.now, table).kind_ms_bytes
+                elapsed, before = self.env.now - last, marked[server.index]
+                means = (
+                    [(integrals[k] - before[k]) / elapsed for k in range(KIND_CODES)]
                     if last >= 0.0
-                    else float(table.held_bytes)
+                    else [float(held) for held in kinds]
                 )
-                ms_bytes[server.index] = integral
+                marked[server.index] = integrals
                 for row in (*self.uplinks, *self.downlinks):
                     link = row[server.index]
                     carried = link.config.bandwidth_bytes_per_ms * interval
@@ -189,14 +194,17 @@ class Simulation:
                     server.index,
                     table.live_bytes(now),
                     table.held_bytes,
-                    mean_held,
+                    sum(means),
                     table.held_objects,
                     load,
                     (server.busy_ms - busy[server.index]) / interval,
                 )
                 busy[server.index] = server.busy_ms
-                for kind, held in table.bytes_by("kind").items():
-                    self.recorder.held_by_kind.append(now, server.index, kind, held)
+                for kind, held in enumerate(kinds):
+                    if held or means[kind]:
+                        self.recorder.held_by_kind.append(
+                            now, server.index, kind, held, means[kind]
+                        )
             last = self.env.now
             yield self.timeout(interval)
 

@@ -322,15 +322,25 @@ def test_the_bytes_by_class_are_the_runs_bytes_less_its_resends(loss):
 
 
 def test_the_memory_by_kind_adds_up_to_the_memory_held():
-    """At each sample and server, the kinds' bytes are the bytes held (a kind a server holds
-    nothing of has no row), and the kinds are the workload's, by name."""
+    """At each sample and server, the kinds' bytes are the bytes held, then and on average
+    since the sample before (a kind a server holds nothing of, then or meanwhile, has no
+    row), and the kinds are the workload's, by name."""
     records = nnrpsim.run_records(SMALL_STUDY, 3, 1, progress=False)
     by_kind = records.memory_by_kind
     assert set(by_kind["kind"]) == {"prompt_segment", "tool_schema"}
-    summed = by_kind.groupby(["time_ms", "server"])["held_bytes"].sum()
-    held = records.memory.set_index(["time_ms", "server"])["held_bytes"]
-    assert held.sum() > 0
-    pd.testing.assert_series_equal(summed.reindex(held.index, fill_value=0), held)
+    summed = by_kind.groupby(["time_ms", "server"])[["held_bytes", "mean_held_bytes"]].sum()
+    held = records.memory.set_index(["time_ms", "server"])
+    assert held["held_bytes"].sum() > 0
+    assert not held["mean_held_bytes"].equals(held["held_bytes"].astype(float))
+    pd.testing.assert_series_equal(
+        summed["held_bytes"].reindex(held.index, fill_value=0), held["held_bytes"]
+    )
+    pd.testing.assert_series_equal(
+        summed["mean_held_bytes"].reindex(held.index, fill_value=0.0),
+        held["mean_held_bytes"],
+        rtol=1e-12,
+    )
+    assert ((by_kind["held_bytes"] > 0) | (by_kind["mean_held_bytes"] > 0)).all()
 
 
 def test_each_reference_and_operation_names_its_sessions_host():
