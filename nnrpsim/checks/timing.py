@@ -143,33 +143,28 @@ memory figures rough."""
 
 
 def sample_advice(points: list[Point], of_points: int) -> list[str]:
-    """A warning for each set of DES ``points`` (of ``of_points``) whose runs sample the
-    memory fewer than :data:`FEW_SAMPLES` times after the warm-up: when the memory settles
-    and its course over time come from those samples, and a run of a few seconds (a short
-    trace's) has one or two. The interval is the model's
-    (:func:`nnrpsim.run_config.model_config`): the run's three hundredth, or the server's
-    expiry sweep interval if longer (the bytes held include expired leases until a sweep)."""
+    """A warning for each set of ``points`` (of ``of_points``) whose runs sample the memory
+    fewer than :data:`FEW_SAMPLES` times after the warm-up: when the memory settles and its
+    course over time come from those samples. The interval is the model's
+    (:func:`nnrpsim.run_config.model_config`): the run's three hundredth, at least a
+    millisecond; so a warm-up of nine tenths of the run or more, or a run of under 30 ms."""
     found: list[tuple[str, int]] = []
     for point in points:
-        if point.scenario.engine != "des":
-            continue
         study = point.scenario.study
         interval = model_config(point.scenario).sample_interval_ms
-        samples = math.floor(study.duration / interval) - math.ceil(study.warmup / interval) + 1
+        # (the samples after the first, each the memory since the one before: those after the
+        # warm-up's)
+        whole = math.floor(study.duration / interval)
+        samples = whole - math.floor(study.warmup / interval)
         if samples < FEW_SAMPLES:
-            more = (  # (a log's run should end with it: log_span_advice)
-                "a shorter topology.sweep_interval samples more"
-                if point.scenario.workload.follows_a_log
-                else "a longer study.duration samples more"
-            )
+            more = "study.warmup shorter" if whole >= FEW_SAMPLES else "study.duration longer"
             found.append(
                 (
-                    f"the runs sample the memory every {span_text(interval)} (the larger of "
-                    "study.duration / 300 and topology.sweep_interval), so the "
-                    f"{span_text(study.duration - study.warmup)} after the warm-up hold "
-                    f"{counted(samples, 'sample')}: memory_settled_s and the memory over "
-                    f"time are rough; {more} (mean_gpu_bytes and peak_gpu_bytes are "
-                    "integrated exactly)",
+                    f"the runs sample the memory every {span_text(interval)} (study.duration "
+                    f"/ 300, at least 1 ms), so the {span_text(study.duration - study.warmup)} "
+                    f"after the warm-up hold {counted(samples, 'sample')}: memory_settled_s "
+                    f"and the memory over time are rough; make {more} (mean_gpu_bytes and "
+                    "peak_gpu_bytes are integrated exactly)",
                     point.index,
                 )
             )

@@ -1,6 +1,6 @@
-"""A DES run's memory over time, and when it settles, come from its samples, taken every
-sample interval (the larger of a three hundredth of the run and the server's sweep interval):
-a run of a few seconds, a short trace's say, had one or two and no word of it."""
+"""A run's memory over time, and when it settles, come from its samples, taken every three
+hundredth of the run (at least a millisecond apart) on either engine: a warm-up of most of
+the run, or a run of a few milliseconds, leaves few after the warm-up, which is said."""
 
 from __future__ import annotations
 
@@ -13,50 +13,52 @@ from nnrpsim.validation import sample_advice
 from tests.conftest import write_yaml
 
 SHORT = {
-    "study": {"name": "short", "duration": "20s", "warmup": "5s", "replications": 1},
+    "study": {"name": "short", "duration": "30s", "warmup": "28.5s", "replications": 1},
     "workload": {"sessions": {"rate_per_s": 1, "duration": "10s"}},
+    "topology": {"sweep_interval": "5s"},
 }
 ROUGH = (
-    "warning: all points: the runs sample the memory every 1 s (the larger of study.duration "
-    "/ 300 and topology.sweep_interval), so the 15 s after the warm-up hold 16 samples: "
-    "memory_settled_s and the memory over time are rough; "
+    "warning: all points: the runs sample the memory every 100 ms (study.duration / 300, at "
+    "least 1 ms), so the 1.5 s after the warm-up hold 15 samples: memory_settled_s and the "
+    "memory over time are rough; make "
 )
 EXACT = " (mean_gpu_bytes and peak_gpu_bytes are integrated exactly)"
 
 
-def test_a_run_with_few_memory_samples_is_said_so_with_as_many_as_it_takes(tmp_path, capsys):
-    assert main(["validate", str(write_yaml(tmp_path, SHORT))]) == 0
+@pytest.mark.parametrize("engine", ["des", "vector"])
+def test_a_run_with_few_memory_samples_is_said_so_with_as_many_as_it_takes(
+    tmp_path, capsys, engine
+):
+    """Whatever the sweep interval: the DES samples as often as the vector engine."""
+    scenario = write_yaml(tmp_path, {**SHORT, "engine": engine})
+    assert main(["validate", str(scenario)]) == 0
     rough = [line for line in capsys.readouterr().err.splitlines() if "sample the memory" in line]
-    assert rough == [ROUGH + "a longer study.duration samples more" + EXACT]
-    result = nnrpsim.run(SHORT, out=tmp_path / "out", jobs=1, progress=False)
+    assert rough == [ROUGH + "study.warmup shorter" + EXACT]
+    result = nnrpsim.run(scenario, out=tmp_path / "out", jobs=1, progress=False)
     assert rough[0] in result.warnings
-    samples = result.timeseries
-    assert (samples["time_ms"] >= 5_000).sum() == 16  # (one server, one run)
+    times = result.timeseries["time_ms"]  # (one server, one run)
+    assert len(times) == 301 and (times > 28_500).sum() == 15
+    assert times.diff().dropna().isin([99, 100, 101]).all()
 
 
 @pytest.mark.parametrize(
     "overrides",
     [
-        ["study.duration=40s"],  # 36 samples
-        ["engine=vector"],  # no samples: its memory is integrated
-        ["topology.sweep_interval=100ms"],  # every 100 ms: 151
+        ["study.warmup=27s"],  # 30 samples after it
+        ["study.warmup=0s", "study.duration=40ms"],  # 40
     ],
 )
-def test_enough_samples_or_none_are_not_named(overrides):
+def test_enough_samples_are_not_named(overrides):
     points = sweep_points(load_scenario(SHORT, overrides))
     assert sample_advice(points, len(points)) == []
 
 
-def test_a_trace_is_told_of_the_sweep_interval_not_a_longer_run(tmp_path):
-    log = tmp_path / "log.csv"
-    log.write_text("time_ms,object,size_bytes\n0,a,2000\n900,a,2000\n")
-    scenario = {
-        "study": {"duration": "1s", "warmup": "0s", "replications": 1},
-        "workload": {"trace": {"path": str(log), "format": "csv"}},
-    }
-    points = sweep_points(load_scenario(scenario))
+def test_a_run_of_a_few_milliseconds_is_told_to_run_longer():
+    """Samples fall on whole milliseconds: 20 ms hold 20, whatever the warm-up."""
+    points = sweep_points(load_scenario(SHORT, ["study.warmup=0s", "study.duration=20ms"]))
     (rough,) = sample_advice(points, len(points))
-    assert rough.endswith(
-        "so the 1 s after the warm-up hold 2 samples: memory_settled_s and the memory over time "
-        "are rough; a shorter topology.sweep_interval samples more" + EXACT
+    assert rough == (
+        "warning: all points: the runs sample the memory every 1 ms (study.duration / 300, at "
+        "least 1 ms), so the 20 ms after the warm-up hold 20 samples: memory_settled_s and "
+        "the memory over time are rough; make study.duration longer" + EXACT
     )
