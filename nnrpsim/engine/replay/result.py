@@ -199,17 +199,17 @@ def mean_live_between(
     first = np.searchsorted(times, starts, side="right")  # the interval it begins in
     last = np.searchsorted(times, ends, side="right")  # the interval it ends in
     edge = np.append(times, times[-1] if count else 0)  # (an interval past the last sample)
+    across = first != last
+    # in the interval it begins in: to its end, or to the interval's; then from the start of
+    # the interval it ends in (nothing more for a span within one)
     ms_bytes = np.zeros(count + 1, dtype=np.int64)
-    within = first == last
-    np.add.at(ms_bytes, first[within], (ends - starts)[within] * sizes[within])
-    across = ~within
-    a, b, size = first[across], last[across], sizes[across]
-    np.add.at(ms_bytes, a, (edge[a] - starts[across]) * size)
-    np.add.at(ms_bytes, b, (ends[across] - edge[b - 1]) * size)
-    covering = np.zeros(count + 1, dtype=np.int64)  # the sizes of spans over whole intervals
-    np.add.at(covering, a + 1, size)
-    np.subtract.at(covering, b, size)
-    ms_bytes[1:] += np.cumsum(covering)[1:] * np.diff(edge)
+    np.add.at(ms_bytes, first, (np.where(across, edge[first], ends) - starts) * sizes)
+    np.add.at(ms_bytes, last, np.where(across, ends - edge[np.maximum(last - 1, 0)], 0) * sizes)
+    whole = np.where(across, sizes, 0)  # its size over each interval it covers whole
+    covering = np.zeros(count + 2, dtype=np.int64)
+    np.add.at(covering, first + 1, whole)
+    np.subtract.at(covering, last, whole)
+    ms_bytes[1:] += np.cumsum(covering)[1 : count + 1] * np.diff(edge)
     widths = np.diff(times, prepend=times[:1]).astype(np.float64)
     means = np.full(count, np.nan)
     np.divide(ms_bytes[:count], widths, out=means, where=widths > 0)
