@@ -51,13 +51,20 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
     assert "sessions at once" in text  # the workload's closed-form means
     assert "one run draws" in text and "of memory for it" in text  # and one run's size
     images = [o for o in outputs if "image/png" in o.get("data", {})]
-    # the finished study's curve; on the DES one run's latencies; the TTL guidance's hit
-    # rate, savings and trade-off
-    assert len(images) == (5 if engine == "des" else 4)
+    # the finished study's curve; on the DES one run's latencies and memory; the TTL
+    # guidance's hit rate, savings and trade-off
+    assert len(images) == (6 if engine == "des" else 4)
     # one run's references by outcome and cause (its hits and first installs among them)
     records = "one run's records: set ENGINE to des"
     assert (records in text) == (engine == "vector")
     if engine == "des":
+        # the run's memory held on average after the warm-up: its mean_gpu_bytes (both
+        # printed to four figures), above its live bytes
+        (held,) = [line for line in text.splitlines() if "held on average" in line]
+        average, mean, live = (
+            float(word) for word in held.split("held on average")[1].split() if word[0].isdigit()
+        )
+        assert average == mean >= live > 0
         (outcomes,) = [o for o in outputs if "outcome" in o.get("data", {}).get("text/plain", "")]
         table = outcomes["data"]["text/plain"]
         assert "references" in table and "hit" in table and "installed" in table
