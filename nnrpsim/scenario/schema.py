@@ -217,8 +217,7 @@ class Topology(Section):
         1_000.0,
         ge=1,
         description="Period of the expiry sweep, 1 ms or more (it reads the clock in whole ms, "
-        "as leases run out); the DES samples the memory no more often (and every "
-        "study.duration / 300 if that is longer).",
+        "as leases run out); the bytes held include run-out leases until it frees them.",
     )
     renewal: Literal["touch", "extend"] = Field(
         "touch",
