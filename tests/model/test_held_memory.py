@@ -148,11 +148,12 @@ def test_the_memory_over_time_is_the_mean_between_samples_wherever_they_fall():
     config = ModelConfig(
         duration_ms=120_000.0, warmup_ms=30_000.0, workload=workload, policy=policy
     )
-    memory = {
-        interval: simulate(replace(config, sample_interval_ms=interval), 4).memory
+    runs = {
+        interval: simulate(replace(config, sample_interval_ms=interval), 4)
         for interval in (1_000.0, 2_000.0, 1_500.0)
     }
-    mean = des_metrics(simulate(config, 4), config.warmup_ms)["mean_gpu_bytes"]
+    mean = des_metrics(runs[1_000.0], config.warmup_ms)["mean_gpu_bytes"]
+    memory = {interval: run.memory for interval, run in runs.items()}
     for samples in memory.values():
         after = samples["time_ms"] > config.warmup_ms
         assert samples["mean_held_bytes"][after].mean() == pytest.approx(mean, rel=1e-12)

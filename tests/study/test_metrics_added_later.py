@@ -83,7 +83,7 @@ def test_runs_that_kept_no_mean_between_samples_draw_their_samples_instead(tmp_p
     study = {**SMALL_STUDY, "topology": {"gpu_memory": "160KiB"}}
     scenario, out = write_yaml(tmp_path, study), tmp_path / "out"
     first = nnrpsim.run(scenario, out=out, jobs=1, progress=False).timeseries
-    assert not first["mean_held_bytes"].equals(first["held_bytes"])
+    assert (first["mean_held_bytes"] != first["held_bytes"]).any()
     _without(out / "timeseries/p0001-r000.arrow", "mean_held_bytes")
     again = nnrpsim.run(scenario, out=out, resume=True, jobs=1, progress=False).timeseries
     old = (again["point"] == 1) & (again["replication"] == 0)

@@ -191,10 +191,10 @@ def mean_live_between(
 ) -> np.ndarray:
     """The sum of ``sizes`` of the spans ``[start, end)`` averaged over each interval
     ``[times[k-1], times[k])`` (``times`` ascending; NaN for the first, and for any interval
-    of no width: two samples in one millisecond): each
-    span adds its size times its overlap to the interval it begins in and the one it ends in,
-    and its size to those it covers whole, added up in one running sum; integers all along,
-    so no large running total loses the small differences."""
+    of no width: two samples in one millisecond): each span adds its size times its overlap
+    to the interval it begins in and the one it ends in, and its size to those it covers
+    whole, added up in one running sum; integers all along, so no large running total loses
+    the small differences."""
     count = len(times)
     first = np.searchsorted(times, starts, side="right")  # the interval it begins in
     last = np.searchsorted(times, ends, side="right")  # the interval it ends in
