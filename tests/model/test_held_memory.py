@@ -15,6 +15,7 @@ from nnrpsim.metrics import des_kind_metrics, des_metrics
 from nnrpsim.model import (
     FaultConfig,
     ModelConfig,
+    ModelResult,
     PolicyConfig,
     ServerConfig,
     WorkloadConfig,
@@ -115,47 +116,46 @@ def test_the_memory_held_ends_as_each_way_of_ending_a_lease_ends_it(ends, held_m
     assert metrics["peak_gpu_bytes"] == SIZE
 
 
+SHORT_LEASES = ModelConfig(
+    duration_ms=120_000.0,
+    warmup_ms=30_000.0,
+    workload=WorkloadConfig(session_rate_per_s=1.0, session_duration_ms=60_000.0),
+    policy=PolicyConfig(name="best_practice", ttl_fraction=0.05, renew_margin=0.0),
+)
+"""Leases of 3 s (a twentieth of one-minute sessions, never renewed) and a sweep every
+second, in a run of 2 minutes, the first half-minute its warm-up."""
+
+
+def _sampled_every(*intervals: float) -> dict[float, ModelResult]:
+    """:data:`SHORT_LEASES`' run, with the same seed, sampled every one of ``intervals``."""
+    return {i: simulate(replace(SHORT_LEASES, sample_interval_ms=i), 4) for i in intervals}
+
+
 def test_the_mean_memory_does_not_depend_on_where_the_samples_fall():
-    """Leases of 3 s and a sweep every second: sampled every second, just after each sweep,
-    the bytes held read as the live ones; every 2 s, just before every other sweep, a second's
-    run-out leases more. The mean held over time is one figure, however the run samples it."""
-    workload = WorkloadConfig(session_rate_per_s=1.0, session_duration_ms=60_000.0)
-    policy = PolicyConfig(name="best_practice", ttl_fraction=0.05, renew_margin=0.0)
-    config = ModelConfig(
-        duration_ms=120_000.0, warmup_ms=30_000.0, workload=workload, policy=policy
-    )
-    runs = {
-        interval: simulate(replace(config, sample_interval_ms=interval), 4)
-        for interval in (1_000.0, 2_000.0, 1_100.0)
-    }
+    """Sampled every second, just after each sweep, the bytes held read as the live ones;
+    every 2 s, just before every other sweep, a second's run-out leases more. The mean held
+    over time is one figure, however the run samples it."""
+    runs, warmup = _sampled_every(1_000.0, 2_000.0, 1_100.0), SHORT_LEASES.warmup_ms
     sampled = {
-        interval: run.memory["held_bytes"][run.memory["time_ms"] >= config.warmup_ms].mean()
+        interval: run.memory["held_bytes"][run.memory["time_ms"] >= warmup].mean()
         for interval, run in runs.items()
     }
     assert sampled[2_000.0] > 1.1 * sampled[1_000.0]  # (what the samples alone would say)
-    means = {interval: des_metrics(run, config.warmup_ms) for interval, run in runs.items()}
+    means = {interval: des_metrics(run, warmup) for interval, run in runs.items()}
     assert len({m["mean_gpu_bytes"] for m in means.values()}) == 1
     assert len({m["peak_gpu_bytes"] for m in means.values()}) == 1
     assert sampled[1_000.0] < means[1_000.0]["mean_gpu_bytes"] < sampled[2_000.0]
 
 
 def test_the_memory_over_time_is_the_mean_between_samples_wherever_they_fall():
-    """The same run as above sampled every 1, 2 and 1.5 s: each sample's bytes held on
-    average since the one before make, after the warm-up, the run's mean; a sample every 2 s
-    holds the mean of the two 1-s samples it spans (its instant alone would not)."""
-    workload = WorkloadConfig(session_rate_per_s=1.0, session_duration_ms=60_000.0)
-    policy = PolicyConfig(name="best_practice", ttl_fraction=0.05, renew_margin=0.0)
-    config = ModelConfig(
-        duration_ms=120_000.0, warmup_ms=30_000.0, workload=workload, policy=policy
-    )
-    runs = {
-        interval: simulate(replace(config, sample_interval_ms=interval), 4)
-        for interval in (1_000.0, 2_000.0, 1_500.0)
-    }
-    mean = des_metrics(runs[1_000.0], config.warmup_ms)["mean_gpu_bytes"]
+    """The same run sampled every 1, 2 and 1.5 s: each sample's bytes held on average since
+    the one before make, after the warm-up, the run's mean; a sample every 2 s holds the mean
+    of the two 1-s samples it spans (its instant alone would not)."""
+    runs, warmup = _sampled_every(1_000.0, 2_000.0, 1_500.0), SHORT_LEASES.warmup_ms
+    mean = des_metrics(runs[1_000.0], warmup)["mean_gpu_bytes"]
     memory = {interval: run.memory for interval, run in runs.items()}
     for samples in memory.values():
-        after = samples["time_ms"] > config.warmup_ms
+        after = samples["time_ms"] > warmup
         assert samples["mean_held_bytes"][after].mean() == pytest.approx(mean, rel=1e-12)
     every_second, every_two = memory[1_000.0]["mean_held_bytes"], memory[2_000.0]
     pairs = (every_second[1::2] + every_second[2::2]) / 2
