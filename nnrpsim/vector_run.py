@@ -300,13 +300,6 @@ class VectorRun(NamedTuple):
     processing, as its latencies)."""
 
 
-def sample_times_ms(config: ModelConfig) -> np.ndarray:
-    """When a run samples its memory: every ``sample_interval_ms`` from 0 to its end, on
-    whole milliseconds, as the DES's sampler does."""
-    count = math.floor(config.duration_ms / config.sample_interval_ms + 1e-9) + 1
-    return np.floor(np.arange(count) * config.sample_interval_ms).astype(np.int64)
-
-
 def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True) -> VectorRun:
     """The run's metrics, its metrics by object kind and its memory over time, on the
     engine's replay, counted after the warm-up as the DES's are (``peak_gpu_bytes`` and the
@@ -317,7 +310,7 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
     a log (``steady_load`` false). The vector engine refuses faults: the whole run is judged."""
     plan = with_python_numbers(in_slot_frames(plan))  # (the hosts' decisions: compiled code)
     server_of = route_sessions(plan.sessions, config.servers, config.routing)
-    times = sample_times_ms(config)
+    times = np.array(config.sample_times_ms(), dtype=np.int64)
     host_done_ms = max((s.end_ms for s in plan.sessions), default=math.inf)
     parts = [
         _server_replay(

@@ -297,7 +297,19 @@ class ModelConfig:
                 f"routing must be one of {', '.join(ROUTING_RULES)}, got {self.routing!r}"
             )
         _positive("sample_interval_ms", self.sample_interval_ms)
+        if self.sample_interval_ms < 1.0:  # (two samples in one millisecond: an empty interval)
+            raise ValueError(
+                f"sample_interval_ms must be at least 1 (the samples fall on whole "
+                f"milliseconds), got {self.sample_interval_ms}"
+            )
         _positive("operation_timeout_ms", self.operation_timeout_ms, allow_zero=True)
+
+    def sample_times_ms(self) -> list[int]:
+        """When a run samples its memory, on either engine: every ``sample_interval_ms`` from
+        0 to its end, each on the whole millisecond it falls in; each a multiple of the
+        interval, not the intervals added up, whose rounding could drop the run's end."""
+        count = math.floor(self.duration_ms / self.sample_interval_ms + 1e-9) + 1
+        return [math.floor(k * self.sample_interval_ms) for k in range(count)]
 
 
 ROUTING_RULES = ("round_robin", "hash", "least_sessions")

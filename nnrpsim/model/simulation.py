@@ -161,32 +161,35 @@ class Simulation:
 
     # ------------------------------------------------------------------ processes
     def _sampler(self):
-        """Per server, every ``sample_interval_ms``: memory (then, and the bytes held on
+        """Per server, at each of the run's sample times (whole milliseconds, as the vector
+        engine's: ``ModelConfig.sample_times_ms``): memory (then, and the bytes held on
         average since the last sample: the first, then), in all and by kind; the load since
         the last sample of the busiest link to or from it (bytes sent over what the link
         carries meanwhile); and its own load (processing booked meanwhile over the interval:
         frames processed at once)."""
-        interval = self.config.sample_interval_ms
         sent = {id(link): 0 for row in (*self.uplinks, *self.downlinks) for link in row}
         busy = [0.0] * len(self.servers)
         marked = [[0.0] * KIND_CODES for _ in self.servers]  # (the integrals at the last sample)
-        last = -1.0
-        while self.env.now <= self.config.duration_ms:
-            now = int(self.env.now)
+        last = -1
+        for now in self.config.sample_times_ms():
+            if now > self.env.now:
+                yield self.timeout(now - self.env.now)
+            # (the first sample has no interval before it: its loads are of nothing, 0)
+            width = float(now - last) if last >= 0 else self.config.sample_interval_ms
             for server in self.servers:
                 table, load = server.table, 0.0
                 kinds = table.held_kind_bytes
-                integrals = server.held.mark(self.env.now, table).kind_ms_bytes
-                elapsed, before = self.env.now - last, marked[server.index]
+                integrals = server.held.mark(float(now), table).kind_ms_bytes
+                before = marked[server.index]
                 means = (
-                    [(integrals[k] - before[k]) / elapsed for k in range(KIND_CODES)]
-                    if last >= 0.0
+                    [(integrals[k] - before[k]) / width for k in range(KIND_CODES)]
+                    if last >= 0
                     else [float(held) for held in kinds]
                 )
                 marked[server.index] = integrals
                 for row in (*self.uplinks, *self.downlinks):
                     link = row[server.index]
-                    carried = link.config.bandwidth_bytes_per_ms * interval
+                    carried = link.config.bandwidth_bytes_per_ms * width
                     load = max(load, (link.bytes_sent - sent[id(link)]) / carried)
                     sent[id(link)] = link.bytes_sent
                 self.recorder.memory.append(
@@ -197,7 +200,7 @@ class Simulation:
                     sum(means),
                     table.held_objects,
                     load,
-                    (server.busy_ms - busy[server.index]) / interval,
+                    (server.busy_ms - busy[server.index]) / width,
                 )
                 busy[server.index] = server.busy_ms
                 for kind, held in enumerate(kinds):
@@ -205,8 +208,7 @@ class Simulation:
                         self.recorder.held_by_kind.append(
                             now, server.index, kind, held, means[kind]
                         )
-            last = self.env.now
-            yield self.timeout(interval)
+            last = now
 
     def _content_changes(self):
         """Each content change first among its instant's events but the warm-up's mark and

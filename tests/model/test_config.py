@@ -111,6 +111,7 @@ def test_namespaces_and_hosts_stay_below_where_their_ranges_would_meet():
         (ServerConfig, "default_lease_ttl_ms", (0, 2**32), (1, 2**32 - 1)),
         (ServerConfig, "workers", (0,), (1, None)),
         (ServerConfig, "sweep_interval_ms", (0.999,), (1.0, 1.5)),  # (the clock in whole ms)
+        (ModelConfig, "sample_interval_ms", (0.999,), (1.0, 1.5)),  # (samples on whole ms)
         (PolicyConfig, "ttl_fraction", (0.0, 10.5), (0.01, 10.0)),
         (PolicyConfig, "renew_margin", (-0.1, 1.1), (0.0, 1.0)),
         (PolicyConfig, "ttl_hint_ms", (-1, 2**32), (0, 2**32 - 1)),

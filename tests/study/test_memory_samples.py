@@ -62,3 +62,19 @@ def test_a_run_of_a_few_milliseconds_is_told_to_run_longer():
         "least 1 ms), so the 20 ms after the warm-up hold 20 samples: memory_settled_s and "
         "the memory over time are rough; make study.duration longer" + EXACT
     )
+
+
+def test_both_engines_sample_on_the_same_whole_milliseconds_to_the_run_s_end(tmp_path):
+    """40 s in 300 intervals of 133.3 ms: the DES, adding them up, lost its sample at the
+    run's end to rounding, and sampled at fractions of a millisecond; on both engines the
+    samples are the interval's multiples, each on its whole millisecond."""
+    study = {**SHORT, "study": {**SHORT["study"], "duration": "40s", "warmup": "5s"}}
+    times = {
+        engine: nnrpsim.run(
+            {**study, "engine": engine}, out=tmp_path / engine, jobs=1, progress=False
+        ).timeseries["time_ms"]
+        for engine in ("des", "vector")
+    }
+    assert times["des"].tolist() == times["vector"].tolist()
+    assert len(times["des"]) == 301 and times["des"].iloc[-1] == 40_000
+    assert set(times["des"].diff().dropna()) == {133, 134}
