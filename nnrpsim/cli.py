@@ -163,7 +163,7 @@ def _records(args: argparse.Namespace) -> str:
     import pandas as pd
 
     from .checks.outcomes import violation_warnings
-    from .display_units import durations_text
+    from .display_units import durations_text, sizes_text
     from .one_run import run_records
 
     folder = Path(args.out) if args.out else None
@@ -187,9 +187,10 @@ def _records(args: argparse.Namespace) -> str:
         lines = [f"{heading}by outcome and cause:", table]
     metrics = records.metrics
     latencies = durations_text([metrics["p50_latency_ms"], metrics["p99_latency_ms"]])
+    memory = sizes_text([metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"]])
     lines.append(
         f"hit_rate {metrics['hit_rate']:.4f}, wire_saving {metrics['wire_saving']:.4f}, "
-        f"p50/p99 latency {latencies}, "
+        f"GPU memory held {memory} (mean/peak), p50/p99 latency {latencies}, "
         f"invariant violations {metrics['invariant_violations']:.0f}"
     )
     if folder is not None:

@@ -88,6 +88,13 @@ def durations_text(values_ms: list[float]) -> str:
     return f"{'/'.join(shown)} {unit}"
 
 
+def sizes_text(values_bytes: list[float]) -> str:
+    """Byte counts in the binary unit that suits the largest, one after another:
+    ``4.21/6.03 MiB``."""
+    factor, unit = bytes_unit(max(values_bytes))
+    return f"{'/'.join(f'{value / factor:.3g}' for value in values_bytes)} {unit}"
+
+
 def described(keys: list[str], values) -> str:
     """Swept keys and their values, as legends, annotations and headings name a point."""
     return ", ".join(

@@ -134,6 +134,10 @@ def test_the_command_prints_the_outcomes_and_writes_the_records(small_yaml, tmp_
     assert 1 < metrics["p50_latency_ms"] < metrics["p99_latency_ms"] < 1000  # (in ms, then)
     latency = f"{metrics['p50_latency_ms']:.3g}/{metrics['p99_latency_ms']:.3g} ms"
     assert f", p50/p99 latency {latency}, " in out[-2]
+    mean, peak = metrics["mean_gpu_bytes"], metrics["peak_gpu_bytes"]
+    assert 1 << 20 <= peak < 1 << 30  # (in MiB, then)
+    memory = f"{mean / 2**20:.3g}/{peak / 2**20:.3g} MiB"
+    assert f", GPU memory held {memory} (mean/peak), p50/p99 latency " in out[-2]
     assert out[-1] == (
         f"records: {folder}: references.parquet, operations.parquet, memory.parquet, "
         "memory_by_kind.parquet, accepted_ttl_ms.parquet, run.json"
@@ -227,7 +231,10 @@ def test_a_run_with_no_references_after_its_warm_up_says_none(small_yaml, tmp_pa
     assert main(["records", str(small_yaml), *idle]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0].endswith("0 operations and 0 references; after the warm-up, none")
-    assert out[1].startswith("hit_rate nan, wire_saving nan, p50/p99 latency n/a, ")
+    assert out[1].startswith(
+        "hit_rate nan, wire_saving nan, GPU memory held 0/0 bytes (mean/peak), p50/p99 latency "
+        "n/a, "
+    )
     assert pd.read_parquet(tmp_path / "r" / "references.parquet").empty
     assert pd.read_parquet(tmp_path / "r" / "memory_by_kind.parquet").empty
     assert json.loads((tmp_path / "r" / "run.json").read_text())["metrics"]["hit_rate"] is None
