@@ -18,6 +18,7 @@ import pandas as pd
 
 from .display_units import points_text, scenario_text
 from .lines_alike import DESCRIBED_BEYOND, lines_by_text
+from .model.workload_means import written_warmup_ms
 from .student_t import t95
 
 BATCH = 5
@@ -86,8 +87,9 @@ def climb_warning(
     more than :data:`BIAS_TOLERANCE`; ``whose`` names the runs. Each point's memory counts as
     a fraction of its own late level (its mean over the second half of the run), so a point
     that holds little weighs as much as one that holds much. The warning gives the bias's
-    95 % interval over the replications. None if the memory does not settle late enough to
-    matter, or that cannot be told."""
+    95 % interval over the replications and, where the memory settles within the search, the
+    least warm-up that keeps the bias within the tolerance. None if the memory does not
+    settle late enough to matter, or that cannot be told."""
     per_run = series.groupby(["point", "replication", "time_ms"])["mean_held_bytes"].sum()
     times, held = _of_own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
     if held is None:
@@ -111,7 +113,11 @@ def climb_warning(
     still = cut == last_cut(judged)
     at = f"{settled_ms / 1e3:.0f} s"
     when = f"is still changing at {at}, half the run" if still else f"settles at {at}"
-    advice = "lengthen study.duration and study.warmup" if still else "lengthen study.warmup"
+    if still:
+        advice = "lengthen study.duration and study.warmup"
+    else:
+        least = written_warmup_ms(_least_within(times, held, warmup_ms, settled_ms), times[-1])
+        advice = f"a warm-up of {least / 1e3:g} s or more keeps it within 1 %"
     if abs(bias) <= half:  # (the interval holds 0; NaN for one replication: none)
         advice += ", or add replications to tell the climb from their own swings"
     return (
@@ -142,6 +148,19 @@ def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_m
     if held is None or not (level := held[times >= settled_ms].mean()) > 0:
         return 0.0
     return float(held[times > warmup_ms].mean() / level - 1.0)
+
+
+def _least_within(
+    times: np.ndarray, held: np.ndarray, warmup_ms: float, settled_ms: float
+) -> float:
+    """The least warm-up from ``warmup_ms`` to the settling point (a sample's time: any up to
+    the next measures the same samples) after which no longer one leaves the mean more than
+    :data:`BIAS_TOLERANCE` from its settled level: less than the settling point where the
+    climb's last part weighs little, which waits for it whole."""
+    candidates = times[(times >= warmup_ms) & (times <= settled_ms)]
+    beyond = [abs(_off(times, held, w, settled_ms)) > BIAS_TOLERANCE for w in candidates]
+    last_beyond = max((i for i, out in enumerate(beyond) if out), default=-1)
+    return float(candidates[min(last_beyond + 1, len(candidates) - 1)])
 
 
 def _half_width(biases: list[float]) -> float:
