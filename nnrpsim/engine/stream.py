@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 from itertools import count
 
@@ -72,6 +72,24 @@ class ReferenceStream:
     invalidation_within: np.ndarray | None = None
 
     def __post_init__(self) -> None:
+        self._check_references()
+        self._check_invalidations()
+        times = np.concatenate([self.time_ms, self.invalidation_time_ms])
+        if self.start_ms is None:
+            object.__setattr__(self, "start_ms", int(times.min()) if len(times) else 0)
+        if self.end_ms is None:
+            object.__setattr__(self, "end_ms", int(times.max()) + 1 if len(times) else 1)
+        if self.end_ms <= self.start_ms:
+            raise ValueError("end_ms must be after start_ms")
+        if self.object_kind is not None:
+            kinds = np.asarray(self.object_kind, dtype=np.int64)
+            if len(kinds) < self.n_objects or (len(kinds) and (kinds.min() < 1 or kinds.max() > 9)):
+                raise ValueError("object_kind must give every object id a kind code in 1..9")
+            object.__setattr__(self, "object_kind", kinds.astype(np.uint8))
+
+    def _check_references(self) -> None:
+        """The references' columns as int64, in time order, and their optional columns, one
+        item a reference."""
         for name in ("time_ms", "object_id", "size"):
             object.__setattr__(self, name, np.asarray(getattr(self, name), dtype=np.int64))
         if not len(self.time_ms) == len(self.object_id) == len(self.size):
@@ -82,29 +100,38 @@ class ReferenceStream:
             raise ValueError("time_ms and object_id must be >= 0")
         if len(self.size) and self.size.min() < 0:
             raise ValueError("size must be >= 0")
-        if self.operation is not None:
-            operation = np.asarray(self.operation, dtype=np.int64)
-            if len(operation) != len(self.time_ms):
-                raise ValueError("operation must have one value per reference")
+        shape = self.time_ms.shape
+        operation = _column(
+            self.operation, np.int64, shape, "operation must have one value per reference"
+        )
+        if operation is not None:
             same = operation[1:] == operation[:-1]
             if (self.time_ms[1:][same] != self.time_ms[:-1][same]).any():
                 raise ValueError("the references of one operation must share a time")
-            object.__setattr__(self, "operation", operation)
-        if self.along is not None:
-            along = np.asarray(self.along)
-            if along.dtype != np.bool_ or along.shape != self.time_ms.shape:
-                raise ValueError("along must be one boolean per reference")
-            object.__setattr__(self, "along", along)
-        if self.ttl_scale is not None:
-            scale = np.asarray(self.ttl_scale, dtype=np.float64)
-            if scale.shape != self.time_ms.shape or not (np.isfinite(scale) & (scale > 0)).all():
-                raise ValueError("ttl_scale must be one finite factor > 0 per reference")
-            object.__setattr__(self, "ttl_scale", scale)
-        if self.frame_source is not None:
-            source = np.asarray(self.frame_source, dtype=np.int64)
-            if source.shape != self.time_ms.shape or (len(source) and source.min() < -1):
-                raise ValueError("frame_source must be one object id (or -1) per reference")
-            object.__setattr__(self, "frame_source", source)
+        object.__setattr__(self, "operation", operation)
+        along = _column(self.along, np.bool_, shape, "along must be one boolean per reference")
+        object.__setattr__(self, "along", along)
+        scale = _column(
+            self.ttl_scale,
+            np.float64,
+            shape,
+            "ttl_scale must be one finite factor > 0 per reference",
+            lambda scale: bool((np.isfinite(scale) & (scale > 0)).all()),
+        )
+        object.__setattr__(self, "ttl_scale", scale)
+        source = _column(
+            self.frame_source,
+            np.int64,
+            shape,
+            "frame_source must be one object id (or -1) per reference",
+            _ids_or_none,
+        )
+        object.__setattr__(self, "frame_source", source)
+
+    def _check_invalidations(self) -> None:
+        """The invalidations' columns as int64, sorted by time (and place within their
+        millisecond, then object), their optional columns, one item an invalidation, with
+        them."""
         inv_t, inv_o = self.invalidation_time_ms, self.invalidation_object_id
         if (inv_t is None) != (inv_o is None):
             raise ValueError(
@@ -130,35 +157,21 @@ class ReferenceStream:
             object.__setattr__(self, "invalidation_position", position[order])
         object.__setattr__(self, "invalidation_time_ms", inv_t[order])
         object.__setattr__(self, "invalidation_object_id", inv_o[order])
-        if self.invalidation_kept is not None:
-            kept = np.asarray(self.invalidation_kept)
-            if kept.dtype != np.bool_ or kept.shape != inv_t.shape:
-                raise ValueError("invalidation_kept must be one boolean per invalidation")
-            object.__setattr__(self, "invalidation_kept", kept[order])
-        if self.invalidation_through is not None:
-            through = np.asarray(self.invalidation_through, dtype=np.int64)
-            if through.shape != inv_t.shape or (len(through) and through.min() < -1):
-                raise ValueError(
-                    "invalidation_through must be one object id (or -1) per invalidation"
-                )
-            object.__setattr__(self, "invalidation_through", through[order])
-        if self.invalidation_within is not None:
-            within = np.asarray(self.invalidation_within)
-            if within.dtype != np.bool_ or within.shape != inv_t.shape:
-                raise ValueError("invalidation_within must be one boolean per invalidation")
-            object.__setattr__(self, "invalidation_within", within[order])
-        times = np.concatenate([self.time_ms, inv_t])
-        if self.start_ms is None:
-            object.__setattr__(self, "start_ms", int(times.min()) if len(times) else 0)
-        if self.end_ms is None:
-            object.__setattr__(self, "end_ms", int(times.max()) + 1 if len(times) else 1)
-        if self.end_ms <= self.start_ms:
-            raise ValueError("end_ms must be after start_ms")
-        if self.object_kind is not None:
-            kinds = np.asarray(self.object_kind, dtype=np.int64)
-            if len(kinds) < self.n_objects or (len(kinds) and (kinds.min() < 1 or kinds.max() > 9)):
-                raise ValueError("object_kind must give every object id a kind code in 1..9")
-            object.__setattr__(self, "object_kind", kinds.astype(np.uint8))
+        optional = (
+            ("invalidation_kept", np.bool_, "invalidation_kept must be one boolean", None),
+            (
+                "invalidation_through",
+                np.int64,
+                "invalidation_through must be one object id (or -1)",
+                _ids_or_none,
+            ),
+            ("invalidation_within", np.bool_, "invalidation_within must be one boolean", None),
+        )
+        for name, dtype, needed, valid in optional:
+            column = _column(
+                getattr(self, name), dtype, inv_t.shape, f"{needed} per invalidation", valid
+            )
+            object.__setattr__(self, name, _part(column, order))
 
     def __len__(self) -> int:
         return len(self.time_ms)
@@ -173,18 +186,10 @@ class ReferenceStream:
             kept,
             invalidation_time_ms=self.invalidation_time_ms[earlier],
             invalidation_object_id=self.invalidation_object_id[earlier],
-            invalidation_kept=None
-            if self.invalidation_kept is None
-            else self.invalidation_kept[earlier],
-            invalidation_through=None
-            if self.invalidation_through is None
-            else self.invalidation_through[earlier],
-            invalidation_position=None
-            if kept.invalidation_position is None
-            else kept.invalidation_position[earlier],
-            invalidation_within=None
-            if self.invalidation_within is None
-            else self.invalidation_within[earlier],
+            invalidation_kept=_part(self.invalidation_kept, earlier),
+            invalidation_through=_part(self.invalidation_through, earlier),
+            invalidation_position=_part(kept.invalidation_position, earlier),
+            invalidation_within=_part(self.invalidation_within, earlier),
             end_ms=max(end_ms, self.start_ms + 1),
         )
 
@@ -211,13 +216,13 @@ class ReferenceStream:
             self.invalidation_object_id,
             self.start_ms,
             self.end_ms,
-            None if self.operation is None else self.operation[keep],
+            _part(self.operation, keep),
             self.object_kind,
-            None if self.along is None else self.along[keep],
-            None if self.ttl_scale is None else self.ttl_scale[keep],
+            _part(self.along, keep),
+            _part(self.ttl_scale, keep),
             self.invalidation_kept,
             self.invalidation_through,
-            None if self.frame_source is None else self.frame_source[keep],
+            _part(self.frame_source, keep),
             position,
             self.invalidation_within,
         )
@@ -310,3 +315,31 @@ class ReferenceStream:
     @property
     def duration_ms(self) -> int:
         return self.end_ms - self.start_ms
+
+
+def _column(
+    value: object,
+    dtype: type,
+    shape: tuple[int, ...],
+    message: str,
+    valid: Callable[[np.ndarray], bool] | None = None,
+) -> np.ndarray | None:
+    """An optional column of a stream: None, or ``value`` as an array of ``dtype`` (booleans
+    as given: a number is no flag) of ``shape`` that ``valid`` accepts; else a ValueError of
+    ``message``."""
+    if value is None:
+        return None
+    column = np.asarray(value) if dtype is np.bool_ else np.asarray(value, dtype=dtype)
+    if column.dtype != dtype or column.shape != shape or (valid is not None and not valid(column)):
+        raise ValueError(message)
+    return column
+
+
+def _ids_or_none(ids: np.ndarray) -> bool:
+    """Object ids, or -1 for none."""
+    return not len(ids) or int(ids.min()) >= -1
+
+
+def _part(column: np.ndarray | None, items: np.ndarray) -> np.ndarray | None:
+    """The ``items`` (a mask or an order) of an optional column."""
+    return None if column is None else column[items]

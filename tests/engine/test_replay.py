@@ -226,6 +226,12 @@ def test_bad_arguments():
         ReferenceStream([1, 2], [0, 1], [1, 1], [2, 2], [0, 1], invalidation_within=[True])
     with pytest.raises(ValueError, match="invalidation_within must be one boolean per"):
         ReferenceStream([1], [0], [1], [2], [0], invalidation_within=[1])
+    with pytest.raises(ValueError, match="invalidation_kept must be one boolean per inval"):
+        ReferenceStream([1], [0], [1], [2], [0], invalidation_kept=[True, False])
+    with pytest.raises(ValueError, match="invalidation_through must be one object id"):
+        ReferenceStream([1], [0], [1], [2], [0], invalidation_through=[-2])
+    with pytest.raises(ValueError, match="object_kind must give every object id a kind"):
+        ReferenceStream([1, 2], [0, 1], [1, 1], object_kind=[1])
 
 
 def test_which_invalidations_come_within_their_millisecond_follow_them():
