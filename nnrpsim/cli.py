@@ -88,7 +88,13 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     for warning in result.warnings:
         print(warning, file=sys.stderr)
     drawn = f"{counted(result.figures, 'plot')} in plots/ ({formats_text(plot_formats())})"
-    where = f": summary.csv, {drawn}" if result.figures else ""
+    files = (
+        ("summary.csv", result.figures),
+        ("warnings.txt", result.warnings),
+        (drawn, result.figures),
+    )
+    written = [name for name, any_written in files if any_written]
+    where = f": {', '.join(written)}" if written else ""
     width = terminal_width()
     table = summary_table(result.summary, width)
     if note := summary_note(result.summary, width, _compare_example(result)):

@@ -48,6 +48,7 @@ STUDY_OUTPUTS = (
     "summary.parquet",
     "summary.csv",
     "kinds.csv",
+    "warnings.txt",
     *(f"{name}.parquet" for name in LONG_TABLES),
     "runs",
     *LONG_TABLES,
@@ -349,6 +350,18 @@ class ResultStore:
                 },
             )
         return summary, runs, tables["timeseries"], kinds
+
+    def write_warnings(self, lines: list[str]) -> None:
+        """``warnings.txt``: what ``nnrpsim run`` printed of the study, one line each, kept
+        beside its figures for whoever reads them later; with none, no file (the one an
+        earlier run of the folder left goes: it spoke of other runs)."""
+        path = self.out / "warnings.txt"
+        with self._writing():
+            if lines:
+                text = "".join(f"{line}\n" for line in lines)
+                atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
+            else:
+                path.unlink(missing_ok=True)
 
 
 def run_table(result: dict[str, Any], table: str) -> dict[str, list] | None:

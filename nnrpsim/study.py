@@ -78,7 +78,7 @@ class StudyResult:
     """Per sweep point and object kind: ``kinds.csv``."""
     warnings: list[str] = field(default_factory=list)
     """What ``nnrpsim run`` prints on stderr: failed runs, invariant violations, a warm-up too
-    short for the memory's climb (:mod:`nnrpsim.checks`)."""
+    short for the memory's climb (:mod:`nnrpsim.checks`); ``warnings.txt`` in the folder."""
     kept_runs: int = 0
     """The runs a resume found in the folder, finished, and did not run again."""
     moved_runs: int = 0
@@ -174,6 +174,7 @@ def run(
         told.append(f"warning: {worker_died(len(runs), len(every))}")
     if redrawn:
         told.append(f"warning: {PLOT_WORKER_DIED}")
+    store.write_warnings(told)
     return StudyResult(
         path, summary, runs, series, status, plots, kinds, told, len(kept), moved_runs
     )

@@ -42,6 +42,7 @@ def test_explore_notebook_runs(tmp_path, small_yaml, engine):
         str(o.get("data", {}).get("text/plain", "")) + o.get("text", "") for o in outputs
     )
     assert "hit_rate" in text and "peak_server_load" in text and "no results" not in text
+    assert "warning: all points: the GPU memory held" in text  # the study's, from its folder
     (latency,) = [line for line in text.splitlines() if line.startswith("p99_latency_ms")]
     assert latency.endswith("NaN") == (engine == "vector")  # the engine chosen ran
     (settled,) = [line for line in text.splitlines() if line.startswith("memory_settled_s")]

@@ -34,7 +34,7 @@ def test_the_variable_names_the_formats_the_workers_and_the_plot_command_write(
     figures = {path.stem for path in _figures(out)}
     assert _written(out) == {".pdf", ".png"} and len(figures) > 5
     assert capsys.readouterr().out.endswith(
-        f"summary.csv, {len(figures)} plots in plots/ (PDF and PNG)\n"
+        f"summary.csv, warnings.txt, {len(figures)} plots in plots/ (PDF and PNG)\n"
     )
     assert (out / "plots" / "hit_rate_vs_ttl.pdf").read_bytes().startswith(b"%PDF")
     monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "svg")

@@ -305,10 +305,12 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
     header = printed[0].split()
     assert header[:3] == ["point", "ttl_fraction", "invalidations.rate_per_s"]
     assert "p99_latency_ms" in header
-    # where to look next: the table's file and how many plots (each a PNG and an SVG)
+    # where to look next: the table's file, the warnings printed above (its climb is too short
+    # for its 40 s) and how many plots (each a PNG and an SVG)
     pngs = len(list((tmp_path / "out/plots").glob("*.png")))
     assert pngs > 5 and printed[-1] == (
-        f"results: {tmp_path / 'out'} (complete): summary.csv, {pngs} plots in plots/ (PNG and SVG)"
+        f"results: {tmp_path / 'out'} (complete): summary.csv, warnings.txt, {pngs} plots in "
+        "plots/ (PNG and SVG)"
     )
     vector = ["--set", "engine=vector"]  # it measures no latency: no column of NaN
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "v"), "--quiet", *vector]) == 0

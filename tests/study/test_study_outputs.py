@@ -113,3 +113,22 @@ def test_a_studys_damaged_manifest_is_named_as_damaged(tmp_path, small_yaml, cap
     assert capsys.readouterr().err.startswith(
         f"error: --resume: {out / 'manifest.json'} cannot be read ("
     )
+
+
+def test_a_studys_warnings_are_kept_in_its_folder(study, monkeypatch, capsys):
+    """What ``run`` printed stays beside the figures, for whoever opens the folder later, and
+    the results line names it; a run of the folder that warns of nothing leaves no file of an
+    earlier one's warnings."""
+    kept = (study.path / "warnings.txt").read_text(encoding="utf-8")
+    assert study.warnings and kept.splitlines() == study.warnings  # (its climb is too short)
+    compare = ["compare", str(study.path), "--baseline", "host_policy.ttl_fraction=0.5"]
+    assert main([*compare, "--csv", str(study.path / "warnings.txt")]) == 2
+    assert "lies among a study's outputs (warnings.txt in " in capsys.readouterr().err
+    assert main(["run", str(study.path), "--resume", "--quiet"]) == 0
+    plots = f"{len(study.plots)} plots in plots/ ("
+    assert f": summary.csv, warnings.txt, {plots}" in capsys.readouterr().out
+    assert (study.path / "warnings.txt").read_text(encoding="utf-8") == kept
+    monkeypatch.setattr("nnrpsim.study.study_warnings", lambda *tables: [])
+    assert main(["run", str(study.path), "--resume", "--quiet"]) == 0
+    assert f": summary.csv, {plots}" in capsys.readouterr().out
+    assert not (study.path / "warnings.txt").exists()
