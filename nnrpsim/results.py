@@ -42,13 +42,15 @@ from .scenario import Scenario, ScenarioError, scenario_hash, sweep_points
 from .summaries import summarize, summarize_kinds, with_derived_metrics, with_mean_held
 from .tasks import LONG_TABLES, Task
 
+WARNINGS_FILE = "warnings.txt"
+"""What ``nnrpsim run`` printed of the study's setup and runs, kept beside its figures."""
 STUDY_OUTPUTS = (
     "manifest.json",
     "runs.parquet",
     "summary.parquet",
     "summary.csv",
     "kinds.csv",
-    "warnings.txt",
+    WARNINGS_FILE,
     *(f"{name}.parquet" for name in LONG_TABLES),
     "runs",
     *LONG_TABLES,
@@ -240,6 +242,9 @@ class ResultStore:
             started = {**self._recorded, **self._study(), "status": INTERRUPTED}
             with self._writing():
                 write_json(manifest, started)
+                # (an earlier pass's warnings spoke of other runs: the study's end writes its
+                # own, and a study stopped before then leaves none)
+                (self.out / WARNINGS_FILE).unlink(missing_ok=True)
                 if self._renumbering is not None and (moves := self._renumbering.moves):
                     move_runs(manifest, self._folders, started, moves)
             yield
@@ -353,15 +358,15 @@ class ResultStore:
 
     def write_warnings(self, lines: list[str]) -> None:
         """``warnings.txt``: what ``nnrpsim run`` printed of the study, one line each, kept
-        beside its figures for whoever reads them later; with none, no file (the one an
-        earlier run of the folder left goes: it spoke of other runs)."""
-        path = self.out / "warnings.txt"
-        with self._writing():
-            if lines:
-                text = "".join(f"{line}\n" for line in lines)
-                atomic_write(path, lambda temporary: temporary.write_text(text, encoding="utf-8"))
-            else:
-                path.unlink(missing_ok=True)
+        beside its figures for whoever reads them later; with none, no file (:meth:`held`
+        removed an earlier pass's)."""
+        if lines:
+            text = "".join(f"{line}\n" for line in lines)
+            with self._writing():
+                atomic_write(
+                    self.out / WARNINGS_FILE,
+                    lambda temporary: temporary.write_text(text, encoding="utf-8"),
+                )
 
 
 def run_table(result: dict[str, Any], table: str) -> dict[str, list] | None:

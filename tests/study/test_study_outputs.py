@@ -132,3 +132,23 @@ def test_a_studys_warnings_are_kept_in_its_folder(study, monkeypatch, capsys):
     assert main(["run", str(study.path), "--resume", "--quiet"]) == 0
     assert f": summary.csv, {plots}" in capsys.readouterr().out
     assert not (study.path / "warnings.txt").exists()
+
+
+def test_a_pass_stopped_before_its_end_leaves_no_warnings_of_an_earlier_one(
+    tmp_path, small_yaml, monkeypatch
+):
+    """An earlier pass's warnings spoke of its runs: a resume that adds runs and is stopped
+    (Ctrl-C) before its warnings are told leaves none, as its manifest says it is unfinished."""
+    out = tmp_path / "study"
+    assert nnrpsim.run(small_yaml, out=out, jobs=1, progress=False).warnings
+    assert (out / "warnings.txt").is_file()
+
+    def stopped(*args, **kwargs):
+        raise KeyboardInterrupt
+        yield  # (a generator, as execute is)
+
+    monkeypatch.setattr("nnrpsim.study.execute", stopped)
+    with pytest.raises(KeyboardInterrupt):
+        nnrpsim.run(out, overrides=["study.replications=3"], resume=True, progress=False)
+    assert '"status": "interrupted' in (out / "manifest.json").read_text(encoding="utf-8")
+    assert not (out / "warnings.txt").exists()
