@@ -72,6 +72,7 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     from .display_units import counted
     from .printed_tables import summary_note, summary_table, terminal_width
     from .recorded import COMPLETE, auto_warmups_ms
+    from .results import WARNINGS_FILE
     from .study import run
     from .warmup import describe_warmups
 
@@ -90,7 +91,7 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     drawn = f"{counted(result.figures, 'plot')} in plots/ ({formats_text(plot_formats())})"
     files = (
         ("summary.csv", result.figures),
-        ("warnings.txt", result.warnings),
+        (WARNINGS_FILE, result.warnings),
         (drawn, result.figures),
     )
     written = [name for name, any_written in files if any_written]
