@@ -109,24 +109,7 @@ class ReferenceStream:
             if (self.time_ms[1:][same] != self.time_ms[:-1][same]).any():
                 raise ValueError("the references of one operation must share a time")
         object.__setattr__(self, "operation", operation)
-        along = _column(self.along, np.bool_, shape, "along must be one boolean per reference")
-        object.__setattr__(self, "along", along)
-        scale = _column(
-            self.ttl_scale,
-            np.float64,
-            shape,
-            "ttl_scale must be one finite factor > 0 per reference",
-            lambda scale: bool((np.isfinite(scale) & (scale > 0)).all()),
-        )
-        object.__setattr__(self, "ttl_scale", scale)
-        source = _column(
-            self.frame_source,
-            np.int64,
-            shape,
-            "frame_source must be one object id (or -1) per reference",
-            _ids_or_none,
-        )
-        object.__setattr__(self, "frame_source", source)
+        self._set_optional(REFERENCE_COLUMNS, "reference", shape, slice(None))
 
     def _check_invalidations(self) -> None:
         """The invalidations' columns as int64, sorted by time (and place within their
@@ -157,20 +140,20 @@ class ReferenceStream:
             object.__setattr__(self, "invalidation_position", position[order])
         object.__setattr__(self, "invalidation_time_ms", inv_t[order])
         object.__setattr__(self, "invalidation_object_id", inv_o[order])
-        optional = (
-            ("invalidation_kept", np.bool_, "invalidation_kept must be one boolean", None),
-            (
-                "invalidation_through",
-                np.int64,
-                "invalidation_through must be one object id (or -1)",
-                _ids_or_none,
-            ),
-            ("invalidation_within", np.bool_, "invalidation_within must be one boolean", None),
-        )
-        for name, dtype, needed, valid in optional:
-            column = _column(
-                getattr(self, name), dtype, inv_t.shape, f"{needed} per invalidation", valid
-            )
+        self._set_optional(INVALIDATION_COLUMNS, "invalidation", inv_t.shape, order)
+
+    def _set_optional(
+        self,
+        columns: tuple[OptionalColumn, ...],
+        item: str,
+        shape: tuple[int, ...],
+        order: np.ndarray | slice,
+    ) -> None:
+        """Each of ``columns`` (given, or None) checked to hold one value an ``item`` (of
+        ``shape``), and put in ``order``, the one its items are kept in."""
+        for name, dtype, what, valid in columns:
+            message = f"{name} must be one {what} per {item}"
+            column = _column(getattr(self, name), dtype, shape, message, valid)
             object.__setattr__(self, name, _part(column, order))
 
     def __len__(self) -> int:
@@ -317,6 +300,33 @@ class ReferenceStream:
         return self.end_ms - self.start_ms
 
 
+OptionalColumn = tuple[str, type, str, Callable[[np.ndarray], bool] | None]
+"""An optional column of a stream: its name, dtype, what each value is, and what else its
+values must hold (None: nothing more)."""
+
+
+def _ids_or_none(ids: np.ndarray) -> bool:
+    """Object ids, or -1 for none."""
+    return not len(ids) or int(ids.min()) >= -1
+
+
+def _positive_factors(factors: np.ndarray) -> bool:
+    """Finite factors above 0."""
+    return bool((np.isfinite(factors) & (factors > 0)).all())
+
+
+REFERENCE_COLUMNS: tuple[OptionalColumn, ...] = (
+    ("along", np.bool_, "boolean", None),
+    ("ttl_scale", np.float64, "finite factor > 0", _positive_factors),
+    ("frame_source", np.int64, "object id (or -1)", _ids_or_none),
+)
+INVALIDATION_COLUMNS: tuple[OptionalColumn, ...] = (
+    ("invalidation_kept", np.bool_, "boolean", None),
+    ("invalidation_through", np.int64, "object id (or -1)", _ids_or_none),
+    ("invalidation_within", np.bool_, "boolean", None),
+)
+
+
 def _column(
     value: object,
     dtype: type,
@@ -333,11 +343,6 @@ def _column(
     if column.dtype != dtype or column.shape != shape or (valid is not None and not valid(column)):
         raise ValueError(message)
     return column
-
-
-def _ids_or_none(ids: np.ndarray) -> bool:
-    """Object ids, or -1 for none."""
-    return not len(ids) or int(ids.min()) >= -1
 
 
 def _part(column: np.ndarray | None, items: np.ndarray) -> np.ndarray | None:
