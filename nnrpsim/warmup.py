@@ -12,6 +12,7 @@ point: the least statistic then lies at the end of the search, half the run.
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
@@ -90,10 +91,100 @@ def climb_warning(
     95 % interval over the replications and, where the memory settles within the search, the
     least warm-up that keeps the bias within the tolerance. None if the memory does not
     settle late enough to matter, or that cannot be told."""
-    per_run = series.groupby(["point", "replication", "time_ms"])["mean_held_bytes"].sum()
+    per_run = _per_run(series)
+    climb = _climb(per_run, warmup_ms, until_ms)
+    return None if climb is None else f"warning: {whose}: {climb.text(warmup_ms)}"
+
+
+def point_climbs(
+    series: pd.DataFrame, warmup_ms: float, until_ms: float | None
+) -> list[tuple[str, int]]:
+    """Each point of ``series`` whose own memory, averaged over its replications, settles
+    after ``warmup_ms`` by enough to move its ``mean_gpu_bytes`` by more than
+    :data:`BIAS_TOLERANCE`, and by more than its replications' own swings (its 95 % interval
+    holds no 0): the text of its warning (:func:`climb_warning`'s but for whose runs), and the
+    point. Where the points climb differently (a kind cached only in long sessions, a long
+    TTL), the mean over them that :func:`climb_warning` judges can hide one point's climb
+    among the others' levels. Only a climb told apart from the swings is named: each point
+    is judged on its own, and of many points some swing past 1 % by chance."""
+    per_run = _per_run(series)
+    times, by_point = _own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
+    found = []
+    for point in by_point.columns:  # (most settle in time: judged whole only where not)
+        if _settling(times, by_point[point].to_numpy(), warmup_ms, until_ms) is None:
+            continue
+        climb = _climb(per_run.xs(point, level="point", drop_level=False), warmup_ms, until_ms)
+        if climb is not None and abs(climb.bias) > climb.half:  # (NaN for one: never)
+            found.append((climb.text(warmup_ms), int(point)))
+    return found
+
+
+def _per_run(series: pd.DataFrame) -> pd.Series:
+    """The bytes held of ``series``, summed over servers: by point, replication and time."""
+    return series.groupby(["point", "replication", "time_ms"])["mean_held_bytes"].sum()
+
+
+@dataclass(frozen=True)
+class _Climb:
+    """Where some runs' memory settles after their warm-up, and what that leaves in
+    ``mean_gpu_bytes``."""
+
+    settled_ms: float
+    still: bool  # (still changing at the end of the search, half the run)
+    bias: float  # (a fraction of the settled level; below it where negative)
+    half: float  # (the half-width of the bias's 95 % interval over the replications; NaN: one)
+    replications: int
+    least_ms: float  # (the least warm-up that keeps the bias within the tolerance; NaN: still)
+
+    def text(self, warmup_ms: float) -> str:
+        """The warning, but for whose runs it is of."""
+        over = (
+            f" (± {self.half * 100:.1f} %, 95 % over its {self.replications} replications)"
+            if self.replications > 1
+            else ""
+        )
+        at = f"{self.settled_ms / 1e3:.0f} s"
+        when = f"is still changing at {at}, half the run" if self.still else f"settles at {at}"
+        if self.still:
+            advice = "lengthen study.duration and study.warmup"
+        else:
+            advice = f"a warm-up of {self.least_ms / 1e3:g} s or more keeps it within 1 %"
+        if abs(self.bias) <= self.half:  # (the interval holds 0; NaN for one replication: none)
+            advice += ", or add replications to tell the climb from their own swings"
+        return (
+            f"the GPU memory held, averaged over the runs, {when} (MSER-5), after the "
+            f"{warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(self.bias) * 100:.1f} %"
+            f"{over} {'below' if self.bias < 0 else 'above'} its settled level; {advice} "
+            "(gpu_memory_over_time.png shows the climb)"
+        )
+
+
+def _climb(per_run: pd.Series, warmup_ms: float, until_ms: float | None) -> _Climb | None:
+    """:func:`climb_warning`'s judgement of the runs of ``per_run`` (:func:`_per_run`); None
+    where it finds nothing to warn of."""
     times, held = _of_own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
-    if held is None:
+    settling = None if held is None else _settling(times, held, warmup_ms, until_ms)
+    if settling is None:
         return None
+    settled_ms, still, bias = settling
+    each = [  # (each replication's own: the runs of one share their sessions)
+        _off(*_of_own_levels(per_run.xs(replication, level="replication")), warmup_ms, settled_ms)
+        for replication in per_run.index.unique("replication")
+    ]
+    least = (
+        math.nan
+        if still
+        else written_warmup_ms(_least_within(times, held, warmup_ms, settled_ms), times[-1])
+    )
+    return _Climb(settled_ms, still, bias, _half_width(each), len(each), least)
+
+
+def _settling(
+    times: np.ndarray, held: np.ndarray, warmup_ms: float, until_ms: float | None
+) -> tuple[float, bool, float] | None:
+    """Where ``held`` settles (MSER-5, before ``until_ms``), whether that is the end of the
+    search (still changing), and the bias a warm-up of ``warmup_ms`` leaves: None where it
+    settles within the warm-up, within the tolerance, or cannot be told."""
     judged = len(times) if until_ms is None else int((times < until_ms).sum())  # (a prefix)
     cut = mser_truncation(held[:judged])
     if cut is None or not times[cut] > warmup_ms:
@@ -102,43 +193,26 @@ def climb_warning(
     bias = _off(times, held, warmup_ms, settled_ms)
     if abs(bias) <= BIAS_TOLERANCE:
         return None
-    each = [  # (each replication's own: the runs of one share their sessions)
-        _off(*_of_own_levels(per_run.xs(replication, level="replication")), warmup_ms, settled_ms)
-        for replication in per_run.index.unique("replication")
-    ]
-    half = _half_width(each)
-    over = (
-        f" (± {half * 100:.1f} %, 95 % over its {len(each)} replications)" if len(each) > 1 else ""
-    )
-    still = cut == last_cut(judged)
-    at = f"{settled_ms / 1e3:.0f} s"
-    when = f"is still changing at {at}, half the run" if still else f"settles at {at}"
-    if still:
-        advice = "lengthen study.duration and study.warmup"
-    else:
-        least = written_warmup_ms(_least_within(times, held, warmup_ms, settled_ms), times[-1])
-        advice = f"a warm-up of {least / 1e3:g} s or more keeps it within 1 %"
-    if abs(bias) <= half:  # (the interval holds 0; NaN for one replication: none)
-        advice += ", or add replications to tell the climb from their own swings"
-    return (
-        f"warning: {whose}: the GPU memory held, averaged over the runs, {when} (MSER-5), "
-        f"after the {warmup_ms / 1e3:g} s warm-up: mean_gpu_bytes is {abs(bias) * 100:.1f} %"
-        f"{over} {'below' if bias < 0 else 'above'} its settled level; {advice} "
-        "(gpu_memory_over_time.png shows the climb)"
-    )
+    return settled_ms, cut == last_cut(judged), bias
 
 
 def _of_own_levels(held: pd.Series) -> tuple[np.ndarray, np.ndarray | None]:
     """The sample times of ``held`` (bytes by point and time) and, at each, the points' mean
-    of their memory as a fraction of its own late level (its mean over the second half of
-    the run); None where no point holds any."""
+    of their memory as a fraction of its own late level; None where no point holds any."""
+    times, fractions = _own_levels(held)
+    if fractions.empty:
+        return times, None
+    return times, fractions.mean(axis=1).to_numpy(dtype=np.float64)
+
+
+def _own_levels(held: pd.Series) -> tuple[np.ndarray, pd.DataFrame]:
+    """The sample times of ``held`` (bytes by point and time) and each point's memory at
+    them as a fraction of its own late level (its mean over the second half of the run), a
+    column a point; points that hold nothing then are left out."""
     per_point = held.unstack("point")
     times = per_point.index.to_numpy(dtype=np.float64)
     late = per_point[times >= times[len(times) // 2]].mean()
-    if not (late > 0).any():
-        return times, None
-    fractions = per_point.loc[:, late > 0] / late[late > 0]
-    return times, fractions.mean(axis=1).to_numpy(dtype=np.float64)
+    return times, per_point.loc[:, late > 0] / late[late > 0]
 
 
 def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_ms: float) -> float:

@@ -15,14 +15,16 @@ from ..run_config import model_config
 from ..scenario import Point
 from ..scenario.schema import Arrivals, Study, Trace
 from ..traces import load_arrivals, load_trace
-from ..warmup import climb_warning
+from ..warmup import climb_warning, point_climbs
 from .wording import points_named, span_text, warnings_by_text
 
 
 def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
     """A warning for each set of points that share their timing (warm-up, duration, first
     fault) under a steady load, whose memory, averaged over their runs, settles after the
-    warm-up (:func:`nnrpsim.warmup.climb_warning`)."""
+    warm-up (:func:`nnrpsim.warmup.climb_warning`); where the set's does not, one for the
+    points whose own memory does, beyond their replications' swings
+    (:func:`nnrpsim.warmup.point_climbs`)."""
     if series.empty:
         return []
     timings: dict[tuple[float, float, float | None], list[int]] = {}
@@ -31,14 +33,16 @@ def warmup_warnings(points: list[Point], series: pd.DataFrame) -> list[str]:
         if not point.scenario.workload.follows_a_log:
             until = model_config(point.scenario).faults.first_at_ms
             timings.setdefault((study.warmup, study.duration, until), []).append(point.index)
-    warnings = []
+    warnings, found = [], []
     for (warmup, _, until), indices in timings.items():
         part = series[series["point"].isin(indices)]
-        whose = points_named(indices, len(points))
-        warning = None if part.empty else climb_warning(part, warmup, until, whose)
-        if warning:
+        if part.empty:
+            continue
+        if warning := climb_warning(part, warmup, until, points_named(indices, len(points))):
             warnings.append(warning)
-    return warnings
+        else:
+            found.extend(point_climbs(part, warmup, until))
+    return [*warnings, *warnings_by_text(found, len(points))]
 
 
 def warmup_advice(points: list[Point], of_points: int) -> list[str]:
