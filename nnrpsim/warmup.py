@@ -20,7 +20,7 @@ import pandas as pd
 from .display_units import points_text, scenario_text
 from .lines_alike import DESCRIBED_BEYOND, lines_by_text
 from .model.workload_means import written_warmup_ms
-from .student_t import t95
+from .student_t import t_quantile
 
 BATCH = 5
 """Samples per batch mean: MSER-5."""
@@ -31,6 +31,11 @@ MIN_BATCHES = 4
 BIAS_TOLERANCE = 0.01
 """A warm-up shorter than the settling time moves the mean memory by at most this fraction
 before ``nnrpsim run`` warns: about the figures' own precision."""
+
+
+FAMILY_LEVEL = 0.95
+"""How sure the check of points judged one by one is that no point it names swings by
+chance: the confidence of all their intervals at once (:func:`point_climbs`)."""
 
 
 def mser_truncation(values: np.ndarray) -> int | None:
@@ -101,20 +106,22 @@ def point_climbs(
 ) -> list[tuple[str, int]]:
     """Each point of ``series`` whose own memory, averaged over its replications, settles
     after ``warmup_ms`` by enough to move its ``mean_gpu_bytes`` by more than
-    :data:`BIAS_TOLERANCE`, and by more than its replications' own swings (its 95 % interval
-    holds no 0): the text of its warning (:func:`climb_warning`'s but for whose runs), and the
-    point. Where the points climb differently (a kind cached only in long sessions, a long
-    TTL), the mean over them that :func:`climb_warning` judges can hide one point's climb
-    among the others' levels. Only a climb told apart from the swings is named: each point
-    is judged on its own, and of many points some swing past 1 % by chance."""
+    :data:`BIAS_TOLERANCE`, and by more than its replications' own swings: the text of its
+    warning (:func:`climb_warning`'s but for whose runs), and the point. Where the points
+    climb differently (a kind cached only in long sessions, a long TTL), the mean over them
+    that :func:`climb_warning` judges can hide one point's climb among the others' levels.
+    Only a climb told apart from the swings is named: its interval over the replications,
+    95 % for all the points judged at once (Bonferroni's: each point's at 1 - 0.05 / points),
+    holds no 0, since of many points judged one by one some would swing past 1 % by chance."""
     per_run = _per_run(series)
     times, by_point = _own_levels(per_run.groupby(level=["point", "time_ms"]).mean())
+    level = 1 - (1 - FAMILY_LEVEL) / max(len(by_point.columns), 1)
     found = []
     for point in by_point.columns:  # (most settle in time: judged whole only where not)
         if _settling(times, by_point[point].to_numpy(), warmup_ms, until_ms) is None:
             continue
         climb = _climb(per_run.xs(point, level="point", drop_level=False), warmup_ms, until_ms)
-        if climb is not None and abs(climb.bias) > climb.half:  # (NaN for one: never)
+        if climb is not None and abs(climb.bias) > climb.half(level):  # (NaN for one: never)
             found.append((climb.text(warmup_ms), int(point)))
     return found
 
@@ -132,14 +139,22 @@ class _Climb:
     settled_ms: float
     still: bool  # (still changing at the end of the search, half the run)
     bias: float  # (a fraction of the settled level; below it where negative)
-    half: float  # (the half-width of the bias's 95 % interval over the replications; NaN: one)
+    error: float  # (the bias's standard error over the replications; NaN for one)
     replications: int
     least_ms: float  # (the least warm-up that keeps the bias within the tolerance; NaN: still)
 
+    def half(self, level: float = 0.95) -> float:
+        """The half-width of the bias's interval over the replications at ``level`` (NaN for
+        one replication)."""
+        if self.replications < 2:
+            return math.nan
+        return t_quantile(1 - (1 - level) / 2, self.replications - 1) * self.error
+
     def text(self, warmup_ms: float) -> str:
         """The warning, but for whose runs it is of."""
+        half = self.half()
         over = (
-            f" (± {self.half * 100:.1f} %, 95 % over its {self.replications} replications)"
+            f" (± {half * 100:.1f} %, 95 % over its {self.replications} replications)"
             if self.replications > 1
             else ""
         )
@@ -149,7 +164,7 @@ class _Climb:
             advice = "lengthen study.duration and study.warmup"
         else:
             advice = f"a warm-up of {self.least_ms / 1e3:g} s or more keeps it within 1 %"
-        if abs(self.bias) <= self.half:  # (the interval holds 0; NaN for one replication: none)
+        if abs(self.bias) <= half:  # (the interval holds 0; NaN for one replication: none)
             advice += ", or add replications to tell the climb from their own swings"
         return (
             f"the GPU memory held, averaged over the runs, {when} (MSER-5), after the "
@@ -176,7 +191,7 @@ def _climb(per_run: pd.Series, warmup_ms: float, until_ms: float | None) -> _Cli
         if still
         else written_warmup_ms(_least_within(times, held, warmup_ms, settled_ms), times[-1])
     )
-    return _Climb(settled_ms, still, bias, _half_width(each), len(each), least)
+    return _Climb(settled_ms, still, bias, _standard_error(each), len(each), least)
 
 
 def _settling(
@@ -237,14 +252,14 @@ def _least_within(
     return float(candidates[min(last_beyond + 1, len(candidates) - 1)])
 
 
-def _half_width(biases: list[float]) -> float:
-    """The half-width of the bias's 95 % interval over the replications, each judged on its
+def _standard_error(biases: list[float]) -> float:
+    """The standard error of the mean of the bias over the replications, each judged on its
     own (every point of a replication draws the same sessions, so averaging over points evens
     out none of a replication's own slow swings: only more replications tell them from a
     climb); NaN for one replication."""
     if len(biases) < 2:
         return math.nan
-    return t95(len(biases) - 1) * float(np.std(biases, ddof=1)) / math.sqrt(len(biases))
+    return float(np.std(biases, ddof=1)) / math.sqrt(len(biases))
 
 
 def describe_warmups(warmups_ms: list[float]) -> str:

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from nnrpsim.student_t import t95
+from nnrpsim.student_t import t95, t_quantile
 from nnrpsim.summaries import means_and_intervals, summarize
 
 # Student's t 0.975 quantiles from published tables (df: value).
@@ -44,6 +44,33 @@ def test_t_approaches_the_normal_quantile_from_above():
     values = [t95(df) for df in range(1, 2000)]
     assert all(a >= b for a, b in itertools.pairwise(values))
     assert values[-1] == pytest.approx(1.9612, abs=1e-4)  # df = 1999
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 5, 9, 30, 200])
+@pytest.mark.parametrize("p", [0.6, 0.9, 0.975, 0.99, 0.999, 0.9999])
+def test_any_quantile_leaves_its_tail_above_it(p, df):
+    """The warm-up check's wider intervals (Bonferroni's, for many points judged at once)
+    need quantiles beyond the table's 0.975: the density integrated to each leaves 1 - p."""
+    assert _student_t_cdf(t_quantile(p, df), df) == pytest.approx(p, abs=1e-7)
+
+
+@given(st.floats(0.5, 1 - 1e-9, exclude_min=True))
+def test_quantiles_of_one_and_two_degrees_are_their_closed_forms(p):
+    """Cauchy's tan(pi (p - 1/2)) for one degree of freedom, (2p - 1) / sqrt(2p(1 - p)) for
+    two, far into the tail and near the middle. (Near 1 the tangent's argument is within a
+    rounding of pi / 2, where its other form, 1 / tan(pi (1 - p)), is exact.)"""
+    cauchy = math.tan(math.pi * (p - 0.5)) if p < 0.75 else 1 / math.tan(math.pi * (1 - p))
+    assert t_quantile(p, 1) == pytest.approx(cauchy, rel=1e-8)
+    two = (2 * p - 1) / math.sqrt(2 * p * (1 - p))
+    assert t_quantile(p, 2) == pytest.approx(two, rel=1e-8)
+
+
+def test_the_general_quantile_agrees_with_the_table():
+    assert all(abs(t_quantile(0.975, df) - t95(df)) < 1e-3 for df in range(1, 2000, 7))
+    with pytest.raises(ValueError, match=r"0\.5 <= p < 1"):
+        t_quantile(0.4, 3)
+    with pytest.raises(ValueError, match="df >= 1"):
+        t_quantile(0.9, 0)
 
 
 def test_half_width_is_t_times_the_standard_error():

@@ -337,6 +337,37 @@ def test_a_points_own_climb_within_its_replications_swings_is_not_named():
     assert _points_warnings(alone, 9) == []
 
 
+def _dip(depth: float) -> list[float]:
+    """Level at 10 but for the first five samples, ``depth`` lower: from a 2 s warm-up
+    mean_gpu_bytes is depth / 185 low (the samples at 3 and 4 s of the 37 after it)."""
+    return [10.0 - depth] * 5 + [10.0] * 35
+
+
+@pytest.mark.parametrize("replications, named", [(3, False), (6, True)])
+def test_a_point_judged_among_many_is_named_only_past_all_their_intervals_at_once(
+    replications, named
+):
+    """Point 3 of nine dips 9 to 14 bytes in its replications: 6.1 % low on average, its own
+    95 % interval holds no 0 with three replications (± 3.4 %), yet nine points judged one by
+    one would give one such interval by chance now and then. Bonferroni's widening (each
+    point's interval at 1 - 0.05 / 9) holds 0 with three replications, and not with six."""
+    depths = [14.0, 9.0, 11.0] * (replications // 3)
+    series = pd.concat(
+        [
+            _series(_dip(depths[r]) if p == 3 else LEVEL, p, r)
+            for p in range(9)
+            for r in range(replications)
+        ]
+    )
+    own = climb_warning(series[series["point"] == 3], 2_000, None, "point 3")
+    assert own is not None and "; a warm-up of " in own and "or add replications" not in own
+    biases = [-d / 185 for d in depths]
+    half = t95(replications - 1) * statistics.stdev(biases) / math.sqrt(replications)
+    assert f"is {-np.mean(biases) * 100:.1f} % (± {half * 100:.1f} %, 95 % over its" in own
+    warnings = _points_warnings(series, 9)
+    assert warnings == ([own] if named else [])
+
+
 def test_points_climbing_alike_are_named_in_one_warning_with_their_ranges():
     """Four points of twenty start 4 to 7 bytes low, level from 5 s: from the 2 s warm-up
     each is 2.2 to 3.8 % low, the mean over the twenty 0.6 %. One warning names the four,
