@@ -7,20 +7,10 @@ from __future__ import annotations
 import functools
 import math
 
-_T95 = (
-    12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
-    2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
-    2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042,
-)  # fmt: skip
-
 
 def t95(df: int) -> float:
-    """Student's t quantile 0.975: the table up to 30 degrees of freedom, then the Cornish-Fisher
-    expansion around the normal quantile (within 0.001 there, where 1.96 would be 4 % short)."""
-    if df <= len(_T95):
-        return _T95[df - 1]
-    z = 1.959964
-    return z + (z**3 + z) / (4 * df) + (5 * z**5 + 16 * z**3 + 3 * z) / (96 * df**2)
+    """Student's t quantile 0.975: the half-width of a 95 % interval, in standard errors."""
+    return t_quantile(0.975, df)
 
 
 @functools.lru_cache(maxsize=256)
@@ -42,9 +32,9 @@ def t_quantile(p: float, df: int) -> float:
 
 def _log_argument(value: float, a: float, b: float) -> float:
     """The log of the x in (0, 1) where I_x(a, b) = ``value``, by bisection on log x (I_x
-    grows with x, from 0 to 1): two hundred halvings of the floats' whole range."""
+    grows with x, from 0 to 1): 64 halvings of the floats' range leave log x within 4e-17."""
     low, high = math.log(1e-300), 0.0
-    for _ in range(200):
+    for _ in range(64):
         middle = (low + high) / 2
         if _incomplete_beta(math.exp(middle), a, b) < value:
             low = middle

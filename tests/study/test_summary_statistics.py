@@ -26,7 +26,7 @@ def test_t_quantiles(df, quantile):
 
 def _student_t_cdf(t: float, df: int) -> float:
     """P(T <= t) for Student's t with ``df`` degrees of freedom, its density integrated from 0
-    (trapezoids, 40,000 of them): an oracle for every entry of the table, not a copy of it."""
+    (trapezoids, 40,000 of them): an oracle for the quantiles, found another way."""
     x = np.linspace(0.0, t, 40_001)
     scale = math.lgamma((df + 1) / 2) - math.lgamma(df / 2) - 0.5 * math.log(df * math.pi)
     density = np.exp(scale - (df + 1) / 2 * np.log1p(x * x / df))
@@ -35,15 +35,15 @@ def _student_t_cdf(t: float, df: int) -> float:
 
 @pytest.mark.parametrize("df", range(1, 61))
 def test_each_quantile_leaves_two_and_a_half_percent_above_it(df):
-    """Every entry of the table (a typo in one was caught by no other test), and the
-    expansion beyond it."""
+    """Each quantile from 1 to 60 degrees of freedom (when they came from a table, a typo in
+    one entry was caught by no other test)."""
     assert _student_t_cdf(t95(df), df) == pytest.approx(0.975, abs=1e-4)
 
 
 def test_t_approaches_the_normal_quantile_from_above():
-    values = [t95(df) for df in range(1, 2000)]
-    assert all(a >= b for a, b in itertools.pairwise(values))
-    assert values[-1] == pytest.approx(1.9612, abs=1e-4)  # df = 1999
+    values = [t95(df) for df in [*range(1, 100), 150, 300, 600, 1000, 1998]]
+    assert all(a > b for a, b in itertools.pairwise(values))
+    assert t95(1999) == pytest.approx(1.9612, abs=1e-4)
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 5, 9, 30, 200])
@@ -65,8 +65,7 @@ def test_quantiles_of_one_and_two_degrees_are_their_closed_forms(p):
     assert t_quantile(p, 2) == pytest.approx(two, rel=1e-8)
 
 
-def test_the_general_quantile_agrees_with_the_table():
-    assert all(abs(t_quantile(0.975, df) - t95(df)) < 1e-3 for df in range(1, 2000, 7))
+def test_a_quantile_outside_its_range_is_refused():
     with pytest.raises(ValueError, match=r"0\.5 <= p < 1"):
         t_quantile(0.4, 3)
     with pytest.raises(ValueError, match="df >= 1"):
