@@ -59,7 +59,8 @@ def _incomplete_beta(x: float, a: float, b: float) -> float:
 
 
 def _beta_fraction(x: float, a: float, b: float) -> float:
-    """The continued fraction of I_x(a, b), 1 / (1 + d1 / (1 + d2 / ...)), by Lentz's method."""
+    """The continued fraction of I_x(a, b), 1 / (1 + d1 / (1 + d2 / ...)) (Abramowitz and
+    Stegun 26.5.8), evaluated by Lentz's method."""
     tiny = 1e-300
     c, d = 1.0, 1.0 - (a + b) * x / (a + 1)
     d = 1.0 / (d if abs(d) > tiny else tiny)

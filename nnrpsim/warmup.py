@@ -96,8 +96,7 @@ def climb_warning(
     95 % interval over the replications and, where the memory settles within the search, the
     least warm-up that keeps the bias within the tolerance. None if the memory does not
     settle late enough to matter, or that cannot be told."""
-    per_run = _per_run(series)
-    climb = _climb(per_run, warmup_ms, until_ms)
+    climb = _climb(_per_run(series), warmup_ms, until_ms)
     return None if climb is None else f"warning: {whose}: {climb.text(warmup_ms)}"
 
 
