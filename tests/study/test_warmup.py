@@ -372,7 +372,7 @@ def test_points_climbing_alike_are_named_in_one_warning_with_their_ranges():
     """Four points of twenty start 4 to 7 bytes low, level from 5 s: from the 2 s warm-up
     each is 2.2 to 3.8 % low, the mean over the twenty 0.6 %. One warning names the four,
     with the ranges of their figures, as every check's many warnings alike are."""
-    dips = {p: [10.0 - (4 + p)] * 5 + [10.0] * 35 for p in range(4)}
+    dips = {p: _dip(4 + p) for p in range(4)}
     held = {point: dips.get(point, LEVEL) for point in range(20)}
     series = pd.concat([_series(h, p, r) for p, h in held.items() for r in range(2)])
     (warning,) = _points_warnings(series, 20)
