@@ -55,6 +55,8 @@ def _nameable(path: str) -> str:
 
 
 FilePath = Annotated[str, AfterValidator(_nameable)]
+Share = Annotated[float, Field(gt=0)]
+"""A kind's relative share of objects: an error names the kind's own key."""
 KIND_NAMES = tuple(kind.name.lower() for kind in CacheObjectKind)
 Kind = Literal[KIND_NAMES]  # type: ignore[valid-type]
 
@@ -269,13 +271,13 @@ class Objects(Section):
     private_per_session: int = Field(4, ge=0, description="Objects only one session uses.")
     zipf_alpha: float = Field(0.9, ge=0, description="Popularity skew of shared objects.")
     size: ObjectSize = Field(default_factory=ObjectSize, description="Object size distribution.")
-    shared_kinds: dict[Kind, float] = Field(
+    shared_kinds: dict[Kind, Share] = Field(
         default_factory=lambda: {"prompt_segment": 1.0, "tool_schema": 1.0},
         min_length=1,
         description="Kinds of the shared objects and their relative shares, spread evenly "
         "over the popularity ranks.",
     )
-    private_kinds: dict[Kind, float] = Field(
+    private_kinds: dict[Kind, Share] = Field(
         default_factory=lambda: {"prompt_segment": 1.0},
         min_length=1,
         description="Kinds of each session's private objects and their relative shares.",
@@ -295,11 +297,7 @@ class Objects(Section):
     )
 
     @model_validator(mode="after")
-    def _positive_shares(self) -> Objects:
-        for name in ("shared_kinds", "private_kinds"):
-            for kind, share in getattr(self, name).items():
-                if not share > 0:
-                    raise ValueError(f"{name}.{kind} must be a share > 0, got {share}")
+    def _dependencies_need_shared(self) -> Objects:
         if self.private_dependency_share and not self.shared_per_namespace:
             raise ValueError("private_dependency_share needs shared objects (shared_per_namespace)")
         return self

@@ -125,7 +125,16 @@ CASES = [
     ),
     (
         {"workload": {"objects": {"shared_kinds": {"tool_schema": 0}}}},
-        "error: workload.objects: shared_kinds.tool_schema must be a share > 0, got 0",
+        "error: workload.objects.shared_kinds.tool_schema: must be greater than 0\n",
+    ),
+    (
+        {"workload": {"objects": {"private_kinds": {"tool_schema": 1, "prompt_segment": "x"}}}},
+        "error: workload.objects.private_kinds.prompt_segment: must be a number, got 'x'\n",
+    ),
+    (  # (a float past 2**63 for an integer: pydantic's own words were "Unable to parse input
+        # string as an integer, exceeded maximum size")
+        {"study": {"replications": 1e308}},
+        "error: study.replications: must be an integer below 2**63, got 1e+308\n",
     ),
     (
         {"workload": {"objects": {"kind_sizes": {"tool_schema": {"median": "2 KiBs"}}}}},
