@@ -254,7 +254,10 @@ class Topology(Section):
     @model_validator(mode="after")
     def _ttl_order(self) -> Topology:
         if self.ttl_floor > self.ttl_ceiling:
-            raise ValueError("ttl_floor must not exceed ttl_ceiling")
+            raise ValueError(
+                f"ttl_floor ({self.ttl_floor:,.0f} ms) must not exceed ttl_ceiling "
+                f"({self.ttl_ceiling:,.0f} ms)"
+            )
         return self
 
 

@@ -142,6 +142,10 @@ CASES = [
     ),
     ({"topology": {"renewal": "forever"}}, "error: topology.renewal: must be one of 'touch'"),
     (
+        {"topology": {"ttl_floor": "10s", "ttl_ceiling": "5s"}},
+        "error: topology: ttl_floor (10,000 ms) must not exceed ttl_ceiling (5,000 ms)\n",
+    ),
+    (
         {"topology": {"per_put_byte_cost": -1e-6}},
         "error: topology.per_put_byte_cost: must be at least 0",
     ),
@@ -610,6 +614,13 @@ def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
     assert capsys.readouterr().err == (
         "error: ttl_fraction: unknown key (did you mean host_policy.ttl_fraction?)\n"
     )
+    for key, reason in [
+        ("study..name", "not a dotted key"),
+        ("study.", "not a dotted key"),
+        ("study.name.x", "'name' is not a section"),
+    ]:
+        assert main(["validate", str(small_yaml), "--set", f"{key}=1"]) == 2
+        assert capsys.readouterr().err == f"error: --set {key}: {reason}\n"
     grid = ["--set", "sweep.grid.topology.hosts=[1, 2, 3]"]
     assert main(["validate", str(small_yaml), *grid]) == 0  # a swept key is one dotted key
     assert "12 sweep points" in capsys.readouterr().out

@@ -65,6 +65,16 @@ def test_quantiles_of_one_and_two_degrees_are_their_closed_forms(p):
     assert t_quantile(p, 2) == pytest.approx(two, rel=1e-8)
 
 
+@pytest.mark.parametrize("df", [1, 4, 1000])
+def test_the_median_is_zero_and_just_above_it_the_quantiles_grow_from_zero(df):
+    """The distribution is symmetric about 0; the middle form keeps the quantile just above
+    the median exact, where the tail's form would lose it to cancellation."""
+    assert t_quantile(0.5, df) == 0.0
+    near = t_quantile(0.5 + 1e-12, df)
+    density = math.exp(math.lgamma((df + 1) / 2) - math.lgamma(df / 2)) / math.sqrt(df * math.pi)
+    assert near == pytest.approx(1e-12 / density, rel=1e-6)
+
+
 def test_a_quantile_outside_its_range_is_refused():
     with pytest.raises(ValueError, match=r"0\.5 <= p < 1"):
         t_quantile(0.4, 3)
