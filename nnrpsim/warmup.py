@@ -81,10 +81,10 @@ def memory_settled_ms(times: np.ndarray, held: np.ndarray, until_ms: float | Non
     if until_ms is not None:
         times, held = times[times < until_ms], held[times < until_ms]
     dropped = mser_truncation(held)
-    return float("nan") if dropped is None else settled_from(times, dropped)
+    return float("nan") if dropped is None else _settled_from(times, dropped)
 
 
-def settled_from(times: np.ndarray, cut: int) -> float:
+def _settled_from(times: np.ndarray, cut: int) -> float:
     """Where the memory that a cut of the first ``cut`` samples at ``times`` keeps begins: each
     sample is the mean since the one before, so the first kept covers the interval after the
     sample before it (the first sample, the bytes held at its instant, begins at it)."""
@@ -208,7 +208,7 @@ def _settling(
     settles within the warm-up, within the tolerance, or cannot be told."""
     judged = len(times) if until_ms is None else int((times < until_ms).sum())  # (a prefix)
     cut = mser_truncation(held[:judged])
-    if cut is None or not (settled_ms := settled_from(times, cut)) > warmup_ms:
+    if cut is None or not (settled_ms := _settled_from(times, cut)) > warmup_ms:
         return None
     bias = _off(times, held, warmup_ms, settled_ms)
     if abs(bias) <= BIAS_TOLERANCE:
@@ -237,7 +237,7 @@ def _own_levels(held: pd.Series) -> tuple[np.ndarray, pd.DataFrame]:
 
 def _off(times: np.ndarray, held: np.ndarray | None, warmup_ms: float, settled_ms: float) -> float:
     """How far the mean of ``held`` from the warm-up on (the samples after it: each the mean
-    since the one before) lies from its mean after the settling point (:func:`settled_from`),
+    since the one before) lies from its mean after the settling point (:func:`_settled_from`),
     as a fraction of the latter: what the warm-up leaves in ``mean_gpu_bytes`` (0 where
     nothing is held)."""
     if held is None or not (level := held[times > settled_ms].mean()) > 0:
