@@ -118,6 +118,8 @@ def test_decode_from_stdin_takes_a_frame_longer_than_an_argument_may_be(monkeypa
     _stdin(monkeypatch, b"\xff\xfe")
     status, _, err = run(capsys, "frames", "decode", "-")
     assert status == 2 and err.startswith("error: hex: stdin holds bytes that are not hexadecimal")
+    _stdin(monkeypatch, b"\n")  # (a capture with no packets: nothing to decode)
+    assert run(capsys, "frames", "decode", "--all", "-") == (2, "", "error: hex: no bytes given\n")
 
 
 @settings(max_examples=60, deadline=None)
@@ -172,6 +174,19 @@ def test_an_edited_packet_s_lengths_are_worked_out_again(capsys):
         ),
         ({"message": "PING", "x": 1}, "x: not a key of a packet (keys: message, header, "),
         ({"message": "PING", "metadata_hex": "zz"}, "metadata_hex: not valid hexadecimal"),
+        ({"message": "PING", "metadata_hex": 12}, "metadata_hex: must be hexadecimal text"),
+        ({"message": "PING", "header": {"magic": "NNRPX"}}, "magic: must be 4 ASCII bytes"),
+        (  # an enum field may be given by its member's name, as the conformance recipes are
+            {
+                "message": "CACHE_PUT",
+                "metadata": {
+                    **dict.fromkeys(("cache_namespace", "cache_key_hi", "cache_key_lo"), 1),
+                    **dict.fromkeys(("ttl_ms", "object_bytes", "codec_bitmap", "flags"), 0),
+                    "object_kind": "kv_block",
+                },
+            },
+            "object_kind: unknown CacheObjectKind name 'kv_block'",
+        ),
         ({"message": "CACHE_ACK", "metadata": []}, "metadata: must be a JSON object"),
         (
             {"message": "FRAME_SUBMIT", "metadata": metadata(), "body": {"inline_objects": {}}},

@@ -1316,6 +1316,15 @@ def test_an_output_folder_that_cannot_be_made_is_bad_input(tmp_path, small_yaml,
     assert blocker.read_text() == "not a folder"
 
 
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_an_output_folder_the_system_refuses_is_bad_input(small_yaml, capsys):
+    """A folder the checks let pass, that the system then refuses to make (nothing can be made
+    in /proc, even by root): one line, naming the folder and the system's reason."""
+    assert main(["run", str(small_yaml), "--out", "/proc/nnrpsim-out", "--quiet"]) == 2
+    said = capsys.readouterr().err
+    assert said == "error: --out: cannot create /proc/nnrpsim-out: No such file or directory\n"
+
+
 def test_run_warns_when_a_saturated_link_leaves_operations_unfinished(tmp_path, capsys):
     path = tmp_path / "sat.yaml"
     path.write_text(
