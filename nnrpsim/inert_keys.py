@@ -49,12 +49,11 @@ UNTIMED_ON_VECTOR = (
     "topology.per_inline_byte_cost",
     "topology.per_put_byte_cost",
     "topology.server_workers",
-    "topology.sweep_interval",
     "workload.operations.max_in_flight",
 )
-"""Keys of the network's, the servers' and the sessions' timing (a server's expiry sweep, a
-session's operations outstanding at once): the vector engine has none (a link's loss it
-refuses)."""
+"""Keys of the network's, the servers' and the sessions' timing (a session's operations
+outstanding at once): the vector engine has none (a link's loss it refuses). A server's
+expiry sweep it has: it holds the leases run out until the sweep frees them, as the DES."""
 
 NEVER_IGNORES = (
     *(f"host_policy.{key}" for key in HostPolicy.model_fields if key != "name"),

@@ -210,8 +210,8 @@ KIND_METRICS = (
 )
 """Per object kind of a run (``kinds.parquet``): its share of the references, their hit and
 policy-inline rates, the inline bytes its hits kept off the wire, and the GPU memory it held
-(DES: bytes held, summed over servers and integrated over the time after the warm-up; vector
-engine: live-lease bytes, averaged over the run). Weighted by the shares, the rates make the
+(bytes held, summed over servers and averaged over the time after the warm-up, on either
+engine). Weighted by the shares, the rates make the
 run's; the memory adds up to its ``mean_gpu_bytes``."""
 
 
@@ -267,18 +267,19 @@ def vector_kind_metrics(
     referenced: np.ndarray,
     inlined: np.ndarray,
 ) -> dict[str, list]:
-    """The :data:`KIND_METRICS` of one TTL of a replay run with ``per_object``: the kind and
+    """The :data:`KIND_METRICS` of one TTL of a replay run with ``per_object`` and
+    ``sweep_ms`` (the memory held, as the DES's): the kind and
     size of every object id, the objects of all the references, and which the policy inlined."""
     n = sweep.object_hits.shape[1]
     kinds, hits = object_kinds[:n], sweep.object_hits[index].astype(np.float64)
-    live = _per_kind(kinds, sweep.object_live_bytes[index])
+    held = _per_kind(kinds, sweep.object_held_bytes[index])
     return _kind_columns(
         _per_kind(object_kinds[referenced]),
         _per_kind(kinds, hits),
         _per_kind(object_kinds[referenced[inlined]]),
         _per_kind(kinds, hits * inline_object_bytes(object_sizes[:n])),
-        live,
-        live > 0,
+        held,
+        held > 0,
     )
 
 
@@ -353,8 +354,8 @@ def vector_metrics(
         "miss_rate_version_mismatch": _share(0.0, n),
         "miss_rate_dependency_invalid": _share(0.0, n),
         "inline_rate_policy": _share(float(inlined.sum()), n),
-        "mean_gpu_bytes": float(sweep.mean_live_bytes[index]),
-        "peak_gpu_bytes": float(sweep.peak_live_bytes[index]),
+        "mean_gpu_bytes": float(sweep.mean_held_bytes[index]),
+        "peak_gpu_bytes": float(sweep.peak_held_bytes[index]),
         "wire_bytes": frames * FRAME_OVERHEAD + session_bytes + inline_by_policy + cache_cost,
         "wire_bytes_resent": 0.0,  # (no network: a link's loss it refuses)
         "wire_bytes_saved": _inline_cost(sizes) - inline_by_policy - cache_cost,

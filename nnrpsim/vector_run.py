@@ -295,19 +295,20 @@ class VectorRun(NamedTuple):
     """The run's metrics by object kind (:func:`~nnrpsim.metrics.vector_kind_metrics`)."""
     memory: dict[str, np.ndarray]
     """Per sample time and server, the DES's columns: ``time_ms``, ``server``,
-    ``live_bytes``, ``held_bytes`` (the same: the replay frees a lease's bytes as it ends),
-    ``objects`` (leases live), and ``link_load`` and ``server_load`` NaN (no network and no
-    processing, as its latencies)."""
+    ``live_bytes``, ``held_bytes`` (with the leases that ran out until the server's expiry
+    sweep, or something else, frees them), ``mean_held_bytes``, ``objects`` (leases held),
+    and ``link_load`` and ``server_load`` NaN (no network and no processing, as its
+    latencies)."""
 
 
 def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True) -> VectorRun:
     """The run's metrics, its metrics by object kind and its memory over time, on the
-    engine's replay, counted after the warm-up as the DES's are (``peak_gpu_bytes`` and the
-    memory over time are the whole run's). Each server replays the sessions routed to it, in
-    its own memory; their counts and bytes add up, and so do their peaks (each server's
-    budget that never evicts). ``memory_settled_s`` needs a load that settles (as
-    :func:`~nnrpsim.metrics.des_metrics`): NaN for a run whose sessions or references follow
-    a log (``steady_load`` false). The vector engine refuses faults: the whole run is judged."""
+    engine's replay, counted after the warm-up as the DES's are (the memory over time is the
+    whole run's). Each server replays the sessions routed to it, in its own memory; their
+    counts and bytes add up, and so do their peaks (each server's own, as the DES's).
+    ``memory_settled_s`` needs a load that settles (as :func:`~nnrpsim.metrics.des_metrics`):
+    NaN for a run whose sessions or references follow a log (``steady_load`` false). The
+    vector engine refuses faults: the whole run is judged."""
     plan = with_python_numbers(in_slot_frames(plan))  # (the hosts' decisions: compiled code)
     server_of = route_sessions(plan.sessions, config.servers, config.routing)
     times = np.array(config.sample_times_ms(), dtype=np.int64)
@@ -345,9 +346,9 @@ def vector_run(config: ModelConfig, plan: WorkloadPlan, steady_load: bool = True
         "time_ms": np.repeat(times, len(parts)),
         "server": np.tile(np.arange(len(parts)), len(times)),
         "live_bytes": live,
-        "held_bytes": live,
-        "mean_held_bytes": per_sample("live_means"),
-        "objects": per_sample("lease_samples"),
+        "held_bytes": per_sample("held_samples"),
+        "mean_held_bytes": per_sample("held_means"),
+        "objects": per_sample("held_lease_samples"),
         "link_load": np.full(len(live), np.nan),
         "server_load": np.full(len(live), np.nan),
     }
@@ -399,17 +400,26 @@ def _server_replay(
         max_cache_entries=limits.max_cache_entries,
         renewal=limits.renewal,
         sample_times=times,
+        sweep_ms=config.server.sweep_interval_ms,
     )
     return _ServerReplay(result, referenced, sizes, inlined)
 
 
-LIVE_FIGURES = ("mean_live_bytes", *SPAN_FIGURES)
-"""What several servers' replays add up to of their live bytes: their means, their peaks
-(each server's budget that never evicts) and their memory over time."""
+SUMMED_FIGURES = ("mean_live_bytes", *SPAN_FIGURES)
+"""What several servers' replays add up to of their live and held bytes: their means, their
+peaks (each server's own) and their memory over time."""
+PER_OBJECT = (
+    "object_hits",
+    "object_live_bytes",
+    "object_held_bytes",
+    "object_rejected",
+    "object_inlined",
+)
+"""What several servers' replays add up to per object."""
 
 
 def _summed(results: list[ReplayResult]) -> ReplayResult:
-    """Several servers' replays as one: counts and :data:`LIVE_FIGURES` added, per object
+    """Several servers' replays as one: counts and :data:`SUMMED_FIGURES` added, per object
     too."""
     if len(results) == 1:
         return results[0]
@@ -426,9 +436,6 @@ def _summed(results: list[ReplayResult]) -> ReplayResult:
         results[0],
         references=sum(result.references for result in results),
         **{name: sum(getattr(result, name) for result in results) for name in COUNTS},
-        **{name: sum(getattr(result, name) for result in results) for name in LIVE_FIGURES},
-        **{
-            name: per_object(name)
-            for name in ("object_hits", "object_live_bytes", "object_rejected", "object_inlined")
-        },
+        **{name: sum(getattr(result, name) for result in results) for name in SUMMED_FIGURES},
+        **{name: per_object(name) for name in PER_OBJECT},
     )

@@ -144,7 +144,15 @@ def test_wire_bytes_equal_the_replays_but_for_the_cache_invalidate_frames(mode, 
     stream = _stream(1 / MEAN_GAP)
     capacity = int(stream.size.mean() * 40)
     result = _model(stream, mode, CacheLimits(capacity_bytes=capacity, eviction=eviction))
-    sweep = replay(stream, [T], mode, capacity_bytes=capacity, policy=eviction, per_object=True)
+    sweep = replay(
+        stream,
+        [T],
+        mode,
+        capacity_bytes=capacity,
+        policy=eviction,
+        per_object=True,
+        sweep_ms=_config(mode, None).server.sweep_interval_ms,
+    )
     object_sizes = np.zeros(stream.n_objects, np.int64)
     object_sizes[stream.object_id] = stream.size
     everything_cached = np.zeros(len(stream.size), dtype=bool)

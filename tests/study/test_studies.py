@@ -245,11 +245,10 @@ def test_the_vector_engine_agrees_with_the_des_on_a_study(small_yaml, policy):
     changes, a warm-up) on both engines: the vector run's hosts act as the DES's, so each
     point agrees to the DES's timing (a lease near its end while a frame is in flight). With
     a connection TTL, shared objects' leases ask for it and outlive the sessions. A server
-    that never evicts refuses PUTs, and the hosts back off after each refusal. The DES's
-    servers sweep every millisecond: its memory is the bytes held, which keep a lease run out
-    until the sweep frees it (12 % more at a sweep every second), the vector engine's the
-    live leases'."""
-    des = nnrpsim.sweep(small_yaml, [*policy, "topology.sweep_interval=1ms"])
+    that never evicts refuses PUTs, and the hosts back off after each refusal. The memory
+    is the bytes held on both, which keep a lease run out until the sweep (every second)
+    frees it: 12 % more than the live leases' at the shorter TTL."""
+    des = nnrpsim.sweep(small_yaml, policy)
     vector = nnrpsim.sweep(small_yaml, ["engine=vector", *policy])
     assert vector["p99_latency_ms"].isna().all() and des["p99_latency_ms"].notna().all()
     assert (des["refused_puts"] > 0).all() == (policy == BACKING_OFF)

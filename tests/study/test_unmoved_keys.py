@@ -247,7 +247,6 @@ TIMING_VALUES = {
     "topology.per_inline_byte_cost": ["0ns", "5ns"],
     "topology.per_put_byte_cost": ["0ns", "5ns"],
     "topology.server_workers": [1, 4],
-    "topology.sweep_interval": ["100ms", "10s"],
     "workload.operations.max_in_flight": [1, 4],
 }
 

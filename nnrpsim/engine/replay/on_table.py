@@ -19,7 +19,7 @@ from ..table import LeaseTable
 from .frame import Frame
 from .host_rules import HostRules
 from .modes import renewal_margin
-from .result import COUNTS, INVALIDATED, SpanLog, counted_after, tally
+from .result import COUNTS, INVALIDATED, ExpirySweeps, SpanLog, counted_after, tally
 
 
 def replay_on_table(
@@ -32,10 +32,12 @@ def replay_on_table(
     refused_backoff_ms: int = 0,
     from_ms: int | None = None,
     sample_times: np.ndarray | None = None,
+    sweep_ms: float | None = None,
 ) -> dict[str, float]:
     """Drive a :class:`LeaseTable` with the stream: the exact reference for every replay path.
     Counted from ``from_ms`` on (None: the stream's start; see :func:`~.sweep.replay_after`);
-    the live bytes and leases at ``sample_times`` too (:func:`~.result.span_figures`).
+    the live bytes and leases at ``sample_times`` too, and with ``sweep_ms`` the held ones
+    (:meth:`~.result.LeaseSpans.figures`).
 
     Live bytes are integrated as the ordered path does: a lease is live from its install until
     its expiry (moved by renewals) or its end, whichever comes first."""
@@ -55,7 +57,10 @@ def replay_on_table(
     object_live_ms_bytes = [0] * n_objects
     # obj -> (installed, expires, size, the TTL last granted)
     leases: dict[int, tuple[int, int, int, int]] = {}
-    spans = SpanLog()  # each lease's live span
+    spans = SpanLog()  # each lease's span
+    # the server's sweeps, where a shortfall may reclaim what they free
+    short = limits.capacity_bytes is not None or limits.max_cache_entries > 0
+    sweeps = ExpirySweeps(sweep_ms if short else None)
 
     cut_ms = cast(int, stream.start_ms) if from_ms is None else from_ms
 
@@ -68,7 +73,7 @@ def replay_on_table(
             end = min(expires, now)
             if end > cut_ms:  # (its part from the cut on)
                 object_live_ms_bytes[gone] += (end - max(start, cut_ms)) * gone_size
-            spans.book(start, expires, now, gone_size, first)
+            spans.book(gone, start, expires, now, gone_size, first)
 
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
@@ -198,6 +203,9 @@ def replay_on_table(
         if i == cut:
             early = totals()
         k = changes_before(k, i)
+        if t >= sweeps.next:  # (after the changes: one at a sweep's instant comes first)
+            for reads, over in sweeps.take(t):
+                ended(table.expire(reads).tolist(), over)
         if new_frame:
             at_start = frame.decide(lapse, object_ids, i)
         if made_from >= 0:
@@ -260,5 +268,5 @@ def replay_on_table(
         **counted_after(whole, whole if early is None else early),
         "mean_live_bytes": float(object_live.sum()),
         "object_live_bytes": object_live,
-        **spans.figures(sample_times),
+        **spans.spans().figures(sample_times, sweep_ms, (cut_ms, end_ms, n_objects)),
     }

@@ -14,7 +14,15 @@ from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from .frame import Frame
 from .host_rules import HostRules
-from .result import EVICTED, EXPIRED, INVALIDATED, SpanLog, counted_after, tally
+from .result import (
+    EVICTED,
+    EXPIRED,
+    INVALIDATED,
+    ExpirySweeps,
+    SpanLog,
+    counted_after,
+    tally,
+)
 
 NEVER = 1 << 62
 """A reference position past any stream's: where no invalidation is left to come."""
@@ -31,12 +39,14 @@ def ordered_capacity(
     backoff: int,
     from_ms: int | None = None,
     sample_times: np.ndarray | None = None,
+    sweep_ms: float | None = None,
 ) -> dict[str, float]:
     """LRU or FIFO with a byte capacity, one reference at a time, by the table's rules:
     a shortfall first reclaims expired leases, then evicts the least recent (or oldest); only
     an object larger than the capacity is refused. Counted from ``from_ms`` on (None: the
     stream's start; see :func:`~.sweep.replay_after`); with ``per_object``, the live bytes
-    and leases at ``sample_times`` too (:func:`~.result.span_figures`).
+    and leases at ``sample_times`` too, and with ``sweep_ms`` the held ones
+    (:meth:`~.result.LeaseSpans.figures`).
 
     A lease is live from its install until its expiry (pushed on by renewals) or its end,
     whichever comes first: that span is booked, per object, when the lease ends (its part
@@ -98,8 +108,13 @@ def ordered_capacity(
     get, touch, evict_oldest = entries.get, entries.move_to_end, entries.popitem
     ended_get, push = ended.get, heapq.heappush
 
-    spans = SpanLog()  # with per_object: each lease's live span
+    spans = SpanLog()  # with per_object: each lease's span
     book_span = spans.book
+    # with per_object, the server's sweeps (the memory held), where a shortfall may reclaim
+    # what they free (a capacity the whole stream fits never falls short): when one is due
+    short = can_expire and capacity < int(stream.size.sum())
+    sweeps = ExpirySweeps(sweep_ms if per_object and short else None)
+    next_sweep = sweeps.next
 
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does)."""
@@ -123,9 +138,18 @@ def ordered_capacity(
             if per_object:
                 live_of[obj] += counted_bytes
         if per_object:
-            book_span(start, expires, now, size, first)
+            book_span(obj, start, expires, now, size, first)
         ended[obj] = reason
         stale.discard(obj)
+
+    def swept(now: int) -> float:
+        """Run the sweeps due by ``now`` (:class:`~.result.ExpirySweeps`); when the next is."""
+        for reads, over in sweeps.take(now):
+            while expiries and expiries[0][0] <= reads:
+                expires, victim = heapq.heappop(expiries)
+                if victim in entries and entries[victim][0] == expires:
+                    drop(victim, over, EndReason.EXPIRED)
+        return sweeps.next
 
     def hit(obj: int, now: int) -> bool:
         """A frame's hit touches its lease; whether it is near enough its expiry to renew."""
@@ -215,6 +239,8 @@ def ordered_capacity(
                 frame.begin(op, t)  # (the frame before it done)
             if next_change <= i:
                 next_change = changes_before(i)
+            if t >= next_sweep:  # (after the changes: one at a sweep's instant comes first)
+                next_sweep = swept(t)
             if new_frame:
                 at_start = frame.decide(lapse, object_ids, i)
             entry = get(obj)
@@ -297,7 +323,7 @@ def ordered_capacity(
                         if per_object:
                             live_of[victim] += counted_bytes
                     if per_object:
-                        book_span(start, expires, t, victim_size)
+                        book_span(victim, start, expires, t, victim_size)
                     if track:
                         ended[victim] = evicted
                     if inline_once:
@@ -356,7 +382,7 @@ def ordered_capacity(
         **counted_after(taken[1], taken[0]),
         "mean_live_bytes": live_ms_bytes / span,
         "object_live_bytes": np.array(live_of, dtype=np.float64) / span,
-        **spans.figures(sample_times),
+        **spans.spans().figures(sample_times, sweep_ms, (cut_ms, stream.end_ms, n_objects)),
     }
 
 

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import math
 from array import array
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -107,6 +109,21 @@ class ReplayResult:
     """As :attr:`live_samples`, the bytes live on average since the sample before (the
     first sample: then), so that the memory over time, weighted by the samples' intervals,
     averages as :attr:`mean_live_bytes` does, whatever a sample's instant catches."""
+    mean_held_bytes: np.ndarray | None = None
+    """With ``per_object`` and a sweep interval (``sweep_ms``): per TTL, the bytes held on
+    average, as :attr:`mean_live_bytes` is of the live ones: a server's table holds a lease
+    that ran out until a reference, a change, a close or a shortfall frees it, or its expiry
+    sweep (:func:`held_spans`). The DES's GPU memory."""
+    object_held_bytes: np.ndarray | None = None
+    """As :attr:`mean_held_bytes`, per TTL and object id (as :attr:`object_live_bytes`)."""
+    peak_held_bytes: np.ndarray | None = None
+    """The most bytes held at once, from ``from_ms`` on (as the DES measures its peak)."""
+    held_samples: np.ndarray | None = None
+    """As :attr:`live_samples`, the bytes held at each sample time."""
+    held_lease_samples: np.ndarray | None = None
+    """As :attr:`lease_samples`, the leases held at each sample time."""
+    held_means: np.ndarray | None = None
+    """As :attr:`live_means`, the bytes held on average since the sample before."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -132,37 +149,143 @@ def stack_runs(
     return ReplayResult(grid, n, **columns, mean_live_bytes=live, **objects)
 
 
-SPAN_FIGURES = ("peak_live_bytes", "live_samples", "lease_samples", "live_means")
-"""What the leases' live spans give a run (:func:`span_figures`), per TTL in a result."""
+LIVE_SPAN_FIGURES = ("peak_live_bytes", "live_samples", "lease_samples", "live_means")
+HELD_SPAN_FIGURES = ("peak_held_bytes", "held_samples", "held_lease_samples", "held_means")
+SPAN_FIGURES = (*LIVE_SPAN_FIGURES, *HELD_SPAN_FIGURES, "mean_held_bytes")
+"""What the leases' spans give a run (:meth:`LeaseSpans.figures`), per TTL in a result: of
+their live spans, and with a sweep interval of their held ones (those a run has)."""
 
 
 def stacked_spans(runs: list[dict]) -> dict[str, np.ndarray]:
     """The :data:`SPAN_FIGURES` of a grid's runs, one per TTL, stacked as a result keeps them
     (those the runs have: the samples only where they were asked for)."""
-    return {name: np.array([run[name] for run in runs]) for name in SPAN_FIGURES if name in runs[0]}
+    names = (*SPAN_FIGURES, "object_held_bytes")
+    return {name: np.array([run[name] for run in runs]) for name in names if name in runs[0]}
 
 
-def span_figures(
+@dataclass(frozen=True)
+class LeaseSpans:
+    """Leases, each of an object (``objects``) and a size, granted at ``starts`` and due to
+    run out at ``expires``, that the lease table ended at ``freed``: a reference's PUT, a
+    shortfall, a content change or a close frees a lease, whether or not it had run out
+    (the table holds one run out until then, or until its server's expiry sweep frees it:
+    :func:`held_spans`); ``first`` where what freed it came first in that millisecond (a
+    content change), before the sample there, not after it (a reference's PUT, a close)."""
+
+    objects: np.ndarray
+    starts: np.ndarray
+    expires: np.ndarray
+    freed: np.ndarray
+    sizes: np.ndarray
+    first: np.ndarray
+
+    def figures(
+        self,
+        sample_times: np.ndarray | None,
+        sweep_ms: float | None = None,
+        window: tuple[int, int, int] | None = None,
+    ) -> dict[str, int | float | np.ndarray]:
+        """Of the live spans, ``[start, min(expires, freed))``: :data:`LIVE_SPAN_FIGURES`
+        (:func:`memory_figures`). With ``sweep_ms``, of the spans held until the expiry
+        sweep frees them: :data:`HELD_SPAN_FIGURES` (their peak from ``cut_ms`` on, as the
+        DES's), and over ``window`` (``(cut_ms, end_ms, n_objects)``) each object's bytes
+        held on average, ``object_held_bytes``, and their sum, ``mean_held_bytes``."""
+        starts, sizes = self.starts, self.sizes
+        ran_out = (self.expires <= self.freed) | self.first
+        live_ends = np.minimum(self.expires, self.freed)
+        figures = memory_figures(starts, live_ends, sizes, ran_out, sample_times, LIVE_SPAN_FIGURES)
+        del live_ends, ran_out  # (a long trace's spans: not held through the rest)
+        if sweep_ms is None:
+            return figures
+        if window is None:
+            raise ValueError("the bytes held need their window: (cut_ms, end_ms, n_objects)")
+        cut_ms, end_ms, n_objects = window
+        held_ends, gone = held_spans(self, sweep_ms, sample_times)
+        figures.update(
+            memory_figures(starts, held_ends, sizes, gone, sample_times, HELD_SPAN_FIGURES, cut_ms)
+        )
+        ms_bytes = np.maximum(starts, cut_ms)  # (in place from here: a long trace's spans)
+        np.subtract(held_ends, ms_bytes, out=ms_bytes)
+        np.maximum(ms_bytes, 0, out=ms_bytes)
+        ms_bytes *= sizes
+        held = np.bincount(self.objects, ms_bytes, n_objects)
+        figures["object_held_bytes"] = held / (end_ms - cut_ms)
+        figures["mean_held_bytes"] = float(figures["object_held_bytes"].sum())
+        return figures
+
+
+def sweep_ticks(expires: np.ndarray, sweep_ms: float) -> np.ndarray:
+    """When an expiry sweep every ``sweep_ms`` from 0 (the first at ``sweep_ms``) frees a
+    lease that ran out at ``expires``: at the first at or after it (a sweep frees what ran out
+    by the millisecond it reads), on that whole millisecond (rounded up: a sweep interval of
+    a fraction of a millisecond falls within one). Exact in floating point for an interval
+    of whole milliseconds (``expires / sweep_ms`` is then whole exactly where it should be)."""
+    ticks = expires / sweep_ms  # (in place from here: a long trace's spans)
+    np.ceil(ticks, out=ticks)
+    np.maximum(ticks, 1.0, out=ticks)
+    ticks *= sweep_ms
+    return np.ceil(ticks, out=ticks).astype(np.int64)
+
+
+def sweeps_first(sample_times: np.ndarray, sweep_ms: float) -> np.ndarray:
+    """Per sample time, whether a sweep due at that instant runs before the sample. SimPy
+    runs one instant's events in the order they were scheduled: the sweep's at the tick
+    before (``t - sweep_ms``), the sampler's at the sample before; when both were scheduled
+    at one instant, the order there repeats (at 0 the sweep's: its process starts first)."""
+    times = np.asarray(sample_times, dtype=np.float64)
+    before = np.concatenate([[np.nan], times[:-1]])
+    scheduled = times - sweep_ms
+    decided = ~(scheduled == before)  # (the first sample, after NaN: decided)
+    first = (scheduled < before) | ~(before == before)
+    return first[np.maximum.accumulate(np.where(decided, np.arange(len(times)), 0))]
+
+
+def held_spans(
+    spans: LeaseSpans, sweep_ms: float, sample_times: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray]:
+    """How long a server whose expiry sweep runs every ``sweep_ms`` holds each lease: until
+    the table freed it, or, run out before, until the first sweep at or after its expiry
+    (:func:`sweep_ticks`), whichever comes first; and whether it is gone at a sample on that
+    last millisecond: when what freed it came first there, or the sweep came before the
+    sample (:func:`sweeps_first`; always, for a sweep within the millisecond before)."""
+    ticks, freed = sweep_ticks(spans.expires, sweep_ms), spans.freed
+    gone = spans.first & (freed <= ticks)
+    if sample_times is not None and len(sample_times) and float(sweep_ms).is_integer():
+        at = np.minimum(np.searchsorted(sample_times, ticks), len(sample_times) - 1)
+        gone |= (ticks <= freed) & sweeps_first(sample_times, sweep_ms)[at]
+    else:
+        gone |= ticks <= freed
+    return np.minimum(ticks, freed, out=ticks), gone
+
+
+def memory_figures(
     starts: np.ndarray,
     ends: np.ndarray,
     sizes: np.ndarray,
     gone: np.ndarray,
     sample_times: np.ndarray | None,
+    names: tuple[str, str, str, str],
+    peak_from_ms: int | None = None,
 ) -> dict[str, int | np.ndarray]:
-    """Of leases live on ``[start, end)`` with their sizes: the most bytes live at once, and
-    with ``sample_times`` (ascending) the bytes and the leases live at each, and the bytes
-    live on average since the sample before. A sample at t is the instant t, as the DES's
+    """Of leases on ``[start, end)`` with their sizes, under ``names``: the most bytes at
+    once, and with ``sample_times`` (ascending) the bytes and the leases at each, and the
+    bytes on average since the sample before. A sample at t is the instant t, as the DES's
     sampler reads its lease table there: what the references of earlier milliseconds began
     and ended (not yet those of t's own), and a lease that ended first thing in t (``gone``:
-    it ran out then, or a content change ended it) gone."""
-    figures: dict[str, int | np.ndarray] = {"peak_live_bytes": peak_live(starts, ends, sizes)}
+    it ran out then, or a content change or a sweep before the sample ended it) gone. The
+    peak is the window's, or from ``peak_from_ms`` on."""
+    peak, at_samples, leases, means = names
+    # (a span that ends before peak_from_ms, begun there, ends first: it adds nothing after)
+    begun = starts if peak_from_ms is None else np.maximum(starts, peak_from_ms)
+    figures: dict[str, int | np.ndarray] = {peak: peak_live(begun, ends, sizes)}
+    del begun
     if sample_times is not None:
         # (a lease of a TTL of 0 runs out as it begins: never live)
         before, until = sample_times - 1, np.maximum(ends - gone, starts)
-        figures["live_samples"] = live_at(starts, until, sizes, before)
-        figures["lease_samples"] = live_at(starts, until, np.ones_like(sizes), before)
-        means = mean_live_between(starts, np.maximum(ends, starts), sizes, sample_times)
-        figures["live_means"] = np.where(np.isnan(means), figures["live_samples"], means)
+        figures[at_samples] = live_at(starts, until, sizes, before)
+        figures[leases] = live_at(starts, until, np.ones_like(sizes), before)
+        between = mean_live_between(starts, np.maximum(ends, starts), sizes, sample_times)
+        figures[means] = np.where(np.isnan(between), figures[at_samples], between)
     return figures
 
 
@@ -216,32 +339,56 @@ def mean_live_between(
     return means
 
 
+class ExpirySweeps:
+    """A server's expiry sweeps, every ``sweep_ms`` from ``sweep_ms`` on (none for None),
+    for a replay with a capacity or an entry limit to free leases that ran out as the DES's
+    sweep does: a shortfall reclaims every lease run out, so it must find only those the
+    DES's table still holds. ``next`` is when the next is due (never: an int past any
+    millisecond, which a replay compares with a reference's time faster than math.inf)."""
+
+    def __init__(self, sweep_ms: float | None) -> None:
+        self.sweep_ms = sweep_ms
+        self.next: float = 1 << 62 if sweep_ms is None else sweep_ms
+        self._count = 1
+
+    def take(self, now: int) -> list[tuple[int, int]]:
+        """The sweeps due by ``now`` not yet taken, in turn: each as the millisecond it reads
+        (it frees the leases run out by then) and the one it is over (:func:`sweep_ticks`)."""
+        due = []
+        while self.next <= now:
+            due.append((math.floor(self.next), math.ceil(self.next)))
+            self._count += 1
+            self.next = self._count * cast(float, self.sweep_ms)
+        return due
+
+
 class SpanLog:
-    """Each lease's live span, ``[start, end)`` with its size, booked as the lease ends, for
-    the run's peak of live bytes and its memory over time (:func:`span_figures`). Kept in
-    columns of machine integers, 25 bytes a span: as a list of tuples, about 170, they were
-    the largest part of a long trace's replay."""
+    """Each lease's span (:class:`LeaseSpans`), booked as the lease ends, for the run's peak
+    of live bytes and its memory over time. Kept in columns of machine integers, 41 bytes a
+    span: as a list of tuples, several times that, they were the largest part of a long
+    trace's replay."""
 
     def __init__(self) -> None:
-        self.starts, self.ends, self.sizes = array("q"), array("q"), array("q")
-        self.gone = array("b")
+        # objects, starts, expires, freed, sizes
+        self.columns = tuple(array("q") for _ in range(5))
+        self.first = array("b")
 
-    def book(self, start: int, expires: int, now: int, size: int, first: bool = False) -> None:
-        """A lease granted at ``start``, due to expire at ``expires``, that ended at ``now``:
-        live until the first of the two; gone first thing in that millisecond if it ran out
-        then or what ended it came ``first`` in it (a content change), else after a sample
-        there (a reference's PUT, a close)."""
-        self.starts.append(start)
-        self.ends.append(expires if expires < now else now)
-        self.gone.append(expires <= now or first)
-        self.sizes.append(size)
+    def book(
+        self, obj: int, start: int, expires: int, now: int, size: int, first: bool = False
+    ) -> None:
+        """A lease of ``obj`` granted at ``start``, due to expire at ``expires``, that ended
+        at ``now``, by what came ``first`` in that millisecond (a content change) or not."""
+        objects, starts, expiries, freed, sizes = self.columns
+        objects.append(obj)
+        starts.append(start)
+        expiries.append(expires)
+        freed.append(now)
+        sizes.append(size)
+        self.first.append(first)
 
-    def figures(self, sample_times: np.ndarray | None) -> dict[str, int | np.ndarray]:
-        starts, ends, sizes = (
-            np.frombuffer(c, dtype=np.int64) for c in (self.starts, self.ends, self.sizes)
-        )
-        gone = np.frombuffer(self.gone, dtype=np.int8)
-        return span_figures(starts, ends, sizes, gone, sample_times)
+    def spans(self) -> LeaseSpans:
+        columns = (np.frombuffer(column, dtype=np.int64) for column in self.columns)
+        return LeaseSpans(*columns, np.frombuffer(self.first, dtype=np.bool_))
 
 
 PER_OBJECT_COUNTS = ("object_hits", "object_rejected", "object_inlined")

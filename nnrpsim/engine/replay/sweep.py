@@ -46,6 +46,7 @@ def replay(
     *,
     from_ms: int | None = None,
     sample_times: np.ndarray | None = None,
+    sweep_ms: float | None = None,
 ) -> ReplayResult:
     """Replay ``stream`` for every TTL in ``ttl_grid``.
 
@@ -68,8 +69,13 @@ def replay(
     refuses PUTs. ``max_cache_entries`` and ``renewal`` are :class:`CacheLimits`'s: an entry
     limit or a renewal that extends replay on the lease table itself. ``from_ms``: count
     only from then on (:func:`replay_after`). With ``per_object``, ``sample_times`` (ms,
-    ascending) asks for the bytes and the leases live at each (the memory over time).
+    ascending) asks for the bytes and the leases live at each (the memory over time); and
+    ``sweep_ms``, a server's expiry sweep interval, for the bytes it holds (its table keeps a
+    lease that ran out until a sweep, or something else, frees it): on average
+    (``mean_held_bytes``, per object too), at their peak and at ``sample_times``.
     """
+    if sweep_ms is not None and not sweep_ms >= 1:
+        raise ValueError(f"sweep_ms must be at least 1, got {sweep_ms}")
     if from_ms is not None and from_ms >= stream.end_ms:
         raise ValueError(f"from_ms must be before the stream's end ({stream.end_ms} ms)")
     if from_ms is not None and from_ms <= stream.start_ms:
@@ -100,9 +106,9 @@ def replay(
     if capacity_bytes is None and not on_table:
         sweep = reset_grid if margin else non_reset_grid
         if from_ms is None:
-            return sweep(stream, grid, per_object, sample_times)
+            return sweep(stream, grid, per_object, sample_times, sweep_ms)
         return _grid_after(
-            sweep(stream, grid, per_object, sample_times),
+            sweep(stream, grid, per_object, sample_times, sweep_ms, from_ms),
             sweep(stream.before(from_ms), grid, per_object),
             stream,
             from_ms,
@@ -121,6 +127,7 @@ def replay(
                     refused_backoff_ms,
                     from_ms,
                     sample_times,
+                    sweep_ms,
                 )
                 for t in grid
             ]
@@ -136,6 +143,7 @@ def replay(
                 refused_backoff_ms,
                 from_ms,
                 sample_times,
+                sweep_ms,
             )
             for t in grid
         ]
@@ -166,7 +174,8 @@ def _grid_after(
     full: ReplayResult, early: ReplayResult, stream: ReferenceStream, from_ms: int
 ) -> ReplayResult:
     """A vectorised grid's result from ``from_ms`` on: ``full``'s, less ``early``'s (the same
-    grid over the window before ``from_ms``)."""
+    grid over the window before ``from_ms``); ``full``'s bytes held are counted from
+    ``from_ms`` on already."""
     whole, before = stream.duration_ms, from_ms - stream.start_ms
     counts = {name: getattr(full, name) - getattr(early, name) for name in COUNTS}
     # (a difference of two rounded totals: where nothing is live after the cut it may come

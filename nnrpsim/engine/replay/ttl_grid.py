@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..stream import ReferenceStream
-from .result import ReplayResult, span_figures, stacked_spans
+from .result import LeaseSpans, ReplayResult, stacked_spans
 
 
 @dataclass(frozen=True)
@@ -119,9 +119,13 @@ def reset_grid(
     grid: np.ndarray,
     per_object: bool,
     sample_times: np.ndarray | None = None,
+    sweep_ms: float | None = None,
+    from_ms: int | None = None,
 ) -> ReplayResult:
     """Renew on use: reference k hits iff its gap is below T and no invalidation came between.
-    With ``per_object``, the leases' peak and their live bytes at ``sample_times`` too."""
+    With ``per_object``, the leases' peak and their live bytes at ``sample_times`` too, and
+    with ``sweep_ms`` the held ones, their mean and peak from ``from_ms`` on
+    (:meth:`~.result.LeaseSpans.figures`)."""
     b = _by_object(stream)
     n = len(b.obj)
     prev_time = np.empty(n, dtype=np.int64)
@@ -158,19 +162,16 @@ def reset_grid(
             [b.obj] * len(grid),
             [np.minimum(live_for, ttl) * b.size for ttl in grid.tolist()],
         )
-        # each reference's lease (renewed by the next) is live for min(live_for, T): gone
-        # first thing in its last millisecond where T comes first (it ran out) or where an
-        # invalidation that comes first in its millisecond ended it, before the next reference
+        # each reference's lease (renewed by the next) runs out T after it, and the table
+        # frees it after live_for: at the next reference, at an invalidation (first in its
+        # millisecond, before the next reference: ``changed``), or at the window's end
         changed_before_next = np.zeros(n, dtype=bool)
         changed_before_next[:-1] = b.next_inv_at[:-1] <= b.index[1:]
         changed = ~b.next_inv_within & np.where(b.last, b.next_inv <= b.end, changed_before_next)
+        window = _held_window(stream, from_ms)
         spans = [
-            span_figures(
-                b.time,
-                b.time + np.minimum(live_for, t),
-                b.size,
-                (t <= live_for) | changed,
-                sample_times,
+            LeaseSpans(b.obj, b.time, b.time + t, b.time + live_for, b.size, changed).figures(
+                sample_times, sweep_ms, window
             )
             for t in grid.tolist()
         ]
@@ -222,9 +223,12 @@ def non_reset_grid(
     grid: np.ndarray,
     per_object: bool,
     sample_times: np.ndarray | None = None,
+    sweep_ms: float | None = None,
+    from_ms: int | None = None,
 ) -> ReplayResult:
     """Reinstall after expiry, TTL by TTL, in clusters (with ``per_object``, the leases' peak
-    and their live bytes at ``sample_times`` too).
+    and their live bytes at ``sample_times`` too, and with ``sweep_ms`` the held ones, their
+    mean and peak from ``from_ms`` on).
 
     A reference is certainly a miss when it is its object's first, when it comes at least T after
     the previous one, or when an invalidation came between them: these start the clusters. Inside
@@ -279,12 +283,10 @@ def non_reset_grid(
             hit_objects.append(b.obj[hit])
             missed_objects.append(b.obj[missed])
             missed_live.append(live_ms_bytes)
-            lease_ends = b.time[missed] + np.minimum(live_for[missed], ttl)
-            # gone first thing in its last millisecond: run out, or ended by an invalidation
-            # that comes first in its millisecond
-            gone = (ttl <= live_for[missed]) | changed[missed]
             spans.append(
-                span_figures(b.time[missed], lease_ends, b.size[missed], gone, sample_times)
+                _missed_spans(b, np.sort(missed), ttl, changed).figures(
+                    sample_times, sweep_ms, _held_window(stream, from_ms)
+                )
             )
     zeros = np.zeros(g, dtype=np.int64)
     misses = counts["misses"]
@@ -312,3 +314,22 @@ def non_reset_grid(
             else {}
         ),
     )
+
+
+def _held_window(stream: ReferenceStream, from_ms: int | None) -> tuple[int, int, int]:
+    """The window of the bytes held: from ``from_ms`` (None: the stream's start) to its end."""
+    return (stream.start_ms if from_ms is None else from_ms), stream.end_ms, stream.n_objects
+
+
+def _missed_spans(b: _ByObject, missed: np.ndarray, ttl: int, changed: np.ndarray) -> LeaseSpans:
+    """The leases the ``missed`` references (ascending) install, each freed by the table at
+    its object's next miss (the first reference after it ran out), at an invalidation
+    (``changed``: first in its millisecond) or at the window's end, whichever comes first."""
+    same_next = np.zeros(len(missed), dtype=bool)
+    same_next[:-1] = b.obj[missed[1:]] == b.obj[missed[:-1]]
+    next_miss = np.full(len(missed), b.end, dtype=np.int64)
+    next_miss[:-1] = np.where(same_next[:-1], b.time[missed[1:]], b.end)
+    freed = np.minimum(next_miss, np.minimum(b.next_inv[missed], b.end))
+    first = changed[missed] & (b.next_inv[missed] == freed)
+    time = b.time[missed]
+    return LeaseSpans(b.obj[missed], time, time + ttl, freed, b.size[missed], first)
