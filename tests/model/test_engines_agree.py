@@ -145,13 +145,17 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     # millisecond too: both read it after the change, and on a sweep's as SimPy orders them)
     for column in ("time_ms", "server", "live_bytes", "held_bytes", "objects"):
         np.testing.assert_array_equal(run.memory[column], result.memory[column], column)
-    # the same peak after the warm-up; and the same memory held on average, between
-    # samples, after the warm-up and by object kind, but for the DES's events at fractions
-    # of a millisecond, where the vector engine's fall on whole ones: each lease begins and
-    # ends within a millisecond of the DES's (in 430 draws at most 0.15 % of the most held
-    # apart between samples, 0.05 % of the mean after the warm-up, by kind too; 5 % where
-    # the replay reclaimed leases the DES had not yet swept)
-    assert vector["peak_gpu_bytes"] == des["peak_gpu_bytes"]
+    # the same memory held on average, between samples, after the warm-up and by object
+    # kind, but for the DES's events at fractions of a millisecond, where the vector
+    # engine's fall on whole ones: each lease begins and ends within a millisecond of the
+    # DES's (in 430 draws at most 0.15 % of the most held apart between samples, 0.05 % of
+    # the mean after the warm-up, by kind too; 5 % where the replay reclaimed leases the DES
+    # had not yet swept). So the peak after the warm-up: the vector engine holds at the end
+    # of each millisecond what the DES holds then, but not the DES's moments within one,
+    # where a lease begun there overlaps one ended later in it (1.2 % more in one draw): at
+    # most what the references of one millisecond put, each with a source made along
+    vector_peak = vector["peak_gpu_bytes"]
+    assert vector_peak <= des["peak_gpu_bytes"] <= vector_peak + _most_put_in_one_ms(plan)
     within = max(result.memory["held_bytes"].max(initial=0), 1) * 5e-3
     np.testing.assert_allclose(
         run.memory["mean_held_bytes"], result.memory["mean_held_bytes"], rtol=0, atol=within
@@ -171,6 +175,18 @@ def test_over_instant_links_both_engines_count_the_same(seed):
         assert held[times > config.warmup_ms].mean() == pytest.approx(
             metrics["mean_gpu_bytes"], rel=1e-9, abs=1e-6
         )
+
+
+def _most_put_in_one_ms(plan) -> int:
+    """The most bytes a plan's references of one millisecond can put, each with a source
+    (of at most the largest object's size) made along."""
+    largest = int(plan.sizes.max(initial=0))
+    put: dict[int, int] = {}
+    for session in plan.sessions:
+        for at, refs in session.operations:
+            ms = int(at)
+            put[ms] = put.get(ms, 0) + int(plan.sizes[refs].sum()) + largest * len(refs)
+    return max(put.values(), default=0)
 
 
 def test_a_host_whose_sessions_have_all_ended_closes_its_connections_on_both_engines():
