@@ -249,12 +249,11 @@ def held_spans(
     last millisecond: when what freed it came first there, or the sweep came before the
     sample (:func:`sweeps_first`; always, for a sweep within the millisecond before)."""
     ticks, freed = sweep_ticks(spans.expires, sweep_ms), spans.freed
-    gone = spans.first & (freed <= ticks)
+    swept = ticks <= freed
     if sample_times is not None and len(sample_times) and float(sweep_ms).is_integer():
         at = np.minimum(np.searchsorted(sample_times, ticks), len(sample_times) - 1)
-        gone |= (ticks <= freed) & sweeps_first(sample_times, sweep_ms)[at]
-    else:
-        gone |= ticks <= freed
+        swept &= sweeps_first(sample_times, sweep_ms)[at]  # (before the sample there)
+    gone = (spans.first & (freed <= ticks)) | swept
     return np.minimum(ticks, freed, out=ticks), gone
 
 

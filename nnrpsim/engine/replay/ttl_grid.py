@@ -325,11 +325,9 @@ def _missed_spans(b: _ByObject, missed: np.ndarray, ttl: int, changed: np.ndarra
     """The leases the ``missed`` references (ascending) install, each freed by the table at
     its object's next miss (the first reference after it ran out), at an invalidation
     (``changed``: first in its millisecond) or at the window's end, whichever comes first."""
-    same_next = np.zeros(len(missed), dtype=bool)
-    same_next[:-1] = b.obj[missed[1:]] == b.obj[missed[:-1]]
     next_miss = np.full(len(missed), b.end, dtype=np.int64)
-    next_miss[:-1] = np.where(same_next[:-1], b.time[missed[1:]], b.end)
-    freed = np.minimum(next_miss, np.minimum(b.next_inv[missed], b.end))
+    next_miss[:-1] = np.where(b.obj[missed[1:]] == b.obj[missed[:-1]], b.time[missed[1:]], b.end)
+    freed = np.minimum(next_miss, b.next_inv[missed])
     first = changed[missed] & (b.next_inv[missed] == freed)
     time = b.time[missed]
     return LeaseSpans(b.obj[missed], time, time + ttl, freed, b.size[missed], first)
