@@ -36,6 +36,7 @@ COMPILED = [  # (relative to the package, as nnrpsim.compiled names them)
     # replay's loop, on dicts and lists, runs no faster compiled)
     *("engine/table.py", "engine/owner_index.py", "engine/eviction.py"),
     *("engine/replay/on_table.py", "engine/replay/frame.py", "engine/replay/host_rules.py"),
+    "engine/replay/bursts.py",  # which of the leases a PUT frees its host is told of
 ]
 RECORD = "compiled_sources.json"  # nnrpsim.compiled.BUILD_RECORD
 

@@ -285,6 +285,7 @@ def vector_kind_metrics(
 
 FRAME_OVERHEAD = packet_bytes(MessageType.FRAME_SUBMIT, 32) + packet_bytes(MessageType.RESULT_PUSH)
 PUT_ACK = packet_bytes(MessageType.CACHE_PUT) + packet_bytes(MessageType.CACHE_ACK)
+INVALIDATE = packet_bytes(MessageType.CACHE_INVALIDATE)
 
 
 def wire_saving(wire_bytes: np.ndarray, saved: np.ndarray, resent: np.ndarray) -> np.ndarray:
@@ -322,7 +323,8 @@ def vector_metrics(
     whole capacity) sends the body twice, as the DES hosts do: in the CACHE_PUT, then inline.
     A source installed along with what was made from it costs its PUT and ACK and its body;
     a reference sent inline instead of installed (once after an invalidation, or while its
-    host backs off after a refusal), its body. There is no network timing (latency is NaN)
+    host backs off after a refusal), its body. The server's CACHE_INVALIDATEs are the
+    replay's notices (a sweep interval given). There is no network timing (latency is NaN)
     and no fallback: the replayed host always knows its leases. ``memory_settled_s`` is the
     run's, of its samples over time (:func:`~nnrpsim.vector_run.vector_run`).
     """
@@ -333,6 +335,7 @@ def vector_metrics(
     inline_sizes = inline_object_bytes(replayed_sizes)
     refused_cost = float(refused @ (PUT_ACK + replayed_sizes + inline_sizes))
     renew_bytes = float(sweep.renewal_bytes[index]) if renewal_body else 0.0
+    notices = float(sweep.notices[index])
     cache_cost = (
         hits * 24
         + float(sweep.installs[index]) * (PUT_ACK + 24)
@@ -343,6 +346,7 @@ def vector_metrics(
         + float(sweep.along_puts[index]) * PUT_ACK
         + float(sweep.along_put_bytes[index])
         + float(inlined_once @ inline_sizes)
+        + notices * INVALIDATE
     )
     inline_by_policy = _inline_cost(sizes[inlined])
     miss = sweep.cold_misses[index] + sweep.invalidated_misses[index] + sweep.evicted_misses[index]
@@ -365,7 +369,7 @@ def vector_metrics(
         "renewals": float(sweep.renewals[index]),
         "refused_puts": float(sweep.rejected[index] + sweep.along_rejected[index]),
         "evictions": float(sweep.evictions[index]),
-        "invalidations": float(sweep.invalidated_misses[index]),
+        "invalidations": notices,
         "p50_latency_ms": float("nan"),
         "p99_latency_ms": float("nan"),
         "peak_link_utilisation": float("nan"),

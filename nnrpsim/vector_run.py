@@ -57,7 +57,10 @@ def plan_stream(
     of the objects it cached of its own; once the host's last session has ended
     (``host_done_ms``, None: the last of ``plan``'s; a host's sessions may be routed to
     several servers), before the run's end, it closes its connections, and every lease left
-    ends (the one host the vector engine replays owns them all)."""
+    ends (the one host the vector engine replays owns them all). Each object is owned by its
+    session (its private objects) or by its connection (``connection_owned``): a DES host
+    sends an operation's PUTs in one burst per run of one owner, which decides what its
+    server announces."""
     width = max(len(plan.sizes), 1)  # a (session, object) pair is session * width + object
     laid = _LaidOut.of(plan, config, width)
     # a session's end (before the run's) ends the leases of the objects it cached of its own,
@@ -80,6 +83,8 @@ def plan_stream(
     order = np.argsort(laid.times, kind="stable")
     changes = _lease_ends(plan, config, closes, released, laid.times[order])
     objects, scales, sources, along = laid.objects, laid.scales, laid.sources, laid.along
+    connection_owned = np.ones(width, dtype=bool)  # (what no session owns: its connection)
+    connection_owned[laid.owned % width] = False
     stream = ReferenceStream(
         laid.times.astype(np.int64)[order],
         objects[order],
@@ -93,6 +98,7 @@ def plan_stream(
         frame_source=sources[order] if (sources >= 0).any() else None,
         invalidation_position=changes[4],
         invalidation_within=changes[5] if changes[5].any() else None,
+        connection_owned=connection_owned,
     )
     return stream, laid.replayed[order]
 

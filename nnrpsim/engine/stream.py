@@ -51,7 +51,11 @@ class ReferenceStream:
     before them all. For the memory over time, an invalidation comes first in its millisecond
     (a content change): a sample there finds the lease it ended gone. ``invalidation_within``
     marks those that come later within it (a session's close, at the float time it ends): a
-    sample there still counts the lease one ends.
+    sample there still counts the lease one ends. ``connection_owned`` gives each object id
+    whether its host's connection owns its leases, not the session: a host sends an
+    operation's PUTs in one burst per run of PUTs of one owner, and what a burst frees of an
+    object it puts itself its server does not announce (:mod:`.replay.bursts`); without it,
+    every object is its session's.
     """
 
     time_ms: np.ndarray
@@ -70,6 +74,7 @@ class ReferenceStream:
     frame_source: np.ndarray | None = None
     invalidation_position: np.ndarray | None = None
     invalidation_within: np.ndarray | None = None
+    connection_owned: np.ndarray | None = None
 
     def __post_init__(self) -> None:
         self._check_references()
@@ -86,6 +91,11 @@ class ReferenceStream:
             if len(kinds) < self.n_objects or (len(kinds) and (kinds.min() < 1 or kinds.max() > 9)):
                 raise ValueError("object_kind must give every object id a kind code in 1..9")
             object.__setattr__(self, "object_kind", kinds.astype(np.uint8))
+        if self.connection_owned is not None:
+            owned = np.asarray(self.connection_owned)
+            if owned.dtype != np.bool_ or owned.ndim != 1 or len(owned) < self.n_objects:
+                raise ValueError("connection_owned must give every object id a boolean")
+            object.__setattr__(self, "connection_owned", owned)
 
     def _check_references(self) -> None:
         """The references' columns as int64, in time order, and their optional columns, one
@@ -208,6 +218,7 @@ class ReferenceStream:
             _part(self.frame_source, keep),
             position,
             self.invalidation_within,
+            self.connection_owned,
         )
 
     @property

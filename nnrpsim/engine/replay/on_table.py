@@ -16,6 +16,7 @@ from ..limits import CacheLimits
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
 from ..table import LeaseTable
+from .bursts import PutBursts
 from .frame import Frame
 from .host_rules import HostRules
 from .modes import renewal_margin
@@ -58,22 +59,25 @@ def replay_on_table(
     # obj -> (installed, expires, size, the TTL last granted)
     leases: dict[int, tuple[int, int, int, int]] = {}
     spans = SpanLog()  # each lease's span
+    bursts = PutBursts(spans, stream.connection_owned)  # which its host was told of
     # the server's sweeps, where a shortfall may reclaim what they free
     short = limits.capacity_bytes is not None or limits.max_cache_entries > 0
     sweeps = ExpirySweeps(sweep_ms if short else None)
 
     cut_ms = cast(int, stream.start_ms) if from_ms is None else from_ms
 
-    def ended(objects: list[int], now: int, first: bool = False) -> None:
+    def ended(objects: list[int], now: int, first: bool = False) -> list[int]:
         """Book the leases of ``objects`` ended at ``now``, by what came ``first`` in that
-        millisecond or not (:meth:`~.result.SpanLog.book`)."""
+        millisecond or not (:meth:`~.result.SpanLog.book`); their spans' indices."""
+        booked = []
         for gone in objects:
             stale.discard(gone)
             start, expires, gone_size, _ = leases.pop(gone)
             end = min(expires, now)
             if end > cut_ms:  # (its part from the cut on)
                 object_live_ms_bytes[gone] += (end - max(start, cut_ms)) * gone_size
-            spans.book(gone, start, expires, now, gone_size, first)
+            booked.append(spans.book(gone, start, expires, now, gone_size, first))
+        return booked
 
     def lapse(obj: int, now: int) -> int | None:
         """Why ``obj`` holds no usable lease (None: it does): as the ordered path judges."""
@@ -81,21 +85,27 @@ def replay_on_table(
             return table.why_not_live(obj)
         return INVALIDATED if obj in stale else None
 
-    def replace_stale(obj: int, now: int) -> None:
-        """A lease a kept change left in place ends as its host puts the new version (a body
-        sent inline instead leaves it untouched)."""
+    def replace_stale(obj: int, now: int, op: int) -> None:
+        """A lease a kept change left in place ends as its host puts the new version, in
+        frame ``op`` (a body sent inline instead leaves it untouched)."""
         if obj in stale and table.holds(obj, now):
             table.invalidate_objects(np.array([obj]), now)
-            ended([obj], now)
+            bursts.replacing(ended([obj], now)[0], obj, op)
 
-    def put(obj: int, now: int, asked: int, size: int) -> bool:
-        """A CACHE_PUT for a new lease: book what it ended and the lease; whether accepted."""
+    def put(obj: int, now: int, asked: int, size: int, op: int) -> bool:
+        """A CACHE_PUT of frame ``op`` for a new lease: book what it ended and the lease;
+        whether accepted."""
+        bursts.put(obj, op)
         ack = table.install_one(obj, now, asked, size)
-        ended(ack.expired + ack.evicted, now)
+        for span, gone in zip(ended(ack.expired, now), ack.expired, strict=True):
+            bursts.ended(span, gone, False)
+        for span, gone in zip(ended(ack.evicted, now), ack.evicted, strict=True):
+            bursts.ended(span, gone, True)
         counts["evictions"] += len(ack.evicted)
         evicted_in_frame.extend(ack.evicted)  # its hosts are told once its references are decided
         if ack.status == CacheAckStatus.REJECTED:
             return False
+        bursts.granted(obj)
         leases[obj] = (now, now + ack.accepted_ttl_ms, size, ack.accepted_ttl_ms)
         return True
 
@@ -220,8 +230,8 @@ def replay_on_table(
             put_along.add(obj)
             counts["along_puts"] += 1
             counts["along_put_bytes"] += size
-            replace_stale(obj, t)
-            if put(obj, t, asked, size):
+            replace_stale(obj, t, op)
+            if put(obj, t, asked, size, op):
                 host.told.discard(obj)  # a fresh lease (a refused PUT leaves the turn to come)
             else:
                 counts["along_rejected"] += 1
@@ -237,12 +247,12 @@ def replay_on_table(
             pending.append((obj, size, asked, source))
             continue
         orphan = host.take_orphan(obj)  # (put, yet inline: no source)
-        replace_stale(obj, t)
+        replace_stale(obj, t, op)
         lapsed = table.why_not_live(obj)
         if host.goes_inline(obj, size, t, lapsed):  # its inline turn, or backing off: no PUT
             misses[lapsed] += 1
             continue
-        accepted = put(obj, t, asked, size)
+        accepted = put(obj, t, asked, size, op)
         if accepted and orphan:  # a PUT no reference follows: the body goes inline
             misses[INVALIDATED] += 1
             counts["along_puts"] += 1
@@ -259,6 +269,7 @@ def replay_on_table(
             object_rejected[obj] += 1
             host.refused(obj, t)
     frame.done()
+    bursts.end()
     whole = totals()
     changes_before(k, len(stream))  # those after the last reference end leases too
     end_ms = cast(int, stream.end_ms)

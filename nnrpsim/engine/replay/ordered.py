@@ -12,6 +12,7 @@ import numpy as np
 from ..columns import column_items
 from ..outcomes import EndReason
 from ..stream import ReferenceStream
+from .bursts import PutBursts
 from .frame import Frame
 from .host_rules import HostRules
 from .result import (
@@ -110,6 +111,7 @@ def ordered_capacity(
 
     spans = SpanLog()  # with per_object: each lease's span
     book_span = spans.book
+    bursts = PutBursts(spans, stream.connection_owned)  # with per_object: what they told
     # with per_object, the server's sweeps (the memory held), where a shortfall may reclaim
     # what they free (a capacity the whole stream fits never falls short): when one is due
     short = can_expire and capacity < int(stream.size.sum())
@@ -125,9 +127,9 @@ def ordered_capacity(
             return EXPIRED
         return INVALIDATED if stale and obj in stale else None
 
-    def drop(obj: int, now: int, reason: EndReason, first: bool = False) -> None:
+    def drop(obj: int, now: int, reason: EndReason, first: bool = False) -> int:
         """End ``obj``'s lease at ``now``, by what came ``first`` in that millisecond or not
-        (:meth:`~.result.SpanLog.book`)."""
+        (:meth:`~.result.SpanLog.book`); with ``per_object``, the index of its span."""
         nonlocal used, live_ms_bytes
         expires, start, size, _ = entries.pop(obj)
         used -= size
@@ -137,10 +139,10 @@ def ordered_capacity(
             live_ms_bytes += counted_bytes
             if per_object:
                 live_of[obj] += counted_bytes
-        if per_object:
-            book_span(obj, start, expires, now, size, first)
+        span = book_span(obj, start, expires, now, size, first) if per_object else -1
         ended[obj] = reason
         stale.discard(obj)
+        return span
 
     def swept(now: int) -> float:
         """Run the sweeps due by ``now`` (:class:`~.result.ExpirySweeps`); when the next is."""
@@ -285,7 +287,9 @@ def ordered_capacity(
             if put_anyway and host.take_orphan(obj):  # (put, yet inline: no source)
                 orphan = size <= capacity and not (obj in told or t < until.get(obj, t))
             if entry is not None:  # run out, or stale: a new version replaces it
-                drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
+                span = drop(obj, t, EndReason.EXPIRED if t >= entry[0] else EndReason.INVALIDATED)
+                if per_object:
+                    bursts.replacing(span, obj, op)
             if track and not only_along:
                 charged = INVALIDATED if orphan else ended_get(obj, never)
                 misses[charged] += 1
@@ -295,11 +299,15 @@ def ordered_capacity(
                 and host.goes_inline(obj, size, t, ended_get(obj, never))
             ):
                 continue  # its inline turn, or backing off after a refusal: no PUT
+            if per_object:
+                bursts.put(obj, op)
             if used + size > capacity:
                 while expiries and expiries[0][0] <= t:
                     expires, victim = heapq.heappop(expiries)
                     if victim in entries and entries[victim][0] == expires:
-                        drop(victim, t, EndReason.EXPIRED)
+                        span = drop(victim, t, EndReason.EXPIRED)
+                        if per_object:
+                            bursts.ended(span, victim, False)
                 if size > capacity:
                     if only_along:
                         along_rejected += 1
@@ -323,7 +331,8 @@ def ordered_capacity(
                         if per_object:
                             live_of[victim] += counted_bytes
                     if per_object:
-                        book_span(victim, start, expires, t, victim_size)
+                        span = book_span(victim, start, expires, t, victim_size)
+                        bursts.ended(span, victim, True)
                     if track:
                         ended[victim] = evicted
                     if inline_once:
@@ -340,6 +349,8 @@ def ordered_capacity(
             if can_expire:
                 push(expiries, (expires, obj))
             used += size
+            if per_object:
+                bursts.granted(obj)
             if only_along:
                 told.discard(obj)  # a fresh lease (a refused PUT leaves the turn to come)
                 continue
@@ -374,6 +385,7 @@ def ordered_capacity(
         taken.append(
             _totals(stream, upto, capacity, track, frame, counts, installs_of, rejected_of)
         )
+    bursts.end()
     changes_before(len(stream))  # those after the last reference end leases too
     for obj in list(entries):
         drop(obj, stream.end_ms, EndReason.EXPIRED)

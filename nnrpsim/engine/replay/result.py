@@ -124,6 +124,9 @@ class ReplayResult:
     """As :attr:`lease_samples`, the leases held at each sample time."""
     held_means: np.ndarray | None = None
     """As :attr:`live_means`, the bytes held on average since the sample before."""
+    notices: np.ndarray | None = None
+    """With ``per_object`` and a sweep interval: per TTL, the CACHE_INVALIDATE notices the
+    server sends its host from ``from_ms`` on (:meth:`LeaseSpans.notices`)."""
 
     @property
     def hit_rate(self) -> np.ndarray:
@@ -151,9 +154,10 @@ def stack_runs(
 
 LIVE_SPAN_FIGURES = ("peak_live_bytes", "live_samples", "lease_samples", "live_means")
 HELD_SPAN_FIGURES = ("peak_held_bytes", "held_samples", "held_lease_samples", "held_means")
-SPAN_FIGURES = (*LIVE_SPAN_FIGURES, *HELD_SPAN_FIGURES, "mean_held_bytes")
+SPAN_FIGURES = (*LIVE_SPAN_FIGURES, *HELD_SPAN_FIGURES, "mean_held_bytes", "notices")
 """What the leases' spans give a run (:meth:`LeaseSpans.figures`), per TTL in a result: of
-their live spans, and with a sweep interval of their held ones (those a run has)."""
+their live spans, and with a sweep interval of their held ones and the notices their ends
+sent (those a run has)."""
 
 
 def stacked_spans(runs: list[dict]) -> dict[str, np.ndarray]:
@@ -170,7 +174,10 @@ class LeaseSpans:
     shortfall, a content change or a close frees a lease, whether or not it had run out
     (the table holds one run out until then, or until its server's expiry sweep frees it:
     :func:`held_spans`); ``first`` where what freed it came first in that millisecond (a
-    content change), before the sample there, not after it (a reference's PUT, a close)."""
+    content change), before the sample there, not after it (a reference's PUT, a close).
+    ``told`` where what freed it sent its host a CACHE_INVALIDATE: a content change, or
+    another object's PUT that evicted it or reclaimed it run out (None: where ``first``);
+    not the host's own PUT, its close or the window's end (:meth:`notices`)."""
 
     objects: np.ndarray
     starts: np.ndarray
@@ -178,6 +185,7 @@ class LeaseSpans:
     freed: np.ndarray
     sizes: np.ndarray
     first: np.ndarray
+    told: np.ndarray | None = None
 
     def figures(
         self,
@@ -211,7 +219,22 @@ class LeaseSpans:
         held = np.bincount(self.objects, ms_bytes, n_objects)
         figures["object_held_bytes"] = held / (end_ms - cut_ms)
         figures["mean_held_bytes"] = float(figures["object_held_bytes"].sum())
+        figures["notices"] = self.notices(sweep_ms, cut_ms)
         return figures
+
+    def notices(self, sweep_ms: float, cut_ms: int) -> int:
+        """The CACHE_INVALIDATE notices the leases' ends sent their one host from ``cut_ms``
+        on, as a DES server sends them: one for each lease its expiry sweep frees (at the
+        first tick at or after its expiry, :func:`sweep_ticks`, that comes before what else
+        would free it, the window's end too: the DES's sweep there runs before the sessions
+        cut by the end close) and one for each lease something that tells (``told``) frees
+        before that sweep. A host's operations, closes and PUTs come after a sweep in the
+        same millisecond (at a fraction of it, or over a link), and a content change first."""
+        ticks = sweep_ticks(self.expires, sweep_ms)
+        swept = ticks <= self.freed
+        told = self.first if self.told is None else self.told
+        sent_at = np.where(swept, ticks, self.freed)
+        return int(np.count_nonzero((swept | told) & (sent_at >= cut_ms)))
 
 
 def sweep_ticks(expires: np.ndarray, sweep_ms: float) -> np.ndarray:
@@ -361,33 +384,53 @@ class ExpirySweeps:
         return due
 
 
+FIRST, TOLD = 1, 2
+"""A span's flags in a :class:`SpanLog`: what freed it came first in its millisecond; it
+told the lease's host."""
+
+
 class SpanLog:
     """Each lease's span (:class:`LeaseSpans`), booked as the lease ends, for the run's peak
-    of live bytes and its memory over time. Kept in columns of machine integers, 41 bytes a
-    span: as a list of tuples, several times that, they were the largest part of a long
-    trace's replay."""
+    of live bytes, its memory over time and its notices. Kept in columns of machine
+    integers, 41 bytes a span: as a list of tuples, several times that, they were the
+    largest part of a long trace's replay."""
 
     def __init__(self) -> None:
         # objects, starts, expires, freed, sizes
         self.columns = tuple(array("q") for _ in range(5))
-        self.first = array("b")
+        self.flags = array("b")  # FIRST and TOLD
 
     def book(
-        self, obj: int, start: int, expires: int, now: int, size: int, first: bool = False
-    ) -> None:
+        self,
+        obj: int,
+        start: int,
+        expires: int,
+        now: int,
+        size: int,
+        first: bool = False,
+        told: bool | None = None,
+    ) -> int:
         """A lease of ``obj`` granted at ``start``, due to expire at ``expires``, that ended
-        at ``now``, by what came ``first`` in that millisecond (a content change) or not."""
+        at ``now``, by what came ``first`` in that millisecond (a content change) or not,
+        and ``told`` its host so or not (None: as ``first``). Returns the span's index."""
         objects, starts, expiries, freed, sizes = self.columns
         objects.append(obj)
         starts.append(start)
         expiries.append(expires)
         freed.append(now)
         sizes.append(size)
-        self.first.append(first)
+        told = first if told is None else told
+        self.flags.append(FIRST * first + TOLD * told)
+        return len(self.flags) - 1
+
+    def tell(self, span: int) -> None:
+        """What freed span ``span`` told its host so (known once its PUT burst is in)."""
+        self.flags[span] |= TOLD
 
     def spans(self) -> LeaseSpans:
         columns = (np.frombuffer(column, dtype=np.int64) for column in self.columns)
-        return LeaseSpans(*columns, np.frombuffer(self.first, dtype=np.bool_))
+        flags = np.frombuffer(self.flags, dtype=np.int8)
+        return LeaseSpans(*columns, (flags & FIRST) > 0, (flags & TOLD) > 0)
 
 
 PER_OBJECT_COUNTS = ("object_hits", "object_rejected", "object_inlined")

@@ -72,7 +72,8 @@ def replay(
     ascending) asks for the bytes and the leases live at each (the memory over time); and
     ``sweep_ms``, a server's expiry sweep interval, for the bytes it holds (its table keeps a
     lease that ran out until a sweep, or something else, frees it): on average
-    (``mean_held_bytes``, per object too), at their peak and at ``sample_times``.
+    (``mean_held_bytes``, per object too), at their peak and at ``sample_times``; and the
+    CACHE_INVALIDATE notices the leases' ends send their host (``notices``).
     """
     if sweep_ms is not None and not sweep_ms >= 1:
         raise ValueError(f"sweep_ms must be at least 1, got {sweep_ms}")
