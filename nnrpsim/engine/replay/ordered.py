@@ -56,7 +56,9 @@ def ordered_capacity(
     entries: OrderedDict[int, tuple[int, int, int, float]] = OrderedDict()
     ended: dict[int, int] = {}  # obj -> EndReason of its last lease
     misses = [0] * len(EndReason)
-    expiries: list[tuple[int, int]] = []  # (expires, obj), lazily deleted
+    # (expires, obj), lazily deleted: only where a shortfall may reclaim (``short``), which
+    # reads it, it and the sweeps (a trace's 2 million leases: 160 MiB never read)
+    expiries: list[tuple[int, int]] = []
     hits = renewals = installs = rejected = evictions = used = live_ms_bytes = install_bytes = 0
     renewal_bytes = rejected_bytes = along_puts = along_put_bytes = along_rejected = 0
     # with per_object: per object, installs and rejections (its inline references are the
@@ -170,7 +172,7 @@ def ordered_capacity(
         entries[obj] = (expires, installed_at, held_size, expires - margin * asked)
         if lru:
             touch(obj)
-        if can_expire:
+        if short:
             push(expiries, (expires, obj))
 
     def take_back(obj: int) -> None:
@@ -346,7 +348,7 @@ def ordered_capacity(
                         stale.discard(victim)
             expires = t + asked
             entries[obj] = (expires, t, size, expires - margin * asked if margin else no_renewal)
-            if can_expire:
+            if short:
                 push(expiries, (expires, obj))
             used += size
             if per_object:
