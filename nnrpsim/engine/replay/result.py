@@ -401,26 +401,18 @@ class SpanLog:
         self.flags = array("b")  # FIRST and TOLD
 
     def book(
-        self,
-        obj: int,
-        start: int,
-        expires: int,
-        now: int,
-        size: int,
-        first: bool = False,
-        told: bool | None = None,
+        self, obj: int, start: int, expires: int, now: int, size: int, first: bool = False
     ) -> int:
         """A lease of ``obj`` granted at ``start``, due to expire at ``expires``, that ended
-        at ``now``, by what came ``first`` in that millisecond (a content change) or not,
-        and ``told`` its host so or not (None: as ``first``). Returns the span's index."""
+        at ``now``, by what came ``first`` in that millisecond (a content change, which
+        tells its host too) or not (:meth:`tell`). Returns the span's index."""
         objects, starts, expiries, freed, sizes = self.columns
         objects.append(obj)
         starts.append(start)
         expiries.append(expires)
         freed.append(now)
         sizes.append(size)
-        told = first if told is None else told
-        self.flags.append(FIRST * first + TOLD * told)
+        self.flags.append(FIRST | TOLD if first else 0)
         return len(self.flags) - 1
 
     def tell(self, span: int) -> None:
