@@ -721,7 +721,9 @@ def test_a_trace_whose_runs_this_machine_cannot_hold_is_refused_by_its_path(tmp_
     (size,) = [size for _, size in run_sizes.point_sizes([point])]
     peak = size.peak_bytes("vector")
     monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(0.9 * peak))
-    refusal = r"^workload\.trace\.path: one run would need about .* for its 43,924 trace objects,"
+    refusal = (
+        r"^workload\.trace\.path: one run would need about .* for its 121,877 trace references,"
+    )
     with pytest.raises(ScenarioError, match=refusal):
         nnrpsim.run(raw, out=tmp_path / "out", jobs=1, progress=False)
     monkeypatch.setattr(run_sizes, "machine_memory_bytes", lambda: int(1.5 * peak))

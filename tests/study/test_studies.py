@@ -1003,7 +1003,7 @@ def test_validate_describes_the_traces(capsys):
         "  trace mooncake_synthetic_trace.jsonl (time_scale 1): 121,877 references in 3,993 "
         "operations to 43,924 objects over 1,022.0 s",
         "  points 0, 1, 2, 3, 4, 5 (and 22 more): one run replays 121,877 references of the "
-        "trace; a worker needs about 190.4 MiB of memory for it",
+        "trace; a worker needs about 175.7 MiB of memory for it",
     ]
     assert main(["validate", str(ROOT / "scenarios/azure_arrivals.yaml")]) == 0
     lines = capsys.readouterr().out.splitlines()[1:]

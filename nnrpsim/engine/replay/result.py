@@ -363,9 +363,10 @@ def mean_live_between(
 
 class ExpirySweeps:
     """A server's expiry sweeps, every ``sweep_ms`` from ``sweep_ms`` on (none for None),
-    for a replay with a capacity or an entry limit to free leases that ran out as the DES's
-    sweep does: a shortfall reclaims every lease run out, so it must find only those the
-    DES's table still holds. ``next`` is when the next is due (never: an int past any
+    for a sequential replay to free leases that ran out as the DES's sweep does: a shortfall
+    reclaims every lease run out, so it must find only those the DES's table still holds,
+    and a replay that never falls short holds only those (not every lease run out until its
+    object comes back). ``next`` is when the next is due (never: an int past any
     millisecond, which a replay compares with a reference's time faster than math.inf)."""
 
     def __init__(self, sweep_ms: float | None) -> None:
