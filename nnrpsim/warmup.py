@@ -13,14 +13,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
-from .display_units import points_text, scenario_text
-from .lines_alike import DESCRIBED_BEYOND, lines_by_text
 from .model.workload_means import written_warmup_ms
 from .student_t import t_quantile
+
+if TYPE_CHECKING:  # (a study's workers, which import this, run without pandas: see tasks.py)
+    import pandas as pd
 
 BATCH = 5
 """Samples per batch mean: MSER-5."""
@@ -271,6 +272,10 @@ def _standard_error(biases: list[float]) -> float:
 def describe_warmups(warmups_ms: list[float]) -> str:
     """What ``warmup: auto`` chose, by point (``warmups_ms[i]`` is point i's), with the points
     each is theirs: ``nnrpsim validate`` says it before a study, ``nnrpsim run`` after it."""
+    # (here: text needs pandas, which a study's workers, that import this, run without)
+    from .display_units import points_text, scenario_text
+    from .lines_alike import DESCRIBED_BEYOND, lines_by_text
+
     chosen = lines_by_text(
         ((scenario_text("study.warmup", warmup), index) for index, warmup in enumerate(warmups_ms)),
         DESCRIBED_BEYOND,

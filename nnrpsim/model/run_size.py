@@ -63,7 +63,8 @@ from .slot_frames import slot_shares, stream_frames
 from .workload_means import measured_ramp
 
 WORKER_BYTES = 120 << 20
-"""A worker process with nnrpsim, numpy, SimPy and pandas imported, before its first run."""
+"""A worker process with nnrpsim, numpy, SimPy and pandas imported, before its first run
+(pandas only once it reads a trace or draws the plots: a synthetic run's peak is lower)."""
 
 
 PART_OF_COUNT = {

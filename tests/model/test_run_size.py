@@ -60,6 +60,7 @@ def test_the_counts_are_those_a_drawn_plan_has(workload, hosts, duration_ms):
 
 MEASURE = """
 import json, sys
+import pandas  # (in WORKER_BYTES: a worker imports it to read a trace, or to draw the plots)
 from nnrpsim.tasks import run_task, tasks_for
 from nnrpsim.scenario import parse_scenario, sweep_points
 
