@@ -115,8 +115,9 @@ def ordered_capacity(
     bursts = PutBursts(spans, stream.connection_owned)  # with per_object: what they told
     # With per_object, the server's sweeps (the memory held): they free the leases run out as
     # the DES's do, for a shortfall to reclaim only what its table still holds, and for the
-    # map to keep only the leases not yet swept (a trace of 700,000 objects held every one
-    # until the end: 500 bytes each). Without, a shortfall reclaims every lease run out.
+    # map to keep only the leases not yet swept (each until its object came back or the run
+    # ended: the Mooncake trace 16 times over, 190 MiB). Without, a shortfall reclaims every
+    # lease run out.
     short = can_expire and capacity < int(stream.size.sum())  # (else it never falls short)
     sweeps = ExpirySweeps(sweep_ms if per_object and can_expire else None)
     expiring = short or sweeps.sweep_ms is not None
