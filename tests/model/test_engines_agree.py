@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 import nnrpsim
@@ -134,6 +134,7 @@ def drawn_config(rng: np.random.Generator) -> ModelConfig:
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32 - 1))
+@example(seed=985993)  # (one lease, begun and ended between the last two samples)
 def test_over_instant_links_both_engines_count_the_same(seed):
     config = drawn_config(np.random.default_rng(seed))
     plan = synthetic_plan(config.workload, 1, config.duration_ms, np.random.SeedSequence(seed))
@@ -158,7 +159,12 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     # most what the references of one millisecond put, each with a source made along
     vector_peak = vector["peak_gpu_bytes"]
     assert vector_peak <= des["peak_gpu_bytes"] <= vector_peak + _most_put_in_one_ms(plan)
-    within = max(result.memory["held_bytes"].max(initial=0), 1) * 5e-3
+    # (of the most held at a sample or on average between two: a lease may begin and end
+    # between samples, each of which then finds nothing held)
+    most = max(
+        result.memory["held_bytes"].max(initial=0), result.memory["mean_held_bytes"].max(initial=0)
+    )
+    within = max(most, 1) * 5e-3
     np.testing.assert_allclose(
         run.memory["mean_held_bytes"], result.memory["mean_held_bytes"], rtol=0, atol=within
     )
