@@ -15,7 +15,15 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
 from . import __version__, frame_commands
-from .plot_formats import FORMATS, FORMATS_VARIABLE, KNOWN_FORMATS, formats_text, plot_formats
+from .plot_formats import (
+    FORMATS,
+    FORMATS_VARIABLE,
+    KNOWN_FORMATS,
+    NO_FORMAT,
+    formats_text,
+    plot_formats,
+    redrawing_formats,
+)
 from .protocol import BLOCKS, WireError
 from .quoted import quoted
 from .usage_error import UsageError
@@ -88,11 +96,16 @@ def _run(args: argparse.Namespace) -> str | _Outcome:
     )
     for warning in result.warnings:
         print(warning, file=sys.stderr)
-    drawn = f"{counted(result.figures, 'plot')} in plots/ ({formats_text(plot_formats())})"
+    formats = plot_formats()
+    drawn = (
+        f"{counted(result.figures, 'plot')} in plots/ ({formats_text(formats)})"
+        if formats
+        else f"no plots ({FORMATS_VARIABLE}={NO_FORMAT})"
+    )
     files = (
-        ("summary.csv", result.figures),
+        ("summary.csv", not result.summary.empty),
         (WARNINGS_FILE, result.warnings),
-        (drawn, result.figures),
+        (drawn, result.figures or not formats),
     )
     written = [name for name, any_written in files if any_written]
     where = f": {', '.join(written)}" if written else ""
@@ -225,6 +238,7 @@ def _plot(args: argparse.Namespace) -> str:
     from .folder_lock import LOCK_FILE, folder_held
     from .paths import file_problem
 
+    redrawing_formats()  # (before the folder is looked at)
     folder = Path(args.results)
     # a study still running there draws the plots as it ends (an older study's folder has no
     # lock file, and is not made one by a look at it; a path the system refuses is said below)
@@ -307,7 +321,8 @@ def _command(
 
 PLOT_FORMATS_NOTE = (
     f"figures are written as {formats_text(FORMATS)}; {FORMATS_VARIABLE} names others, "
-    f"comma-separated, of {', '.join(KNOWN_FORMATS)} (png alone draws them faster)"
+    f"comma-separated, of {', '.join(KNOWN_FORMATS)} (png alone draws them faster), or "
+    f"{NO_FORMAT}: a study draws none (nnrpsim plot draws them later)"
 )
 
 

@@ -16,6 +16,8 @@ import pytest
 import yaml
 from hypothesis import settings
 
+from nnrpsim.plot_formats import FORMATS_VARIABLE, NO_FORMAT
+
 # CI draws the same examples every run (a red build is then the change's, not the dice's);
 # elsewhere each run explores new ones. `.ci/run` sets HYPOTHESIS_PROFILE=ci.
 settings.register_profile("ci", derandomize=True, print_blob=True)
@@ -27,23 +29,31 @@ MOONCAKE = SHARED / "data/traces/mooncake_synthetic_trace.jsonl"
 
 
 @pytest.fixture(scope="session", autouse=True)
-def png_plots() -> Iterator[None]:
-    """Figures written as PNG alone (``NNRPSIM_PLOT_FORMATS``, which a study's workers and the
-    command lines a test starts inherit): the SVG writer took 15 % of the suite's time, and a
-    test reads its figures as PNG. A test marked ``all_plot_formats`` writes the default's."""
+def no_plots() -> Iterator[None]:
+    """Studies draw no figures (``NNRPSIM_PLOT_FORMATS=none``, which a study's workers and the
+    command lines a test starts inherit): drawing was two fifths of a small study's time, and
+    most tests read its tables alone. A test marked ``plots``, or given :func:`drawn`, draws
+    them as PNG; one marked ``all_plot_formats``, in the default formats."""
     with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("NNRPSIM_PLOT_FORMATS", "png")
+        patch.setenv(FORMATS_VARIABLE, NO_FORMAT)
         yield
 
 
 @pytest.fixture(autouse=True)
-def _default_plot_formats(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test marked ``all_plot_formats``: figures in the default formats (PNG and SVG)."""
-    if request.node.get_closest_marker("all_plot_formats") is None:
+def _marked_plot_formats(request: pytest.FixtureRequest) -> Iterator[None]:
+    """The formats a test's marker names: ``plots``, PNG; ``all_plot_formats``, the default."""
+    if request.node.get_closest_marker("all_plot_formats") is not None:
+        formats = None
+    elif request.node.get_closest_marker("plots") is not None:
+        formats = "png"
+    else:
         yield
         return
     with pytest.MonkeyPatch.context() as patch:
-        patch.delenv("NNRPSIM_PLOT_FORMATS")
+        if formats is None:
+            patch.delenv(FORMATS_VARIABLE)
+        else:
+            patch.setenv(FORMATS_VARIABLE, formats)
         yield
 
 
@@ -114,6 +124,7 @@ def drawn(monkeypatch) -> Iterator[DrawnFigures]:
     from nnrpsim import plots
 
     figures = DrawnFigures()
+    monkeypatch.setenv(FORMATS_VARIABLE, "png")  # (the figures are drawn, though not written)
 
     def keep(figure, folder, name: str) -> list:
         figure.set_label(name)

@@ -26,7 +26,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..checks import StudyWarning
-from ..plot_formats import KNOWN_FORMATS, plot_formats
+from ..plot_formats import KNOWN_FORMATS, plot_formats, redrawing_formats
 from ..recorded import recorded_warmup_ms, unfinished_study_note
 from ..results import read_table
 from ..run_files import atomic_write, write_json
@@ -81,6 +81,7 @@ def plot_study(results: str | Path, pool: ProcessPoolExecutor | None = None) -> 
     show its finished runs only."""
     if pool is not None and not isinstance(pool, ProcessPoolExecutor):
         raise TypeError(f"pool: a ProcessPoolExecutor or None, got {type(pool).__name__}")
+    redrawing_formats()
     results = Path(results)
     written = draw_study(results, pool)
     if note := unfinished_study_note(results):
@@ -91,7 +92,32 @@ def plot_study(results: str | Path, pool: ProcessPoolExecutor | None = None) -> 
 def draw_study(results: Path, pool: ProcessPoolExecutor | None) -> list[Path]:
     """:func:`plot_study`'s drawing, without its word on how the study ended: a study just run
     says that in its own result, and the command line as one line of its own."""
-    plot_formats()  # (a bad setting, said before anything is drawn)
+    # (a bad setting is said before anything is drawn; none draws nothing, and leaves no
+    # figure of earlier numbers either)
+    tables = _study_tables(results) if plot_formats() else None
+    folder = results / "plots"
+    try:  # (a full disk, say: on a worker, it is raised here too)
+        if tables is None:
+            if folder.is_dir():
+                _remove_earlier(folder, [])
+            return []
+        summary, series, kinds = tables
+        folder.mkdir(exist_ok=True)
+        if summary.empty:
+            return []
+        warmup_s = recorded_warmup_ms(results) / 1e3
+        figures = _figures(summary, series, kinds, folder, warmup_s)
+        drawn = pool.map(_draw, figures) if pool is not None else map(_draw, figures)
+        written = [path for paths in drawn for path in paths]
+        _remove_earlier(folder, written)
+        return written
+    except OSError as err:
+        raise ScenarioError(str(folder), f"cannot draw the plots: {err.strerror or err}") from None
+
+
+def _study_tables(results: Path) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+    """The study's summary, time series (with each sample's mean held) and kinds: the last
+    two empty where the folder holds no such table."""
     summary = read_table(results / "summary.parquet", required=NEEDED_SUMMARY_COLUMNS)
     series_path, kinds_path = results / "timeseries.parquet", results / "kinds.parquet"
     series = (
@@ -104,19 +130,7 @@ def draw_study(results: Path, pool: ProcessPoolExecutor | None) -> list[Path]:
         if kinds_path.is_file()
         else pd.DataFrame()
     )
-    folder = results / "plots"
-    try:  # (a full disk, say: on a worker, it is raised here too)
-        folder.mkdir(exist_ok=True)
-        if summary.empty:
-            return []
-        warmup_s = recorded_warmup_ms(results) / 1e3
-        figures = _figures(summary, series, kinds, folder, warmup_s)
-        drawn = pool.map(_draw, figures) if pool is not None else map(_draw, figures)
-        written = [path for paths in drawn for path in paths]
-        _remove_earlier(folder, written)
-        return written
-    except OSError as err:
-        raise ScenarioError(str(folder), f"cannot draw the plots: {err.strerror or err}") from None
+    return summary, series, kinds
 
 
 def _remove_earlier(folder: Path, written: list[Path]) -> None:

@@ -69,6 +69,7 @@ def _dies_in_a_worker() -> list[Path]:
     return []
 
 
+@pytest.mark.plots
 def test_a_worker_that_dies_drawing_the_plots_leaves_them_drawn_by_the_study(
     tmp_path, capsys, monkeypatch
 ):

@@ -76,6 +76,7 @@ def test_a_folder_another_study_wrote_after_this_one_checked_it_is_refused(tmp_p
     assert json.loads((out / "manifest.json").read_text())["status"] == "complete again"
 
 
+@pytest.mark.plots
 def test_plot_waits_for_the_study_writing_its_folder_and_holds_it_as_it_draws(
     tmp_path, small_yaml, capsys, monkeypatch
 ):
@@ -103,6 +104,7 @@ def test_plot_waits_for_the_study_writing_its_folder_and_holds_it_as_it_draws(
     assert main(["plot", str(out)]) == 0 and held_as_drawn == [out]
 
 
+@pytest.mark.plots
 def test_plot_leaves_no_lock_file_in_a_folder_an_older_study_wrote(tmp_path, small_yaml):
     out = tmp_path / "older"
     nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)

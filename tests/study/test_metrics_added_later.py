@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pytest
 
 import nnrpsim
 from nnrpsim.cli import main
@@ -45,6 +46,7 @@ def test_a_resumed_folder_averages_evictions_over_the_runs_that_counted_them(tmp
     assert not [line for line in again.warnings if "eviction" in line]
 
 
+@pytest.mark.plots
 def test_the_plots_of_a_summary_written_before_them_are_all_drawn(tmp_path, capsys):
     scenario, out = write_yaml(tmp_path, EVICTING), tmp_path / "out"
     drawn = {path.name for path in nnrpsim.run(scenario, out=out, jobs=1, progress=False).plots}
@@ -76,6 +78,7 @@ def test_a_resumed_vector_folder_runs_again_the_runs_that_kept_no_samples(tmp_pa
     assert again.runs["memory_settled_s"].equals(first.runs["memory_settled_s"])
 
 
+@pytest.mark.plots
 def test_runs_that_kept_no_mean_between_samples_draw_their_samples_instead(tmp_path, capsys):
     """Resumed, a folder whose runs an earlier version wrote without ``mean_held_bytes`` has
     their bytes held at each sample stand in for it, the other runs' as they were; a study's

@@ -36,6 +36,7 @@ def test_an_out_folder_the_system_refuses(tmp_path, small_yaml, capsys):
     assert _one_line(capsys).startswith(f"error: --out: cannot use {out}: File name too long")
 
 
+@pytest.mark.plots
 @pytest.mark.parametrize(
     ("name", "reason"),
     [(TOO_LONG, "cannot read {}: File name too long"), ("folder", "cannot read {}: a folder")],

@@ -9,8 +9,12 @@ import shutil
 import pytest
 from matplotlib.figure import Figure
 
+import nnrpsim
 from nnrpsim.cli import main
 from nnrpsim.plots import plot_study
+from nnrpsim.scenario import ScenarioError
+
+pytestmark = pytest.mark.plots
 
 
 def _contents(folder) -> dict:
@@ -63,14 +67,14 @@ def test_by_default_each_figure_is_a_png_and_an_svg(tmp_path, small_yaml, capsys
     assert len(drawn) == len(paths) == len(_figures(tmp_path / "out"))
 
 
-@pytest.mark.parametrize("text", ["jpeg", "png,", ""])
+@pytest.mark.parametrize("text", ["jpeg", "png,", "", "none,png"])
 def test_a_format_it_cannot_write_is_one_line_before_anything_is_written(
     tmp_path, small_yaml, capsys, monkeypatch, text
 ):
     monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", text)
     said = (
         "error: NNRPSIM_PLOT_FORMATS: names png, svg, pdf, comma-separated (png,svg by "
-        f"default), not {text!r}\n"
+        f"default), or none, not {text!r}\n"
     )
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert capsys.readouterr().err == said and not (tmp_path / "out").exists()
@@ -83,6 +87,37 @@ def test_a_format_it_cannot_write_is_one_line_before_anything_is_written(
     assert main(["plot", str(tmp_path / "out")]) == 2
     assert capsys.readouterr().err == said  # (said before its folder is made)
     assert _contents(tmp_path / "out") == files
+
+
+def test_none_draws_no_figures_and_leaves_none_of_earlier_numbers(
+    tmp_path, small_yaml, capsys, monkeypatch
+):
+    """A study under ``none`` draws nothing: a resume with more replications removes the
+    figures of fewer that the last drawing wrote (not a file of yours), and says so in its
+    results line; redrawing under ``none``, which would draw nothing, is refused."""
+    out = tmp_path / "out"
+    assert main(["run", str(small_yaml), "--out", str(out), "--quiet"]) == 0
+    assert len(_figures(out)) > 5
+    (out / "plots" / "mine.png").write_bytes(b"kept")
+    capsys.readouterr()
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", " None ")
+    more = ["--resume", "--set", "study.replications=3", "--quiet"]
+    assert main(["run", str(small_yaml), "--out", str(out), *more]) == 0
+    said = capsys.readouterr().out
+    assert "(complete): summary.csv, warnings.txt, no plots (NNRPSIM_PLOT_FORMATS=none)\n" in said
+    assert [path.name for path in _figures(out)] == ["mine.png"]
+    assert json.loads((out / "plots" / ".drawn.json").read_text()) == {"files": []}
+    files = _contents(out)
+    assert main(["plot", str(out)]) == 2
+    assert capsys.readouterr().err == (
+        "error: NNRPSIM_PLOT_FORMATS: is none, so nothing would be drawn: name the formats to "
+        "draw the figures in, of png, svg, pdf, or unset it for png,svg\n"
+    )
+    with pytest.raises(ScenarioError, match="is none, so nothing would be drawn"):
+        plot_study(out)
+    assert _contents(out) == files
+    fresh = nnrpsim.run(small_yaml, out=tmp_path / "fresh", progress=False)
+    assert fresh.plots == [] and not (tmp_path / "fresh" / "plots").exists()
 
 
 @pytest.mark.parametrize("command", ["run", "plot"])

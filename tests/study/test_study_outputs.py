@@ -125,12 +125,12 @@ def test_a_studys_warnings_are_kept_in_its_folder(study, monkeypatch, capsys):
     assert main([*compare, "--csv", str(study.path / "warnings.txt")]) == 2
     assert "lies among a study's outputs (warnings.txt in " in capsys.readouterr().err
     assert main(["run", str(study.path), "--resume", "--quiet"]) == 0
-    plots = f"{len(study.plots)} plots in plots/ ("
-    assert f": summary.csv, warnings.txt, {plots}" in capsys.readouterr().out
+    plots = "no plots (NNRPSIM_PLOT_FORMATS=none)"  # (the tests' setting)
+    assert f"(complete): summary.csv, warnings.txt, {plots}\n" in capsys.readouterr().out
     assert (study.path / "warnings.txt").read_text(encoding="utf-8") == kept
     monkeypatch.setattr("nnrpsim.study.study_warnings", lambda *tables: [])
     assert main(["run", str(study.path), "--resume", "--quiet"]) == 0
-    assert f": summary.csv, {plots}" in capsys.readouterr().out
+    assert f"(complete): summary.csv, {plots}\n" in capsys.readouterr().out
     assert not (study.path / "warnings.txt").exists()
 
 

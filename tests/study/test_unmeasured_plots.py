@@ -23,6 +23,7 @@ NOTHING_REFERENCED = {
 }
 
 
+@pytest.mark.plots
 @pytest.mark.parametrize("engine", ["des", "vector"])
 def test_a_study_that_references_nothing_draws_what_it_measured_and_no_more(tmp_path, engine):
     raw = {**NOTHING_REFERENCED, "engine": engine}

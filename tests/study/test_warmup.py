@@ -457,6 +457,7 @@ def test_many_points_short_each_by_its_own_numbers_are_named_in_one_line():
     ]
 
 
+@pytest.mark.plots
 def test_a_vector_engine_study_is_judged_on_its_own_samples_after_its_run(tmp_path, capsys):
     """Its memory over time, as the DES's: where it settles, the climb past the warm-up, the
     plot; before the run, validate judges the sessions in closed form, as for the DES."""

@@ -74,6 +74,7 @@ def test_a_lossy_links_resends_are_not_counted_against_the_saving():
     assert (saved / (sent + saved))[0.5] < saving[0.0] - 0.1  # (the count before)
 
 
+@pytest.mark.plots
 def test_results_written_before_the_saving_are_drawn_without_it(tmp_path, small_yaml):
     """``nnrpsim plot`` of a folder an earlier version wrote, whose summary has no
     ``wire_saving``: every other figure, not an error naming the missing column."""

@@ -60,6 +60,7 @@ def test_a_full_disk_keeps_what_was_written_and_resume_finishes(
         assert (out / "runs" / name).read_bytes() == content
 
 
+@pytest.mark.plots
 def test_plots_that_cannot_be_written_are_named_and_leave_no_part_of_a_file(
     tmp_path, small_yaml, capsys, monkeypatch
 ):
