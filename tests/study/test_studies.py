@@ -299,7 +299,7 @@ def test_a_dask_study_beside_another_cluster_says_nothing_of_ports(tmp_path, sma
 
 @pytest.mark.all_plot_formats
 def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics(
-    tmp_path, small_yaml, capsys
+    tmp_path, small_yaml, capsys, monkeypatch
 ):
     """``rate_per_s`` alone would not say whose: sessions', operations' or invalidations'. A
     metric no run measured is left out."""
@@ -316,6 +316,7 @@ def test_the_printed_summary_names_swept_keys_alone_and_skips_unmeasured_metrics
         "plots/ (PNG and SVG)"
     )
     vector = ["--set", "engine=vector"]  # it measures no latency: no column of NaN
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "none")  # (its table alone)
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "v"), "--quiet", *vector]) == 0
     header = capsys.readouterr().out.splitlines()[0].split()
     assert "hit_rate" in header and "p99_latency_ms" not in header
@@ -771,12 +772,10 @@ def test_the_command_says_which_runs_failed_and_exits_1(
     assert main([*command, "--resume"]) == 0 and "failed" not in capsys.readouterr().err
 
 
-@pytest.mark.plots
-def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
+def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys, monkeypatch):
     out = tmp_path / "p"
-    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    for plot in (out / "plots").iterdir():
-        plot.unlink()
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)  # (it draws none: tests/conftest.py)
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "png")
     assert main(["plot", str(out)]) == 0
     assert (out / "plots/hit_rate_vs_ttl.png").stat().st_size > 1000
     assert capsys.readouterr().err == ""  # a complete study's plots: nothing to warn of
@@ -820,26 +819,27 @@ def test_plot_command_redraws_from_saved_results(tmp_path, small_yaml, capsys):
     )
 
 
-@pytest.mark.plots
 def test_the_command_line_draws_its_files_whatever_backend_the_shell_names(tmp_path, small_yaml):
     """It writes files only: a misspelt MPLBACKEND failed matplotlib's import, a traceback."""
     out = tmp_path / "backend"
-    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    env = {**os.environ, "MPLBACKEND": "bogus"}
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)  # (it draws none: tests/conftest.py)
+    env = {**os.environ, "MPLBACKEND": "bogus", "NNRPSIM_PLOT_FORMATS": "png"}
     command = [sys.executable, "-m", "nnrpsim", "plot", str(out)]
     done = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     assert (done.returncode, done.stderr) == (0, "")
     assert str(out / "plots" / "hit_rate_vs_ttl.png") in done.stdout.splitlines()
 
 
-@pytest.mark.plots
 @pytest.mark.parametrize("table", ["summary", "timeseries", "kinds"])
-def test_plot_refuses_a_table_another_tool_wrote_in_one_line(tmp_path, small_yaml, capsys, table):
+def test_plot_refuses_a_table_another_tool_wrote_in_one_line(
+    tmp_path, small_yaml, capsys, monkeypatch, table
+):
     """A readable Parquet file without the columns a study writes was a ``KeyError``
     traceback from deep in the plots; an empty one (a study stopped before its first run)
     still plots nothing."""
     out = tmp_path / "other"
-    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
+    nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)  # (it draws none: tests/conftest.py)
+    monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", "png")
     path = out / f"{table}.parquet"
     pd.DataFrame({"point": [0, 1], "unrelated": [1.0, 2.0]}).to_parquet(path)
     assert main(["plot", str(out)]) == 2
