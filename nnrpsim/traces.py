@@ -71,20 +71,23 @@ def _read_arrivals(spec: Arrivals, _version: tuple[int, int]) -> np.ndarray:
         raise TraceError(
             f"{path.name}:{spec.column}", f"row {int(bad[0])}: not a time (datetime or ms)"
         )
+    _check_span(times, spec.time_scale, path, "arrivals span", where)
     times = np.sort(times - times.min()) * spec.time_scale
-    if not times[-1] < 2.0**63:
-        raise TraceError(str(path), _too_long("arrivals span", spec.time_scale, where))
     times.flags.writeable = False  # runs in one process share it
     return times
 
 
-def _too_long(what: str, time_scale: float, where: str) -> str:
-    """Why a log's times do not fit the int64 milliseconds a run keeps, and the key that
-    scales them (times in nanoseconds read as milliseconds, or a time_scale of 1e300)."""
-    return (
-        f"the {what} more milliseconds than an int64 holds, at time_scale {time_scale:g} "
-        f"({where}.time_scale scales its times)"
-    )
+def _check_span(times: np.ndarray, time_scale: float, path: Path, what: str, where: str) -> None:
+    """Refuses a log whose times, scaled, do not fit the int64 milliseconds a run keeps, naming
+    the key that scales them (times in nanoseconds read as milliseconds, or a time_scale of
+    1e300). Worked out in Python's floats, which overflow to inf without a word: numpy's
+    would print a RuntimeWarning above the one line of the error."""
+    if not (float(times.max()) - float(times.min())) * time_scale < 2.0**63:
+        raise TraceError(
+            str(path),
+            f"the {what} more milliseconds than an int64 holds, at time_scale {time_scale:g} "
+            f"({where}.time_scale scales its times)",
+        )
 
 
 def _milliseconds(column: pd.Series) -> np.ndarray:
@@ -129,8 +132,7 @@ def _read_trace(spec: Trace, _version: tuple[int, int]) -> tuple[ReferenceStream
         times, objects, sizes, operations = _mooncake(path, spec)
     else:
         times, objects, sizes, operations, kinds = _reference_log(path, fmt)
-    if not (times.max() - times.min()) * spec.time_scale < 2.0**63:
-        raise TraceError(str(path), _too_long("trace spans", spec.time_scale, "workload.trace"))
+    _check_span(times, spec.time_scale, path, "trace spans", "workload.trace")
     order = np.lexsort((operations, times))  # by time; an operation's references together
     times = np.round((times[order] - times.min()) * spec.time_scale).astype(np.int64)
     # numbered by first appearance in time: the file's own order's numbers, renumbered

@@ -1013,6 +1013,38 @@ def test_bad_traces_fail_validate_and_run_with_one_line(tmp_path, capsys, name, 
         nnrpsim.sweep(path)
 
 
+SPANS_TOO_LONG = [
+    (  # times that fit, scaled past an int64's milliseconds
+        {"trace": {"path": "t.csv", "time_scale": 1e308}},
+        "the trace spans more milliseconds than an int64 holds, at time_scale 1e+308 "
+        "(workload.trace.time_scale scales its times)",
+    ),
+    (
+        {"sessions": {"arrivals": {"path": "a.csv", "time_scale": 1e308}}},
+        "the arrivals span more milliseconds than an int64 holds, at time_scale 1e+308 "
+        "(workload.sessions.arrivals.time_scale scales its times)",
+    ),
+    (  # (the span itself past a float's range)
+        {"sessions": {"arrivals": {"path": "far.csv"}}},
+        "the arrivals span more milliseconds than an int64 holds, at time_scale 1 ",
+    ),
+]
+
+
+@pytest.mark.parametrize(("workload", "message"), SPANS_TOO_LONG)
+def test_a_log_spanning_past_an_int64_is_one_line_without_numpys_warning(
+    tmp_path, capsys, workload, message
+):
+    """numpy's overflow warning (an error in the tests) printed above the one line."""
+    (tmp_path / "t.csv").write_text("time_ms,object,size_bytes\n0,a,10\n10,b,10\n")
+    (tmp_path / "a.csv").write_text("TIMESTAMP\n0\n10\n")
+    (tmp_path / "far.csv").write_text("TIMESTAMP\n-1e308\n1e308\n")
+    path = write_yaml(tmp_path, {"engine": "vector", "workload": workload})
+    assert main(["validate", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1
+
+
 def test_a_swept_trace_is_checked_too(tmp_path, capsys):
     (tmp_path / "good.jsonl").write_bytes(GOOD_REQUEST)
     (tmp_path / "bad.jsonl").write_bytes(b"{}\n")
