@@ -146,6 +146,7 @@ def _compare(args: argparse.Namespace) -> str:
     from pathlib import Path
 
     from .differences import compare, replaceable_by_differences
+    from .paths import is_folder
     from .printed_tables import differences_table, terminal_width
     from .results import among, study_output
     from .run_files import atomic_write
@@ -154,7 +155,7 @@ def _compare(args: argparse.Namespace) -> str:
     written = ""
     if args.csv:
         path = Path(args.csv)
-        if path.is_dir():
+        if is_folder(path):
             raise UsageError(f"--csv: {path} is a folder, not a file")
         owned = study_output(path)
         if owned is not None:

@@ -18,3 +18,12 @@ def file_problem(path: Path) -> str | None:
         return "a folder, not a file" if path.is_dir() else NO_SUCH_FILE
     except OSError as err:
         return err.strerror or type(err).__name__
+
+
+def is_folder(path: Path) -> bool:
+    """``path.is_dir()``, but False for a name the system refuses, where ``is_dir`` raises:
+    whatever then reads or writes it as a file says why (:func:`file_problem`)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False

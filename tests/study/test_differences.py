@@ -228,6 +228,7 @@ def test_compare_writes_every_metric_to_csv_and_refuses_a_path_it_cannot_write(
     for path, reason in (
         (tmp_path, f"{tmp_path} is a folder, not a file"),
         (tmp_path / "none/d.csv", f"cannot write {tmp_path / 'none/d.csv'}: "),
+        (tmp_path / ("x" * 300), f"cannot write {tmp_path / ('x' * 300)}: File name too long"),
     ):
         assert main([*args, "--csv", str(path)]) == 2
         out, err = capsys.readouterr()

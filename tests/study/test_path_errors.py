@@ -50,6 +50,19 @@ def test_plot_of_a_summary_that_cannot_be_read(tmp_path, capsys, name, reason):
     assert _one_line(capsys).startswith(f"error: results: {expected}")
 
 
+@pytest.mark.parametrize(
+    "command", [["validate"], ["run", "--quiet"], ["records", "--quiet"]], ids=lambda c: c[0]
+)
+def test_a_scenario_path_the_system_refuses(tmp_path, capsys, command):
+    """Read first as a results folder's name, where ``is_dir`` raised."""
+    scenario = tmp_path / TOO_LONG
+    assert main([command[0], str(scenario), *command[1:]]) == 2
+    assert _one_line(capsys) == f"error: {scenario}: File name too long\n"
+    with pytest.raises(ScenarioError, match=r"File name too long$"):
+        nnrpsim.validate(scenario)
+    assert list(tmp_path.iterdir()) == []
+
+
 WORKLOADS = {
     "workload.trace.path": lambda path: {"trace": {"path": path}},
     "workload.sessions.arrivals.path": lambda path: {"sessions": {"arrivals": {"path": path}}},
