@@ -143,18 +143,16 @@ def _compare_example(result: StudyResult) -> str:
 
 
 def _compare(args: argparse.Namespace) -> str:
-    from pathlib import Path
-
     from .differences import compare, replaceable_by_differences
-    from .paths import is_folder
+    from .paths import given_path, is_folder
     from .printed_tables import differences_table, terminal_width
     from .results import among, study_output
     from .run_files import atomic_write
 
     differences = compare(args.results, args.baseline)
     written = ""
-    if args.csv:
-        path = Path(args.csv)
+    if args.csv is not None:
+        path = given_path(args.csv, "--csv")
         if is_folder(path):
             raise UsageError(f"--csv: {path} is a folder, not a file")
         owned = study_output(path)
@@ -179,15 +177,14 @@ def _compare(args: argparse.Namespace) -> str:
 
 
 def _records(args: argparse.Namespace) -> str:
-    from pathlib import Path
-
     import pandas as pd
 
     from .checks.outcomes import violation_warnings
     from .display_units import durations_text, sizes_text
     from .one_run import run_records
+    from .paths import given_path
 
-    folder = Path(args.out) if args.out else None
+    folder = given_path(args.out, "--out") if args.out is not None else None
     records = run_records(
         args.scenario,
         args.point,
@@ -234,13 +231,12 @@ def _validate(args: argparse.Namespace) -> str:
 
 def _plot(args: argparse.Namespace) -> str:
     from contextlib import nullcontext
-    from pathlib import Path
 
     from .folder_lock import LOCK_FILE, folder_held
-    from .paths import file_problem
+    from .paths import file_problem, given_path
 
     redrawing_formats()  # (before the folder is looked at)
-    folder = Path(args.results)
+    folder = given_path(args.results, "results")
     # a study still running there draws the plots as it ends (an older study's folder has no
     # lock file, and is not made one by a look at it; a path the system refuses is said below)
     held = (

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from .display_units import first_few, value_text
 from .metrics import METRICS
+from .paths import given_path
 from .recorded import recorded_scenario
 from .results import cell, read_table
 from .scenario import Scenario, ScenarioError
@@ -115,7 +116,7 @@ def compare(results: str | Path, baseline: Sequence[str] | str | None = None) ->
     (``gpu_memory=512MiB``); values are read as the study's scenario reads them. None: the
     study's own (:func:`default_baseline`). The frame's ``attrs["baseline"]`` lists the
     ``KEY=VALUE`` items it was compared with (the default's written out)."""
-    folder = Path(results)
+    folder = given_path(results, "results")
     runs = read_table(folder / "runs.parquet")
     if baseline is None:
         baseline = default_baseline(folder, runs)

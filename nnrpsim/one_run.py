@@ -25,6 +25,7 @@ from .metrics import METRICS, des_metrics, wire_saving
 from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
+from .paths import given_path
 from .protocol import CacheObjectKind
 from .quoted import quoted
 from .recorded import recorded_inputs, study_of
@@ -274,7 +275,7 @@ def check_records_folder(
     another run's records, or a file of a records' name with no ``run.json`` to say whose.
     The same run's records are written again (its seeds give the same numbers); files of
     other names are left alone."""
-    folder = Path(folder)
+    folder = given_path(folder, "--out")
     check_out_folder(folder)
     study = study_mark(folder)
     owned = study_output(folder)

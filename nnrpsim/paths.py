@@ -4,7 +4,10 @@ bad input, said in one line naming the path, never a traceback."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+
+from .scenario import ScenarioError
 
 NO_SUCH_FILE = "no such file"
 
@@ -27,3 +30,11 @@ def is_folder(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+def given_path(value: str | os.PathLike[str], field: str) -> Path:
+    """``Path(value)``, refusing an empty string, which pathlib reads as the current folder:
+    ``--out "$UNSET"`` wrote a study's files among whatever was where the command ran."""
+    if isinstance(value, str) and not value:
+        raise ScenarioError(field, "must not be empty")
+    return Path(value)

@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from .paths import NO_SUCH_FILE, file_problem, is_folder
+from .paths import NO_SUCH_FILE, file_problem, given_path, is_folder
 from .renumbering import MOVING
 from .scenario import ScenarioError, ScenarioLike
 
@@ -68,7 +68,7 @@ def study_of(scenario: ScenarioLike, purpose: str) -> tuple[ScenarioLike, Path |
     """``scenario`` as given, or where it names a results folder, the scenario the folder's
     manifest records (:func:`recorded_scenario`, for ``purpose``) and the folder: so a
     command takes the study of a folder whatever its file has become since."""
-    if isinstance(scenario, str | os.PathLike) and is_folder(Path(scenario)):
+    if isinstance(scenario, str | os.PathLike) and is_folder(given_path(scenario, "scenario")):
         return recorded_scenario(Path(scenario), purpose), Path(scenario)
     return scenario, None
 

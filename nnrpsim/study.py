@@ -16,6 +16,7 @@ from .checks import StudyWarning, study_warnings
 from .display_units import counted
 from .gc_pause import cyclic_gc_paused
 from .interrupts import interrupts_deferred
+from .paths import given_path
 from .plot_formats import plot_formats
 from .plots import draw_study
 from .recorded import COMPLETE, INTERRUPTED, study_of
@@ -127,7 +128,11 @@ def run(
         plot_formats()  # (its plots' formats, checked before the study writes anything)
         points = sweep_points(scenario)
         check_traces(points)
-        path = Path(out) if out is not None else folder or Path("results") / scenario.study.name
+        path = (
+            given_path(out, "--out")
+            if out is not None
+            else folder or Path("results") / scenario.study.name
+        )
         inputs = input_digests(points)
         store = ResultStore(path, scenario, resume, inputs)
         every = tasks_for(points, inputs)

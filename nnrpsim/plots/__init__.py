@@ -26,6 +26,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from ..checks import StudyWarning
+from ..paths import given_path
 from ..plot_formats import KNOWN_FORMATS, plot_formats, redrawing_formats
 from ..recorded import recorded_warmup_ms, unfinished_study_note
 from ..results import read_table
@@ -82,7 +83,7 @@ def plot_study(results: str | Path, pool: ProcessPoolExecutor | None = None) -> 
     if pool is not None and not isinstance(pool, ProcessPoolExecutor):
         raise TypeError(f"pool: a ProcessPoolExecutor or None, got {type(pool).__name__}")
     redrawing_formats()
-    results = Path(results)
+    results = given_path(results, "results")
     written = draw_study(results, pool)
     if note := unfinished_study_note(results):
         warnings.warn(note, StudyWarning, stacklevel=2)

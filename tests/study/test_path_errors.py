@@ -1,9 +1,11 @@
-"""Paths the system refuses (a name longer than it allows) or that name a folder, wherever the
-command line takes a path: one line naming the field, exit status 2, nothing written. pathlib's
-``is_file`` raises for such a name where it answers False for a missing file, which left each a
-traceback."""
+"""Paths the system refuses (a name longer than it allows), that name a folder or are empty,
+wherever the command line takes a path: one line naming the field, exit status 2, nothing
+written. pathlib's ``is_file`` raises for such a name where it answers False for a missing
+file, which left each a traceback; it reads an empty one as the current folder."""
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +13,7 @@ import nnrpsim
 from nnrpsim import ScenarioError
 from nnrpsim.cli import main
 from nnrpsim.paths import NO_SUCH_FILE, file_problem
-from tests.conftest import write_yaml
+from tests.conftest import SMALL_STUDY, write_yaml
 
 TOO_LONG = "x" * 300  # (past NAME_MAX, 255 on Linux)
 
@@ -87,3 +89,64 @@ def test_the_api_refuses_a_path_with_a_nul(tmp_path):
     with pytest.raises(ScenarioError, match=r"^--out: must not contain a NUL character$"):
         nnrpsim.run({"study": {"duration": "10s"}}, out=tmp_path / "a\0b", progress=False)
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture(scope="module")
+def a_study(tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("study")
+    nnrpsim.run(SMALL_STUDY, out=folder, jobs=1, progress=False)
+    return folder
+
+
+@pytest.fixture
+def in_a_study(a_study, monkeypatch):
+    """The current folder holds a study's results: what an empty path was read as."""
+    monkeypatch.chdir(a_study)
+
+
+EMPTY_PATHS = [
+    (["validate", ""], "scenario"),
+    (["run", "", "--quiet"], "scenario"),
+    (["records", "", "--quiet"], "scenario"),
+    (["compare", ""], "results"),
+    (["plot", ""], "results"),
+    (["compare", ".", "--csv", ""], "--csv"),
+]
+
+
+@pytest.mark.plots
+@pytest.mark.parametrize(
+    ("args", "field"), EMPTY_PATHS, ids=[" ".join(arg or '""' for arg in a) for a, _ in EMPTY_PATHS]
+)
+def test_an_empty_path_is_refused_not_read_as_the_current_folder(in_a_study, capsys, args, field):
+    """pathlib reads "" as ".": a study's folder where the command ran was validated, run
+    again, compared or redrawn (``"$UNSET"``); ``--csv ""`` was passed over without a word."""
+    assert main(args) == 2
+    assert _one_line(capsys) == f"error: {field}: must not be empty\n"
+
+
+@pytest.mark.parametrize("command", ["run", "records"])
+def test_an_empty_out_is_refused_not_taken_as_the_current_folder(
+    tmp_path, small_yaml, monkeypatch, capsys, command
+):
+    """``run --out ""`` wrote a study among the files where it ran; ``records --out ""``
+    showed the records and wrote none."""
+    here = tmp_path / "here"
+    here.mkdir()
+    monkeypatch.chdir(here)
+    assert main([command, str(small_yaml), "--out", "", "--quiet"]) == 2
+    assert _one_line(capsys) == "error: --out: must not be empty\n"
+    assert list(here.iterdir()) == []
+
+
+@pytest.mark.plots
+def test_the_api_refuses_an_empty_path(in_a_study, small_yaml):
+    calls = {
+        "--out": lambda: nnrpsim.run(small_yaml, out="", progress=False),
+        "scenario": lambda: nnrpsim.validate(""),
+        "results": lambda: nnrpsim.compare(""),
+        "results ": lambda: nnrpsim.plot_study(""),
+    }
+    for field, call in calls.items():
+        with pytest.raises(ScenarioError, match=f"^{field.strip()}: must not be empty$"):
+            call()
