@@ -61,6 +61,25 @@ def check_execution(jobs: int | None, executor: str, scheduler: str | None) -> N
             raise ScenarioError(
                 "--executor", "dask needs the extra: pip install 'nnrpsim[dask]'"
             ) from None
+        if scheduler:
+            _check_scheduler_port(scheduler)
+
+
+def _check_scheduler_port(scheduler: str) -> None:
+    """A port no socket can have (``:99999``, ``:0``) is refused at once: the connection to it
+    waited out the whole timeout, then said it could not reach the scheduler. Addresses
+    distributed cannot parse are left to its own words, as it connects."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+
+    try:
+        scheme, location = parse_address(scheduler)
+        if scheme not in ("tcp", "tls", "ws", "wss"):
+            return
+        port = parse_host_port(location)[1]
+    except ValueError:
+        return
+    if not 0 < port < 65536:
+        raise ScenarioError("--scheduler", f"port {port} of {scheduler} is not in 1-65535")
 
 
 def workers_for(jobs: int | None, n_tasks: int) -> int:

@@ -1244,6 +1244,9 @@ def test_unreachable_scheduler_is_one_line_and_writes_nothing(
         ("notanaddress", "not a scheduler address: missing port number"),
         ("foo://host:1", "not a scheduler address: unknown address scheme 'foo'"),
         ("", "is empty"),
+        # (at once, where the connection waited out its timeout first)
+        ("tcp://127.0.0.1:99999", "port 99999 of tcp://127.0.0.1:99999 is not in 1-65535"),
+        ("127.0.0.1:0", "port 0 of 127.0.0.1:0 is not in 1-65535"),
     ],
 )
 def test_a_malformed_scheduler_address_is_one_line(tmp_path, small_yaml, capsys, address, reason):
@@ -1254,6 +1257,7 @@ def test_a_malformed_scheduler_address_is_one_line(tmp_path, small_yaml, capsys,
     assert main([*argv, "--scheduler", address, "--quiet"]) == 2
     err = capsys.readouterr().err
     assert err.startswith(f"error: --scheduler: {reason}") and err.count("\n") == 1
+    assert not (tmp_path / "s").exists()
 
 
 def test_the_dask_executor_without_its_extra_is_one_line_and_writes_nothing(
