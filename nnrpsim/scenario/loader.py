@@ -59,17 +59,32 @@ def _safe_load(text: str, where: str, file: bool = True) -> Any:
         raise ScenarioError(where, f"{kind}{problem}") from None
 
 
+MAX_SCENARIO_BYTES = 16 << 20
+"""A scenario file is a few KiB; a file past this is some other (a trace named in its place,
+which YAML read whole as one long scalar, or ``/dev/zero``, which it read until memory ran
+out)."""
+
+
 def read_yaml(path: str | Path) -> dict:
     """The YAML mapping in ``path``, read with a safe loader."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
+        with path.open("rb") as file:
+            content = file.read(MAX_SCENARIO_BYTES + 1)
     except OSError as err:
         raise ScenarioError(str(path), err.strerror or "cannot be read") from None
+    except ValueError:  # (a NUL in the API's path)
+        raise ScenarioError(repr(str(path)), "must not contain a NUL character") from None
+    if len(content) > MAX_SCENARIO_BYTES:
+        raise ScenarioError(
+            str(path),
+            f"more than {MAX_SCENARIO_BYTES >> 20} MiB: not a scenario (a trace or an arrivals "
+            "log is named in one, by workload.trace.path or workload.sessions.arrivals.path)",
+        )
+    try:
+        text = content.decode("utf-8")
     except UnicodeDecodeError as err:
         raise ScenarioError(str(path), f"not UTF-8 text (byte {err.start}: {err.reason})") from None
-    except ValueError:  # (a NUL in the API's path; after its subclass UnicodeDecodeError)
-        raise ScenarioError(repr(str(path)), "must not contain a NUL character") from None
     data = _safe_load(text, str(path))
     if data is None:
         return {}

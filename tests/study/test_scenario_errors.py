@@ -26,6 +26,7 @@ from nnrpsim.model.run_size import (
 from nnrpsim.run_config import model_config
 from nnrpsim.scenario import ScenarioError, load_scenario, sweep_points
 from nnrpsim.scenario.key_catalog import describe
+from nnrpsim.scenario.loader import MAX_SCENARIO_BYTES
 from nnrpsim.scenario.schema import Trace
 from nnrpsim.workload_facts import sessions_per_s
 from tests.conftest import ROOT, write_yaml
@@ -590,10 +591,23 @@ def test_a_merge_key_may_still_be_overridden(tmp_path):
     assert scenario.topology.hosts == 3 and scenario.topology.servers == 2
 
 
-def test_yaml_syntax_error_names_the_line(tmp_path, capsys):
-    path = write_yaml(tmp_path, "study:\n  name: x\n  seed: [1\n")
+@pytest.mark.parametrize("newline", ["\n", "\r\n"], ids=["LF", "CRLF"])
+def test_yaml_syntax_error_names_the_line(tmp_path, capsys, newline):
+    path = write_yaml(tmp_path, "study:\n  name: x\n  seed: [1\n".replace("\n", newline))
     assert main(["validate", str(path)]) == 2
     assert f"error: {path}:4: YAML syntax error" in capsys.readouterr().err
+
+
+def test_a_file_too_big_for_a_scenario_is_refused_unread(tmp_path, capsys):
+    """A trace named in the scenario's place was read whole, as one YAML scalar (a file
+    without end, ``/dev/zero``, until memory ran out)."""
+    path = tmp_path / "trace.csv"
+    path.write_bytes(b"time_ms,object,size_bytes\n" + b"0,a,10\n" * (MAX_SCENARIO_BYTES // 7))
+    assert main(["validate", str(path)]) == 2
+    assert capsys.readouterr().err == (
+        f"error: {path}: more than 16 MiB: not a scenario (a trace or an arrivals log is named "
+        "in one, by workload.trace.path or workload.sessions.arrivals.path)\n"
+    )
 
 
 def test_set_overrides_and_their_errors(tmp_path, capsys, small_yaml):
