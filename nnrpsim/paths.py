@@ -14,11 +14,14 @@ NO_SUCH_FILE = "no such file"
 
 def file_problem(path: Path) -> str | None:
     """None for a regular file; otherwise why it is none: :data:`NO_SUCH_FILE`, "a folder, not
-    a file", or the system's reason ("File name too long")."""
+    a file", "not a regular file" (a device, a pipe: ``/dev/zero`` was said to be missing), or
+    the system's reason ("File name too long")."""
     try:
         if path.is_file():
             return None
-        return "a folder, not a file" if path.is_dir() else NO_SUCH_FILE
+        if path.is_dir():
+            return "a folder, not a file"
+        return "not a regular file" if path.exists() else NO_SUCH_FILE
     except OSError as err:
         return err.strerror or type(err).__name__
 

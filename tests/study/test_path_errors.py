@@ -24,6 +24,7 @@ def test_file_problem_says_why_a_path_is_no_file(tmp_path):
     assert file_problem(tmp_path / "gone") == NO_SUCH_FILE
     assert file_problem(tmp_path) == "a folder, not a file"
     assert file_problem(tmp_path / TOO_LONG) == "File name too long"
+    assert file_problem(Path("/dev/zero")) == "not a regular file"
 
 
 def _one_line(capsys) -> str:
@@ -72,7 +73,10 @@ WORKLOADS = {
 
 
 @pytest.mark.parametrize("field", WORKLOADS)
-@pytest.mark.parametrize(("name", "reason"), [(TOO_LONG, "File name too long"), (".", "a folder")])
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [(TOO_LONG, "File name too long"), (".", "a folder"), ("/dev/zero", "not a regular file")],
+)
 def test_a_trace_path_that_is_no_file(tmp_path, capsys, field, name, reason):
     scenario = write_yaml(tmp_path, {"workload": WORKLOADS[field](str(tmp_path / name))})
     assert main(["validate", str(scenario)]) == 2
