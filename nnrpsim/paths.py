@@ -1,6 +1,7 @@
 """Why a path the user gave cannot be read, in words. pathlib's ``is_file`` answers False for a
 missing file but raises for a name the system refuses (longer than it allows, say): both are
-bad input, said in one line naming the path, never a traceback."""
+bad input, said in one line naming the path, never a traceback. An empty name, which pathlib
+reads as the current folder, is bad input too."""
 
 from __future__ import annotations
 

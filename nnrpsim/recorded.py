@@ -68,8 +68,10 @@ def study_of(scenario: ScenarioLike, purpose: str) -> tuple[ScenarioLike, Path |
     """``scenario`` as given, or where it names a results folder, the scenario the folder's
     manifest records (:func:`recorded_scenario`, for ``purpose``) and the folder: so a
     command takes the study of a folder whatever its file has become since."""
-    if isinstance(scenario, str | os.PathLike) and is_folder(given_path(scenario, "scenario")):
-        return recorded_scenario(Path(scenario), purpose), Path(scenario)
+    if isinstance(scenario, str | os.PathLike):
+        folder = given_path(scenario, "scenario")
+        if is_folder(folder):
+            return recorded_scenario(folder, purpose), folder
     return scenario, None
 
 
