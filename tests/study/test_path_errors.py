@@ -145,12 +145,13 @@ def test_an_empty_out_is_refused_not_taken_as_the_current_folder(
 
 @pytest.mark.plots
 def test_the_api_refuses_an_empty_path(in_a_study, small_yaml):
-    calls = {
-        "--out": lambda: nnrpsim.run(small_yaml, out="", progress=False),
-        "scenario": lambda: nnrpsim.validate(""),
-        "results": lambda: nnrpsim.compare(""),
-        "results ": lambda: nnrpsim.plot_study(""),
-    }
-    for field, call in calls.items():
-        with pytest.raises(ScenarioError, match=f"^{field.strip()}: must not be empty$"):
+    calls = [
+        ("--out", lambda: nnrpsim.run(small_yaml, out="", progress=False)),
+        ("--out", lambda: nnrpsim.run_records(small_yaml, out="", progress=False)),
+        ("scenario", lambda: nnrpsim.validate("")),
+        ("results", lambda: nnrpsim.compare("")),
+        ("results", lambda: nnrpsim.plot_study("")),
+    ]
+    for field, call in calls:
+        with pytest.raises(ScenarioError, match=f"^{field}: must not be empty$"):
             call()
