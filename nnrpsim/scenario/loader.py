@@ -190,10 +190,10 @@ def _paths_relative_to(folder: Path, raw: dict) -> None:
 def _resolved(value: Any, parts: list[str], folder: Path) -> Any:
     """``value`` with the path at ``parts`` below it (``value`` itself, with none) resolved
     against ``folder``, when it is text: an absolute path stays as it is."""
-    if not parts:  # (a name with a NUL stays as it is, for the schema to refuse)
+    if not parts:  # (an empty name, or one with a NUL, stays as it is, for the schema to refuse)
         return (
             str((folder / value).resolve())
-            if isinstance(value, str) and "\0" not in value
+            if isinstance(value, str) and value and "\0" not in value
             else value
         )
     if isinstance(value, dict) and parts[0] in value:

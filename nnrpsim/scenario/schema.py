@@ -49,6 +49,8 @@ Warmup = Annotated[float | Literal["auto"], BeforeValidator(parse_warmup_ms)]
 
 
 def _nameable(path: str) -> str:
+    if not path:  # (read as the scenario's own folder: said to be "a folder, not a file")
+        raise ValueError("must not be empty")
     if "\0" in path:  # (YAML can write one; no system opens such a name)
         raise ValueError("must not contain a NUL character")
     return path

@@ -86,6 +86,16 @@ def test_a_trace_path_that_is_no_file(tmp_path, capsys, field, name, reason):
     assert _one_line(capsys).startswith(f"error: {field}: {reason}") and not out.exists()
 
 
+@pytest.mark.parametrize("field", WORKLOADS)
+def test_an_empty_trace_path_is_refused(tmp_path, capsys, field):
+    """Resolved against the scenario's folder, it was said to be "a folder, not a file"."""
+    scenario = write_yaml(tmp_path, {"workload": WORKLOADS[field]("")})
+    assert main(["validate", str(scenario)]) == 2
+    assert _one_line(capsys) == f"error: {field}: must not be empty\n"
+    with pytest.raises(ScenarioError, match=f"^{field}: must not be empty$"):
+        nnrpsim.validate({"workload": WORKLOADS[field]("")})
+
+
 def test_the_api_refuses_a_path_with_a_nul(tmp_path):
     """A command line cannot carry a NUL; the API can, and pathlib raised ``ValueError``."""
     with pytest.raises(ScenarioError, match=r"^'a\\x00b': must not contain a NUL character$"):
