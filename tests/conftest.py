@@ -97,6 +97,17 @@ def traced_peak(step: Callable[[], object]) -> int:
         tracemalloc.stop()
 
 
+@pytest.fixture(scope="session")
+def small_study(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """:data:`SMALL_STUDY`'s results folder, its figures not drawn (:func:`no_plots`): for the
+    tests that read a finished study and change nothing in it (copy it to change it)."""
+    import nnrpsim
+
+    out = tmp_path_factory.mktemp("small_study") / "study"
+    nnrpsim.run(SMALL_STUDY, out=out, jobs=1, progress=False)
+    return out
+
+
 @pytest.fixture
 def small_yaml(tmp_path: Path) -> Path:
     """A four-point, two-replication study that runs in a few seconds."""

@@ -13,7 +13,7 @@ import nnrpsim
 from nnrpsim import ScenarioError
 from nnrpsim.cli import main
 from nnrpsim.paths import NO_SUCH_FILE, file_problem
-from tests.conftest import SMALL_STUDY, write_yaml
+from tests.conftest import write_yaml
 
 TOO_LONG = "x" * 300  # (past NAME_MAX, 255 on Linux)
 
@@ -105,17 +105,10 @@ def test_the_api_refuses_a_path_with_a_nul(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.fixture(scope="module")
-def a_study(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("study")
-    nnrpsim.run(SMALL_STUDY, out=folder, jobs=1, progress=False)
-    return folder
-
-
 @pytest.fixture
-def in_a_study(a_study, monkeypatch):
+def in_a_study(small_study, monkeypatch):
     """The current folder holds a study's results: what an empty path was read as."""
-    monkeypatch.chdir(a_study)
+    monkeypatch.chdir(small_study)
 
 
 EMPTY_PATHS = [

@@ -13,7 +13,6 @@ import nnrpsim
 from nnrpsim.cli import main
 from nnrpsim.plots import plot_study
 from nnrpsim.scenario import ScenarioError
-from tests.conftest import SMALL_STUDY
 
 pytestmark = pytest.mark.plots
 
@@ -68,18 +67,9 @@ def test_by_default_each_figure_is_a_png_and_an_svg(tmp_path, small_yaml, capsys
     assert len(drawn) == len(paths) == len(_figures(tmp_path / "out"))
 
 
-@pytest.fixture(scope="module")
-def undrawn_study(tmp_path_factory):
-    """A finished study whose figures were never drawn: no ``plots/`` folder."""
-    out = tmp_path_factory.mktemp("formats") / "out"
-    nnrpsim.run(SMALL_STUDY, out=out, jobs=1, progress=False)  # (under none: tests/conftest.py)
-    shutil.rmtree(out / "plots", ignore_errors=True)
-    return out
-
-
 @pytest.mark.parametrize("text", ["jpeg", "png,", "", "none,png"])
 def test_a_format_it_cannot_write_is_one_line_before_anything_is_written(
-    tmp_path, small_yaml, undrawn_study, capsys, monkeypatch, text
+    tmp_path, small_yaml, small_study, capsys, monkeypatch, text
 ):
     monkeypatch.setenv("NNRPSIM_PLOT_FORMATS", text)
     said = (
@@ -88,10 +78,10 @@ def test_a_format_it_cannot_write_is_one_line_before_anything_is_written(
     )
     assert main(["run", str(small_yaml), "--out", str(tmp_path / "out"), "--quiet"]) == 2
     assert capsys.readouterr().err == said and not (tmp_path / "out").exists()
-    files = _contents(undrawn_study)
-    assert main(["plot", str(undrawn_study)]) == 2
+    files = _contents(small_study)
+    assert main(["plot", str(small_study)]) == 2
     assert capsys.readouterr().err == said  # (said before its folder is made)
-    assert _contents(undrawn_study) == files and not (undrawn_study / "plots").exists()
+    assert _contents(small_study) == files and not (small_study / "plots").exists()
 
 
 def test_none_draws_no_figures_and_leaves_none_of_earlier_numbers(
@@ -132,10 +122,10 @@ def test_the_commands_that_draw_name_the_variable_in_their_help(command, capsys)
     assert "NNRPSIM_PLOT_FORMATS names others" in " ".join(capsys.readouterr().out.split())
 
 
-def test_a_drawing_removes_only_figures_its_record_names_in_plots(tmp_path, undrawn_study):
+def test_a_drawing_removes_only_figures_its_record_names_in_plots(tmp_path, small_study):
     """Its record of the last drawing is read as a list of file names in ``plots/`` of the
     formats figures take: no other path it could name is removed."""
-    out = shutil.copytree(undrawn_study, tmp_path / "out")
+    out = shutil.copytree(small_study, tmp_path / "out")
     (out / "plots").mkdir()
     (out / "plots" / "notes.txt").write_text("mine")
     (out / "plots" / "old.png").write_bytes(b"an earlier drawing's")
