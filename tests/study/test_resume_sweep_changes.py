@@ -31,20 +31,10 @@ def _ttls(*values: float) -> list[str]:
     return [f"sweep.grid.{TTL}={list(values)}"]
 
 
-@pytest.fixture(scope="module")
-def studied(tmp_path_factory):
-    """The small study (fraction 0.1 and 0.5, two rates, two replications), run once."""
-    from tests.conftest import SMALL_STUDY
-
-    folder = tmp_path_factory.mktemp("studied")
-    nnrpsim.run(SMALL_STUDY, out=folder / "study", jobs=2, progress=False)
-    return folder / "study"
-
-
 @pytest.fixture
-def study(studied, tmp_path):
+def study(small_study, tmp_path):
     """A copy of the small study's folder, for a test to change."""
-    return shutil.copytree(studied, tmp_path / "study")
+    return shutil.copytree(small_study, tmp_path / "study")
 
 
 def _fresh(tmp_path, overrides: list[str]) -> pathlib.Path:
@@ -103,7 +93,9 @@ def test_a_value_added_to_a_swept_list_runs_its_points_only(study, tmp_path, ttl
 
 
 @pytest.mark.parametrize("written_by", ["this version", "an earlier version"])
-def test_values_in_another_order_move_every_run_and_run_none(studied, study, tmp_path, written_by):
+def test_values_in_another_order_move_every_run_and_run_none(
+    small_study, study, tmp_path, written_by
+):
     """A cycle of moves (0 <-> 2, 1 <-> 3): each run keeps its record at its new number, in the
     format it was written in, with the number in its tables."""
     if written_by == "an earlier version":  # (Parquet files, as those versions wrote a run)
@@ -123,7 +115,7 @@ def test_values_in_another_order_move_every_run_and_run_none(studied, study, tmp
         assert after[run]["point"] == (record["point"] + 2) % 4
     assert not list(study.glob("*/q*"))
     _same_tables(study, _fresh(tmp_path, _ttls(0.5, 0.1)), wall_times=False)
-    _same_tables(study, studied, lambda point: (point + 2) % 4)
+    _same_tables(study, small_study, lambda point: (point + 2) % 4)
     assert len(result.runs) == 8 and result.kept_runs == result.moved_runs == 8
 
 
@@ -156,7 +148,7 @@ def test_a_sweep_that_drops_a_point_with_runs_is_refused(study, capsys):
     assert sorted(pd.read_parquet(study / "summary.parquet")[TTL]) == [0.1, 0.1, 0.3, 0.3]
 
 
-def test_the_base_value_of_a_swept_key_may_change(studied, study):
+def test_the_base_value_of_a_swept_key_may_change(small_study, study):
     """A swept key's value outside the sweep is one no run reads (each point sets its own):
     edited, the runs there are kept and none runs again; a key beside it is still read."""
     from tests.conftest import SMALL_STUDY
@@ -168,7 +160,7 @@ def test_the_base_value_of_a_swept_key_may_change(studied, study):
     }
     result = nnrpsim.run(edited, out=study, resume=True, jobs=1, progress=False)
     assert (len(result.runs), result.kept_runs, result.moved_runs) == (8, 8, 0)
-    _same_tables(study, studied)  # (wall times too: none ran again)
+    _same_tables(study, small_study)  # (wall times too: none ran again)
     assert recorded_scenario(study, "")["host_policy"]["ttl_fraction"] == 0.9
     beside = {**edited, "host_policy": {"ttl_fraction": 0.9, "renew_margin": 0.3}}
     with pytest.raises(
@@ -191,7 +183,7 @@ def test_the_base_values_within_a_section_swept_whole_may_change(tmp_path):
     assert (len(result.runs), result.kept_runs) == (2, 2)
 
 
-def test_a_damaged_run_file_moves_as_it_is_and_its_run_is_done_again(studied, study):
+def test_a_damaged_run_file_moves_as_it_is_and_its_run_is_done_again(small_study, study):
     """A run whose file cannot be read is done again on a resume; moved, it is done at its new
     number, and the others are kept."""
     (study / "timeseries" / "p0002-r001.arrow").write_bytes(b"damaged")
@@ -202,7 +194,7 @@ def test_a_damaged_run_file_moves_as_it_is_and_its_run_is_done_again(studied, st
     for run, record in before.items():
         if run != (0.5, 0, 1):
             assert after[run] == {**record, "point": (record["point"] + 2) % 4}
-    _same_tables(study, studied, lambda point: (point + 2) % 4, wall_times=False)
+    _same_tables(study, small_study, lambda point: (point + 2) % 4, wall_times=False)
 
 
 def test_a_journal_nnrpsim_did_not_write_is_named(study, capsys):
@@ -251,7 +243,7 @@ class Crash(BaseException):
 @pytest.mark.parametrize("resumed_with", [(0.5, 0.1), (0.1, 0.5)], ids=["new sweep", "old sweep"])
 @pytest.mark.parametrize("at", [0.0, 0.25, 0.49, 0.5, 0.51, 0.75, 1.0])
 def test_a_move_stopped_part_way_finishes_on_the_next_resume(
-    studied, study, tmp_path, monkeypatch, at, resumed_with
+    small_study, study, tmp_path, monkeypatch, at, resumed_with
 ):
     """Stopped at any file of a move (``at``: its share of the move's renames, writes and
     removals; the journal's three writes among them), the next resume finishes it, whatever
@@ -287,6 +279,6 @@ def test_a_move_stopped_part_way_finishes_on_the_next_resume(
     hidden = [path for path in study.glob("*/.*") if path.name != DRAWN]  # (the plots' record)
     assert not list(study.glob("*/q*")) and not hidden
     if resumed_with == (0.5, 0.1):
-        _same_tables(study, studied, lambda point: (point + 2) % 4)
+        _same_tables(study, small_study, lambda point: (point + 2) % 4)
     else:
-        _same_tables(study, studied)
+        _same_tables(study, small_study)
