@@ -25,7 +25,7 @@ from .metrics import METRICS, des_metrics, wire_saving
 from .model import ModelResult, simulate
 from .model.records import InstallCause, RefOutcome
 from .model.workload import WorkloadPlan
-from .paths import given_path
+from .paths import given_path, make_folders
 from .protocol import CacheObjectKind
 from .quoted import quoted
 from .recorded import recorded_inputs, study_of
@@ -139,7 +139,7 @@ class RunRecords:
         ``run.json`` does not vouch for is refused (:func:`check_records_folder`)."""
         folder = Path(folder)
         check_records_folder(folder, self.scenario_hash, self.point, self.replication)
-        folder.mkdir(parents=True, exist_ok=True)
+        make_folders([folder])
         written = []
         for name in RECORD_TABLES:
             path = folder / f"{name}.parquet"

@@ -1,11 +1,15 @@
 """Why a path the user gave cannot be read, in words. pathlib's ``is_file`` answers False for a
 missing file but raises for a name the system refuses (longer than it allows, say): both are
 bad input, said in one line naming the path, never a traceback. An empty name, which pathlib
-reads as the current folder, is bad input too."""
+reads as the current folder, is bad input too; and a folder to write in that the system refuses
+leaves none of the folders made on the way to it."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterable
+from itertools import takewhile
 from pathlib import Path
 
 from .scenario import ScenarioError
@@ -34,6 +38,28 @@ def is_folder(path: Path) -> bool:
         return path.is_dir()
     except OSError:
         return False
+
+
+def make_folders(folders: Iterable[Path]) -> None:
+    """``folder.mkdir(parents=True, exist_ok=True)`` for each, but a failure removes the folders
+    this call made before it raises: ``--out o/<a name too long>`` left an empty ``o``."""
+    made: list[Path] = []
+    try:
+        for folder in folders:
+            missing = list(takewhile(lambda path: not is_folder(path), (folder, *folder.parents)))
+            for path in reversed(missing):
+                try:
+                    path.mkdir()
+                except FileExistsError:
+                    if not is_folder(path):
+                        raise
+                    continue  # (another process made it meanwhile: not this call's)
+                made.append(path)
+    except OSError:
+        for path in reversed(made):
+            with contextlib.suppress(OSError):  # (no longer empty: another process wrote in it)
+                path.rmdir()
+        raise
 
 
 def given_path(value: str | os.PathLike[str], field: str) -> Path:

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from . import __version__
 from .folder_lock import LOCK_FILE, folder_held
-from .paths import NO_SUCH_FILE, file_problem
+from .paths import NO_SUCH_FILE, file_problem, make_folders
 from .recorded import INTERRUPTED
 from .renumbering import MOVING, Renumbering, finish_move, move_runs, renumbering, runs_moving
 from .resume_rules import runs_still_hold, scenario_changes
@@ -227,8 +227,7 @@ class ResultStore:
         killed before its summary (SIGKILL, the OOM killer) leaves it, so a resume checks its
         runs against the scenario as any other; then the runs a resume renumbers move."""
         try:
-            for folder in self._folders:
-                folder.mkdir(parents=True, exist_ok=True)
+            make_folders(self._folders)
         except OSError as err:
             raise ScenarioError("--out", f"cannot create {self.out}: {err.strerror}") from None
         manifest = self.out / "manifest.json"

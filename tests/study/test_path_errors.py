@@ -12,7 +12,7 @@ import pytest
 import nnrpsim
 from nnrpsim import ScenarioError
 from nnrpsim.cli import main
-from nnrpsim.paths import NO_SUCH_FILE, file_problem
+from nnrpsim.paths import NO_SUCH_FILE, file_problem, make_folders
 from tests.conftest import write_yaml
 
 TOO_LONG = "x" * 300  # (past NAME_MAX, 255 on Linux)
@@ -37,6 +37,33 @@ def test_an_out_folder_the_system_refuses(tmp_path, small_yaml, capsys):
     out = tmp_path / TOO_LONG
     assert main(["run", str(small_yaml), "--out", str(out), "--quiet"]) == 2
     assert _one_line(capsys).startswith(f"error: --out: cannot use {out}: File name too long")
+
+
+@pytest.mark.parametrize(("command", "verb"), [("run", "create"), ("records", "write")])
+def test_an_out_the_system_refuses_leaves_no_folder_it_made(
+    tmp_path, small_yaml, capsys, command, verb
+):
+    """``--out kept/new/<a name too long>``: ``new`` was made before the system refused the
+    name, and was left behind, empty; ``kept``, there before, stays."""
+    (tmp_path / "kept").mkdir()
+    out = tmp_path / "kept" / "new" / TOO_LONG
+    assert main([command, str(small_yaml), "--out", str(out), "--quiet"]) == 2
+    err = capsys.readouterr().err  # (records warns of its run's warm-up first)
+    assert err.endswith(f"error: --out: cannot {verb} {out}: File name too long\n")
+    assert "Traceback" not in err
+    assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_make_folders_removes_the_folders_it_made_when_one_cannot_be_made(tmp_path):
+    (tmp_path / "kept").mkdir()
+    (tmp_path / "file").write_text("")
+    folders = [tmp_path / "kept" / "a" / "b", tmp_path / "c" / "d", tmp_path / "file" / "e"]
+    with pytest.raises(FileExistsError):
+        make_folders(folders)
+    assert sorted(path.name for path in tmp_path.rglob("*")) == ["file", "kept"]
+    make_folders(folders[:2])
+    make_folders(folders[:2])  # (there already: as mkdir(parents=True, exist_ok=True))
+    assert all(folder.is_dir() for folder in folders[:2])
 
 
 @pytest.mark.plots
