@@ -40,9 +40,10 @@ def is_folder(path: Path) -> bool:
         return False
 
 
-def make_folders(folders: Iterable[Path]) -> None:
+def make_folders(folders: Iterable[Path]) -> list[Path]:
     """``folder.mkdir(parents=True, exist_ok=True)`` for each, but a failure removes the folders
-    this call made before it raises: ``--out o/<a name too long>`` left an empty ``o``."""
+    this call made before it raises: ``--out o/<a name too long>`` left an empty ``o``.
+    Returns the folders it made, the outermost first."""
     made: list[Path] = []
     try:
         for folder in folders:
@@ -56,10 +57,23 @@ def make_folders(folders: Iterable[Path]) -> None:
                     continue  # (another process made it meanwhile: not this call's)
                 made.append(path)
     except OSError:
-        for path in reversed(made):
-            with contextlib.suppress(OSError):  # (no longer empty: another process wrote in it)
-                path.rmdir()
+        _remove_folders(made)
         raise
+    return made
+
+
+def check_folder_can_be_made(folder: Path) -> None:
+    """Make ``folder`` and the folders on the way to it, then remove those again; raises the
+    system's :class:`OSError` where one cannot be made. A check before a long run: whether
+    ``o/new/<a name too long>`` can be made shows only once ``new`` exists."""
+    _remove_folders(make_folders([folder]))
+
+
+def _remove_folders(made: list[Path]) -> None:
+    """Remove the folders :func:`make_folders` made, the innermost first."""
+    for path in reversed(made):
+        with contextlib.suppress(OSError):  # (no longer empty: another process wrote in it)
+            path.rmdir()
 
 
 def given_path(value: str | os.PathLike[str], field: str) -> Path:

@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from . import __version__
 from .folder_lock import LOCK_FILE, folder_held
-from .paths import NO_SUCH_FILE, file_problem, make_folders
+from .paths import NO_SUCH_FILE, check_folder_can_be_made, file_problem, make_folders
 from .recorded import INTERRUPTED
 from .renumbering import MOVING, Renumbering, finish_move, move_runs, renumbering, runs_moving
 from .resume_rules import runs_still_hold, scenario_changes
@@ -64,9 +64,9 @@ MAX_CHANGES_SHOWN = 3
 
 def check_out_folder(folder: Path) -> None:
     """Raise a :class:`ScenarioError` (``--out``) for a folder no output can go to: a name with
-    a NUL, an existing file or one in its path, a name the system refuses (too long, say).
-    Before anything runs: ``records`` ran its run, then found it could not write under a
-    file."""
+    a NUL, an existing file or one in its path, a name the system refuses (too long, say), a
+    folder that cannot be made (made and removed again to find out). Before anything runs:
+    ``records`` ran its run, then found it could not write under a file."""
     if "\0" in str(folder):  # (the API's; a command line cannot carry a NUL)
         raise ScenarioError("--out", "must not contain a NUL character")
     try:
@@ -75,6 +75,8 @@ def check_out_folder(folder: Path) -> None:
             raise ScenarioError("--out", f"{folder} is a file, not a folder")
         if not existing.is_dir():
             raise ScenarioError("--out", f"cannot use {folder}: {existing} is not a folder")
+        if existing != folder:
+            check_folder_can_be_made(folder)
     except OSError as err:
         raise ScenarioError("--out", f"cannot use {folder}: {err.strerror}") from None
 

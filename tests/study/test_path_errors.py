@@ -12,7 +12,7 @@ import pytest
 import nnrpsim
 from nnrpsim import ScenarioError
 from nnrpsim.cli import main
-from nnrpsim.paths import NO_SUCH_FILE, file_problem, make_folders
+from nnrpsim.paths import NO_SUCH_FILE, check_folder_can_be_made, file_problem, make_folders
 from tests.conftest import write_yaml
 
 TOO_LONG = "x" * 300  # (past NAME_MAX, 255 on Linux)
@@ -39,19 +39,33 @@ def test_an_out_folder_the_system_refuses(tmp_path, small_yaml, capsys):
     assert _one_line(capsys).startswith(f"error: --out: cannot use {out}: File name too long")
 
 
-@pytest.mark.parametrize(("command", "verb"), [("run", "create"), ("records", "write")])
+@pytest.mark.parametrize("command", ["run", "records"])
 def test_an_out_the_system_refuses_leaves_no_folder_it_made(
-    tmp_path, small_yaml, capsys, command, verb
+    tmp_path, small_yaml, capsys, monkeypatch, command
 ):
     """``--out kept/new/<a name too long>``: ``new`` was made before the system refused the
-    name, and was left behind, empty; ``kept``, there before, stays."""
+    name, and was left behind, empty; ``kept``, there before, stays. Found before the run:
+    ``records`` ran its run first, since the name is refused only once ``new`` exists."""
+    from nnrpsim import one_run
+
+    def not_run(*args, **kwargs):
+        raise AssertionError("a folder refused after the run")
+
+    monkeypatch.setattr(one_run, "simulate", not_run)
     (tmp_path / "kept").mkdir()
     out = tmp_path / "kept" / "new" / TOO_LONG
     assert main([command, str(small_yaml), "--out", str(out), "--quiet"]) == 2
-    err = capsys.readouterr().err  # (records warns of its run's warm-up first)
-    assert err.endswith(f"error: --out: cannot {verb} {out}: File name too long\n")
-    assert "Traceback" not in err
+    assert _one_line(capsys) == f"error: --out: cannot use {out}: File name too long\n"
     assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_check_folder_can_be_made_leaves_nothing_made(tmp_path):
+    (tmp_path / "kept").mkdir()
+    check_folder_can_be_made(tmp_path / "kept" / "a" / "b")
+    assert list(tmp_path.rglob("*")) == [tmp_path / "kept"]
+    with pytest.raises(OSError, match="File name too long"):
+        check_folder_can_be_made(tmp_path / "kept" / "a" / TOO_LONG)
+    assert list(tmp_path.rglob("*")) == [tmp_path / "kept"]
 
 
 def test_make_folders_removes_the_folders_it_made_when_one_cannot_be_made(tmp_path):
@@ -61,8 +75,9 @@ def test_make_folders_removes_the_folders_it_made_when_one_cannot_be_made(tmp_pa
     with pytest.raises(FileExistsError):
         make_folders(folders)
     assert sorted(path.name for path in tmp_path.rglob("*")) == ["file", "kept"]
-    make_folders(folders[:2])
-    make_folders(folders[:2])  # (there already: as mkdir(parents=True, exist_ok=True))
+    made = [tmp_path / "kept" / "a", folders[0], tmp_path / "c", folders[1]]
+    assert make_folders(folders[:2]) == made
+    assert make_folders(folders[:2]) == []  # (there already: as mkdir(exist_ok=True))
     assert all(folder.is_dir() for folder in folders[:2])
 
 
