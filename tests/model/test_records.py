@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from nnrpsim.model.records import InstallCause, OperationLog, RefOutcome
 
 
@@ -44,3 +46,13 @@ def test_a_fallback_that_never_completed_is_counted_once():
     assert auditor.violations == 3 and auditor.fallback_success_rate == 0.8
     auditor.check_hit(now_ms=10, expires_ms=10, version=2, expected=1, current=2)
     assert auditor.violations == 5  # expired, and not the version the host asked for
+
+
+@pytest.mark.parametrize(("expires_ms", "violations"), [(11, 0), (10, 1), (9, 1)])
+def test_a_hit_in_the_millisecond_its_lease_runs_out_is_on_an_expired_lease(expires_ms, violations):
+    """A lease lives until its expiry, not at it (the table's rule), whatever else is right."""
+    from nnrpsim.model.auditor import Auditor
+
+    auditor = Auditor()
+    auditor.check_hit(now_ms=10, expires_ms=expires_ms, version=1, expected=1, current=1)
+    assert auditor.hit_on_expired_lease == auditor.violations == violations

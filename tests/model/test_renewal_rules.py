@@ -9,6 +9,7 @@ import pytest
 
 from nnrpsim.engine import CacheLimits, ObjectCatalog
 from nnrpsim.model import (
+    LinkConfig,
     ModelConfig,
     PolicyConfig,
     RefOutcome,
@@ -52,4 +53,46 @@ def test_another_hosts_renewal_shortens_a_shared_lease_only_under_touch(renewal,
     refs = result.references
     of_host_0 = refs["session"] == 1
     assert refs["outcome"][of_host_0].tolist() == [RefOutcome.INSTALLED, second_use]
+    assert result.violations == 0 and result.fallback_success_rate == 1.0
+
+
+@pytest.mark.parametrize(
+    ("use_ms", "third_use", "renewals"),
+    [
+        (499.0, RefOutcome.INSTALLED, 0),  # before renewal starts: the lease runs out at 1 s
+        (500.0, RefOutcome.HIT, 2),  # renewed there, it lasts to 1.5 s, and renewed at 1.2 s
+    ],
+)
+def test_renewal_starts_at_the_millisecond_the_margin_is_left(use_ms, third_use, renewals):
+    """A 1 s lease put at 0 with a renewal margin of one half: a use at 0.5 s renews it, one
+    at 0.499 s does not, and the use at 1.2 s hits the renewed lease or puts it again. (The
+    engines' agreement over instant links never met a use on that very millisecond.)"""
+    catalog = ObjectCatalog.from_arrays(
+        np.ones(1), np.zeros(1, np.uint64), np.zeros(1, np.uint64), [CacheObjectKind.PROMPT_SEGMENT]
+    )
+    uses = [(0.0, [SHARED]), (use_ms, [SHARED]), (1_200.0, [SHARED])]
+    session = SessionPlan(1, 0, 0.0, 10_000.0, 10_000.0, uses)
+    plan = WorkloadPlan(
+        catalog, np.array([4_096]), [session], np.zeros(0), np.zeros(0, np.int64), np.ones(1)
+    )
+    instant = LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf"))
+    config = ModelConfig(
+        duration_ms=10_000.0,
+        uplink=instant,
+        downlink=instant,
+        server=ServerConfig(
+            limits=CacheLimits(capacity_bytes=None),
+            per_operation_ms=0.0,
+            per_inline_byte_ms=0.0,
+            per_put_byte_ms=0.0,
+        ),
+        policy=PolicyConfig(name="always", ttl_fraction=0.1, renew_margin=0.5),
+    )
+    result = simulate(config, 1, plan)
+    assert result.references["outcome"].tolist() == [
+        RefOutcome.INSTALLED,
+        RefOutcome.HIT,
+        third_use,
+    ]
+    assert result.counters["renewals"] == renewals
     assert result.violations == 0 and result.fallback_success_rate == 1.0
