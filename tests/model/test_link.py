@@ -1,6 +1,7 @@
 """A link books each frame when it is sent, for when it is ready to leave: frames never share
 the wire, none leaves before it is ready or idles the wire without cause, a booking never moves
-another, and what is ready at once leaves first come first served."""
+another, and what is ready at once leaves first come first served; a lost attempt costs a
+timeout and is sent again."""
 
 from __future__ import annotations
 
@@ -79,3 +80,25 @@ def test_a_reply_ready_sooner_uses_the_idle_wire_before_a_later_one():
     # One that no longer fits before 10 goes after the last booking.
     ((_, early_start, _), (_, late_start, _)) = _book(link, [(5.0, 1_000, 0.0), (9.5, 1_000, 0.0)])
     assert (early_start, late_start) == (5.0, 11.0)
+
+
+def test_each_lost_attempt_costs_a_retransmission_timeout_and_another_serialisation():
+    """A frame of 1,000 bytes at 1,000 bytes a ms over a link that loses half its attempts:
+    delivered after the latency, a serialisation per attempt and a timeout per lost one, the
+    attempts drawn from the link's own generator (the same seed, the same draw)."""
+    config = LinkConfig(
+        latency_ms=LATENCY_MS,
+        bandwidth_bytes_per_ms=BYTES_PER_MS,
+        loss=0.5,
+        retransmit_timeout_ms=20.0,
+    )
+    drawn = []
+    for seed in range(8):
+        attempts = int(np.random.default_rng(seed).geometric(0.5))
+        link = Link(config, np.random.default_rng(seed))
+        delay = link.transmit(0.0, 1_000)
+        assert delay == pytest.approx(LATENCY_MS + attempts * 1.0 + (attempts - 1) * 20.0)
+        assert (link.retransmissions, link.bytes_resent) == (attempts - 1, 1_000 * (attempts - 1))
+        assert (link.bytes_sent, link.busy_until) == (1_000 * attempts, attempts * 1.0)
+        drawn.append(attempts)
+    assert min(drawn) == 1 and max(drawn) >= 3  # (a frame delivered at once, and lost twice)
