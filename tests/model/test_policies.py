@@ -39,6 +39,19 @@ def test_connection_ttl_applies_to_connection_owned_objects_only():
         PolicyConfig(connection_ttl_ms=0)
 
 
+@pytest.mark.parametrize(
+    ("size", "reuse", "cached"),
+    [(1_025, 2.5, True), (1_024, 2.5, False), (1_025, 2.0, False), (1_000_000, 1.0, False)],
+)
+def test_the_spec_rule_caches_objects_larger_than_1_kib_reused_more_than_twice(size, reuse, cached):
+    """shared/spec/nnrp-cache.md section 14, at its thresholds: 1 KiB itself is not larger,
+    and two uses are not more than twice; ``always`` caches each of them, ``never`` none."""
+    assert make_policy(PolicyConfig(name="best_practice")).should_cache(size, reuse) is cached
+    assert make_policy(PolicyConfig(name="connection_scope")).should_cache(size, reuse) is cached
+    assert make_policy(PolicyConfig(name="always")).should_cache(size, reuse) is True
+    assert make_policy(PolicyConfig(name="never")).should_cache(size, reuse) is False
+
+
 def _run(name: str):
     config = ModelConfig(
         duration_ms=300_000.0, warmup_ms=60_000.0, workload=RARE_USE, policy=PolicyConfig(name)
