@@ -9,7 +9,6 @@ import pytest
 
 from nnrpsim.engine import CacheLimits, ObjectCatalog
 from nnrpsim.model import (
-    LinkConfig,
     ModelConfig,
     PolicyConfig,
     RefOutcome,
@@ -20,18 +19,18 @@ from nnrpsim.model import (
 )
 from nnrpsim.protocol import CacheObjectKind
 
+from .test_against_replay import INSTANT
+
 SHARED = 0  # a system prompt both hosts' sessions use (owned by the connection that put it)
 
 
-def _plan() -> WorkloadPlan:
+def _plan(sessions: list[SessionPlan]) -> WorkloadPlan:
+    """These sessions' uses of the one object, of 4 KiB."""
     catalog = ObjectCatalog.from_arrays(
         np.ones(1), np.zeros(1, np.uint64), np.zeros(1, np.uint64), [CacheObjectKind.PROMPT_SEGMENT]
     )
-    # Host 0's 10 s session asks for 5 s leases; host 1's 0.4 s session for 0.2 s ones.
-    long = SessionPlan(1, 0, 0.0, 10_000.0, 10_000.0, [(10.0, [SHARED]), (2_000.0, [SHARED])])
-    short = SessionPlan(2, 1, 1_000.0, 1_400.0, 400.0, [(1_100.0, [SHARED])])
     return WorkloadPlan(
-        catalog, np.array([4_096]), [long, short], np.zeros(0), np.zeros(0, np.int64), np.ones(1)
+        catalog, np.array([4_096]), sessions, np.zeros(0), np.zeros(0, np.int64), np.ones(1)
     )
 
 
@@ -49,7 +48,10 @@ def test_another_hosts_renewal_shortens_a_shared_lease_only_under_touch(renewal,
         server=ServerConfig(limits=CacheLimits(capacity_bytes=None, renewal=renewal)),
         policy=PolicyConfig(name="always", ttl_fraction=0.5, renew_margin=0.0),
     )
-    result = simulate(config, 1, _plan())
+    # Host 0's 10 s session asks for 5 s leases; host 1's 0.4 s session for 0.2 s ones.
+    long = SessionPlan(1, 0, 0.0, 10_000.0, 10_000.0, [(10.0, [SHARED]), (2_000.0, [SHARED])])
+    short = SessionPlan(2, 1, 1_000.0, 1_400.0, 400.0, [(1_100.0, [SHARED])])
+    result = simulate(config, 1, _plan([long, short]))
     refs = result.references
     of_host_0 = refs["session"] == 1
     assert refs["outcome"][of_host_0].tolist() == [RefOutcome.INSTALLED, second_use]
@@ -67,19 +69,11 @@ def test_renewal_starts_at_the_millisecond_the_margin_is_left(use_ms, third_use,
     """A 1 s lease put at 0 with a renewal margin of one half: a use at 0.5 s renews it, one
     at 0.499 s does not, and the use at 1.2 s hits the renewed lease or puts it again. (The
     engines' agreement over instant links never met a use on that very millisecond.)"""
-    catalog = ObjectCatalog.from_arrays(
-        np.ones(1), np.zeros(1, np.uint64), np.zeros(1, np.uint64), [CacheObjectKind.PROMPT_SEGMENT]
-    )
     uses = [(0.0, [SHARED]), (use_ms, [SHARED]), (1_200.0, [SHARED])]
-    session = SessionPlan(1, 0, 0.0, 10_000.0, 10_000.0, uses)
-    plan = WorkloadPlan(
-        catalog, np.array([4_096]), [session], np.zeros(0), np.zeros(0, np.int64), np.ones(1)
-    )
-    instant = LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf"))
     config = ModelConfig(
         duration_ms=10_000.0,
-        uplink=instant,
-        downlink=instant,
+        uplink=INSTANT,
+        downlink=INSTANT,
         server=ServerConfig(
             limits=CacheLimits(capacity_bytes=None),
             per_operation_ms=0.0,
@@ -88,7 +82,7 @@ def test_renewal_starts_at_the_millisecond_the_margin_is_left(use_ms, third_use,
         ),
         policy=PolicyConfig(name="always", ttl_fraction=0.1, renew_margin=0.5),
     )
-    result = simulate(config, 1, plan)
+    result = simulate(config, 1, _plan([SessionPlan(1, 0, 0.0, 10_000.0, 10_000.0, uses)]))
     assert result.references["outcome"].tolist() == [
         RefOutcome.INSTALLED,
         RefOutcome.HIT,
