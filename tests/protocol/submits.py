@@ -242,6 +242,13 @@ BROKEN = [
         "must be zeros in inline object block 0",
     ),
     Broken(
+        "the first padding byte not zero",
+        metadata(camera_bytes=5),
+        body(_camera(5))[:-3] + b"\x01" + body(_camera(5))[-2:],
+        "padding",
+        "must be zeros in inline object block 0",
+    ),
+    Broken(
         "an inline block past its region",
         metadata(camera_bytes=9),
         prelude(24, 0, 0, 0, 0, 0) + body(_camera(9))[32:56],
@@ -252,6 +259,13 @@ BROKEN = [
         "a region ending inside a header",
         metadata(),
         prelude(8, 0, 0, 0, 0, 0) + bytes(8),
+        "inline_object_bytes",
+        "the region ends inside a header in inline object block 0",
+    ),
+    Broken(
+        "a region ending a byte inside a header",
+        metadata(),
+        prelude(15, 0, 0, 0, 0, 0) + bytes(15),
         "inline_object_bytes",
         "the region ends inside a header in inline object block 0",
     ),
@@ -270,6 +284,7 @@ BROKEN = [
         "unknown CacheObjectKind value (got 0) in inline object block 0",
     ),
     Broken("no prelude", metadata(), bytes(10), "body_len", "region prelude, got 10 bytes"),
+    Broken("a prelude a byte short", metadata(), bytes(31), "body_len", "got 31 bytes"),
     Broken(
         "a part of an extension descriptor",
         metadata(),

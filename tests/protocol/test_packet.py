@@ -14,6 +14,7 @@ from nnrpsim.protocol import (
     inline_object_bytes,
     packet_bytes,
 )
+from tests.protocol.test_rules import ACK, invalidate_fields
 
 PUT = {
     "cache_namespace": 1,
@@ -83,23 +84,24 @@ def test_metadata_length_must_match_the_message_type():
         encode_packet(MessageType.FRAME_SUBMIT, b"\0" * 71)
 
 
-def test_cache_ack_has_no_body():
-    ack = {
-        "cache_namespace": 1,
-        "status": 0,
-        "cache_key_hi": 1,
-        "cache_key_lo": 2,
-        "accepted_ttl_ms": 1,
-        "max_object_bytes": 1,
-        "detail_code": 0,
-    }
-    with pytest.raises(WireError, match="body_len"):
-        encode_packet(MessageType.CACHE_ACK, ack, b"x")
+@pytest.mark.parametrize(
+    ("msg_type", "fields"),
+    [
+        (MessageType.CACHE_ACK, ACK),
+        (MessageType.CACHE_INVALIDATE, invalidate_fields("object_key", ns=1, hi=1, lo=2)),
+    ],
+    ids=["ack", "invalidate"],
+)
+def test_cache_ack_and_invalidate_have_no_body(msg_type, fields):
+    assert decode_packet(encode_packet(msg_type, fields)).body == b""
+    with pytest.raises(WireError, match=f"body_len: {msg_type.name} carries no body, got 1 bytes"):
+        encode_packet(msg_type, fields, b"x")
 
 
-def test_truncated_packet():
-    with pytest.raises(WireError, match="header"):
-        decode_packet(b"NNRP")
+@pytest.mark.parametrize("size", [4, 39])
+def test_truncated_packet(size):
+    with pytest.raises(WireError, match=f"header: a packet needs at least 40 bytes, got {size}$"):
+        decode_packet(bytes(_put_packet()[:size]))
 
 
 def test_byte_counts_follow_the_layouts():

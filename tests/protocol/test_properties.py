@@ -9,6 +9,7 @@ from hypothesis import strategies as st
 
 from nnrpsim.protocol import (
     BLOCKS,
+    HEADER,
     METADATA,
     MessageType,
     WireError,
@@ -18,7 +19,7 @@ from nnrpsim.protocol import (
     encode_block,
     encode_packet,
 )
-from nnrpsim.protocol.codec import record_to_dict
+from nnrpsim.protocol.codec import _passes_screen, record_to_dict
 from tests.protocol.blocks import random_valid, valid_submit
 
 DERIVED_HEADER_FIELDS = {"magic", "version_major", "wire_format", "msg_type", "header_len"}
@@ -98,6 +99,33 @@ def test_batch_decode_rejects_partial_blocks_and_names_first_bad_block(seed, cut
     with pytest.raises(WireError) as err:
         decode_batch(layout, records.tobytes())
     assert (err.value.field, err.value.index) == ("object_kind", 5)
+
+
+@pytest.mark.parametrize("layout", [HEADER, *LAYOUTS], ids=lambda layout: layout.name)
+@pytest.mark.parametrize("seed", range(2))
+def test_a_batch_is_refused_exactly_where_its_one_broken_block_is_and_why(layout, seed):
+    """Every byte of one block of six set to each of four values: the batch's fast screen and
+    its explanation of a refusal agree with decoding that block alone (the header's message
+    type, whose values have gaps, is the screen's one set-membership test). The screen is
+    exact: it passes every valid batch, so none pays for the explanation."""
+    records = random_valid(layout, 6, np.random.default_rng(seed))
+    at, start = 3, 3 * layout.size
+    for position in range(start, start + layout.size):
+        for value in (0, 1, 0x7F, 0xFF):
+            raw = bytearray(records.tobytes())
+            raw[position] = value
+            screened = _passes_screen(layout, np.frombuffer(raw, layout.dtype))
+            try:
+                decode_block(layout, bytes(raw[start : start + layout.size]))
+            except WireError as alone:
+                assert not screened
+                with pytest.raises(WireError) as err:
+                    decode_batch(layout, bytes(raw))
+                assert (err.value.field, err.value.reason) == (alone.field, alone.reason)
+                assert err.value.index == at
+            else:
+                assert screened
+                assert decode_batch(layout, bytes(raw)).tobytes() == raw
 
 
 @settings(max_examples=200, deadline=None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from nnrpsim.protocol import (
@@ -77,6 +77,7 @@ def test_object_kind_bitmap():
         (CACHE_PUT, {"ttl_ms": U32_MAX + 1}, "ttl_ms"),
         (CACHE_PUT, {"ttl_ms": -1}, "ttl_ms"),
         (CACHE_PUT, {"ttl_ms": 1.5}, "ttl_ms"),
+        (CACHE_PUT, {"ttl_ms": True}, "ttl_ms"),  # a bool is no integer of the wire
         (CACHE_PUT, {"renew": 1}, "renew"),
     ],
 )
@@ -93,27 +94,29 @@ def test_missing_field_is_named():
         encode_block(CACHE_PUT, fields)
 
 
+ACK = {
+    "cache_namespace": 1,
+    "status": 0,
+    "cache_key_hi": 1,
+    "cache_key_lo": 2,
+    "accepted_ttl_ms": 1,
+    "max_object_bytes": 1,
+    "detail_code": 0,
+}
+
+
 def test_reserved_fields_must_be_zero_both_ways():
-    ack = {
-        "cache_namespace": 1,
-        "status": 0,
-        "cache_key_hi": 1,
-        "cache_key_lo": 2,
-        "accepted_ttl_ms": 1,
-        "max_object_bytes": 1,
-        "detail_code": 0,
-    }
-    raw = bytearray(encode_block(CACHE_ACK, ack))
+    raw = bytearray(encode_block(CACHE_ACK, ACK))
     with pytest.raises(WireError, match="reserved"):
-        encode_block(CACHE_ACK, {**ack, "reserved": 1})
+        encode_block(CACHE_ACK, {**ACK, "reserved": 1})
     raw[36] = 1
     with pytest.raises(WireError, match="reserved"):
         decode_block(CACHE_ACK, bytes(raw))
     with pytest.raises(WireError, match="status"):
-        encode_block(CACHE_ACK, {**ack, "status": 3})
+        encode_block(CACHE_ACK, {**ACK, "status": 3})
 
 
-def _invalidate(scope, ns=0, hi=0, lo=0):
+def invalidate_fields(scope, ns=0, hi=0, lo=0):
     return {
         "invalidate_scope": scope,
         "cache_namespace": ns,
@@ -126,14 +129,14 @@ def _invalidate(scope, ns=0, hi=0, lo=0):
 @pytest.mark.parametrize(
     ("fields", "bad_field"),
     [
-        (_invalidate(0, ns=1), "cache_namespace"),
-        (_invalidate(0, hi=1), "cache_key_hi"),
-        (_invalidate(1, ns=1, lo=1), "cache_key_lo"),
-        (_invalidate(1, ns=1, hi=1), "cache_key_hi"),
-        (_invalidate(2, ns=1, hi=(1 << 32) | 7), "cache_key_hi"),
-        (_invalidate(2, ns=1, hi=7, lo=1), "cache_key_lo"),
-        (_invalidate(2, ns=1, hi=0), "cache_key_hi"),
-        (_invalidate(4), "invalidate_scope"),
+        (invalidate_fields(0, ns=1), "cache_namespace"),
+        (invalidate_fields(0, hi=1), "cache_key_hi"),
+        (invalidate_fields(1, ns=1, lo=1), "cache_key_lo"),
+        (invalidate_fields(1, ns=1, hi=1), "cache_key_hi"),
+        (invalidate_fields(2, ns=1, hi=(1 << 32) | 7), "cache_key_hi"),
+        (invalidate_fields(2, ns=1, hi=7, lo=1), "cache_key_lo"),
+        (invalidate_fields(2, ns=1, hi=0), "cache_key_hi"),
+        (invalidate_fields(4), "invalidate_scope"),
     ],
 )
 def test_invalidate_scope_table_violations(fields, bad_field):
@@ -145,11 +148,11 @@ def test_invalidate_scope_table_violations(fields, bad_field):
 @pytest.mark.parametrize(
     "fields",
     [
-        _invalidate(0),
-        _invalidate(1, ns=9),
-        _invalidate(2, ns=9, hi=7),
-        _invalidate(3, ns=9, hi=U64_MAX, lo=U64_MAX),
-        _invalidate("object_key", ns=9, hi=1, lo=2),
+        invalidate_fields(0),
+        invalidate_fields(1, ns=9),
+        invalidate_fields(2, ns=9, hi=7),
+        invalidate_fields(3, ns=9, hi=U64_MAX, lo=U64_MAX),
+        invalidate_fields("object_key", ns=9, hi=1, lo=2),
     ],
 )
 def test_invalidate_scope_table_accepts_legal_identities(fields):
@@ -188,6 +191,8 @@ def test_saturating_expiry_matches_arbitrary_precision(granted, ttl, now):
 
 
 @given(pairs=st.lists(st.tuples(st.integers(0, U64_MAX), st.integers(0, U32_MAX)), min_size=1))
+@example(pairs=[(U64_MAX - 10, 10), (U64_MAX - 9, 10)])  # the last that fits, the first that wraps
+@example(pairs=[(U64_MAX - 1, 0), (U64_MAX - 5, 10)])  # one wraps: the other keeps its sum
 def test_array_expiry_saturates_only_the_items_that_wrap(pairs):
     granted, ttl = zip(*pairs, strict=True)
     got = saturating_add_u64_array(np.array(granted, np.uint64), np.array(ttl, np.uint32))
@@ -199,6 +204,8 @@ def test_lease_outcomes_and_renewal_keep_lease_id():
     lease = Lease(identity, 4, 99, OwnerScope.SESSION, 5, granted_at_ms=1000, ttl_ms=500)
     assert lease.check(1499, 4) is CacheErrorCode.NONE
     assert lease.check(1499, 5) is CacheErrorCode.VERSION_MISMATCH
+    assert lease.check(1499, 0) is CacheErrorCode.VERSION_MISMATCH  # version 0 is a version
+    assert lease.check(1499) is CacheErrorCode.NONE  # (no version asked for)
     assert lease.check(1500, 4) is CacheErrorCode.LEASE_EXPIRED
     renewed = lease.renewed(1400, 500)
     assert renewed.lease_id == 99 and renewed.expires_at_ms == 1900
