@@ -119,6 +119,23 @@ def test_every_path_announces_a_lease_swept_not_one_its_host_puts_again(capacity
         assert result.notices.tolist() == [notices], (end_ms, sweep_ms, cut)
 
 
+@pytest.mark.parametrize("mode", ["reset", "non_reset"])
+@pytest.mark.parametrize(("capacity", "policy"), PATHS)
+def test_a_lease_its_host_put_again_stays_untold_when_the_object_changes_later(
+    mode, capacity, policy
+):
+    """As above, swept every 1,000 ms, and object 0 changes at 150 (first in its
+    millisecond): that change ends the second lease, and is announced; the first, which its
+    host's PUT at 100 replaced, is neither announced nor gone before the sample at 100."""
+    stream = _stream(
+        [(0, [0]), (100, [0])], 200, invalidation_time_ms=[150], invalidation_object_id=[0]
+    )
+    times = np.array([99, 100, 101, 149, 150])
+    result = replay(stream, [50], mode, capacity, policy, True, sample_times=times, sweep_ms=1_000)
+    assert result.notices.tolist() == [1]
+    assert result.held_samples[0].tolist() == [10, 10, 10, 10, 0]
+
+
 @pytest.mark.parametrize("policy", ["lru", "fifo", "ttl", "size"])
 def test_a_put_announces_what_it_evicts(policy):
     """Room for two: object 2's PUT at 100 evicts one of the two live leases."""
