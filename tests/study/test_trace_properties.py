@@ -152,3 +152,14 @@ def test_a_reference_logs_kinds_follow_their_objects(rows, by_name, seed):
         expected = log["object"].to_numpy()[order]
         got = stream.object_kind[stream.object_id]
         assert got.tolist() == [kind_of[name] for name in expected]
+
+
+def test_a_kind_is_read_in_any_case_with_spaces_around_it(tmp_path):
+    """As a hand-written CSV gives them: a space after the comma, a name in capitals."""
+    log = tmp_path / "log.csv"
+    log.write_text(
+        "time_ms,object,size_bytes,kind\n0,a,10, Tool_Schema\n1,b,10,PROMPT_SEGMENT \n2,c,10, 3\n"
+    )
+    stream = load_trace(Trace(path=str(log)))
+    kinds = [CacheObjectKind.TOOL_SCHEMA, CacheObjectKind.PROMPT_SEGMENT, 3]
+    assert stream.object_kind[stream.object_id].tolist() == kinds
