@@ -171,6 +171,8 @@ def test_over_instant_links_both_engines_count_the_same(seed):
     assert vector["mean_gpu_bytes"] == pytest.approx(des["mean_gpu_bytes"], rel=2e-3, abs=1e-6)
     des_kinds = des_kind_metrics(result, config.warmup_ms)
     assert run.kinds["kind"] == des_kinds["kind"]
+    for name in ("reference_share", "hit_rate", "inline_rate_policy", "bytes_from_cache"):
+        np.testing.assert_allclose(run.kinds[name], des_kinds[name], rtol=1e-12, err_msg=name)
     within = des["mean_gpu_bytes"] * 2e-3 + 1e-6  # (of the whole: a kind may hold little)
     np.testing.assert_allclose(
         run.kinds["mean_gpu_bytes"], des_kinds["mean_gpu_bytes"], rtol=0, atol=within
