@@ -22,7 +22,8 @@ TTL, BUDGET = "host_policy.ttl_hint", "topology.gpu_memory"
 
 def _runs() -> pd.DataFrame:
     """Two swept keys (a TTL, and a budget with a null: unlimited), three replications each;
-    point 1's second replication failed."""
+    point 1's second replication failed. No run has a latency (as none on the vector
+    engine)."""
     rows = []
     for point, (ttl, budget) in enumerate(
         [(5_000.0, 2**20), (5_000.0, np.nan), (30_000.0, 2**20), (30_000.0, np.nan)]
@@ -38,6 +39,7 @@ def _runs() -> pd.DataFrame:
                     BUDGET: budget,
                     "hit_rate": np.nan if failed else 0.1 * point + 0.01 * replication**2,
                     "wire_bytes": np.nan if failed else 1000.0 * point + replication,
+                    "p50_latency_ms": np.nan,
                     "error": "boom" if failed else None,
                     "wall_s": 0.1,
                 }
@@ -52,6 +54,7 @@ def test_each_point_less_its_baseline_point_replication_by_replication():
     assert table.index.tolist() == [0, 2] and table["baseline_point"].tolist() == [1, 3]
     assert table[TTL].tolist() == [5_000.0, 30_000.0]
     assert table["pairs"].tolist() == [2, 3]  # (point 1's failed replication pairs with none)
+    assert table["p50_latency_ms"].isna().all()  # (a metric no run has pairs nothing away)
     # point 0 less point 1, replications 0 and 2: -0.1 each; point 2 less 3: -0.1 each
     np.testing.assert_allclose(table["hit_rate"], [-0.1, -0.1])
     assert table["hit_rate_ci95"].tolist() == pytest.approx([0, 0], abs=1e-12)
@@ -247,6 +250,11 @@ def test_csv_replaces_only_an_empty_file_or_compares_own(tmp_path, small_yaml, c
         "another file, or remove it\n"
     )
     assert small_yaml.read_bytes() == scenario
+    summary = tmp_path / "summary.csv"  # a copy of the study's: its header begins with point
+    summary.write_bytes(written := (tmp_path / "out" / "summary.csv").read_bytes())
+    assert written.startswith(b"point,") and main([*args, "--csv", str(summary)]) == 2
+    assert "holds something other than compare's" in capsys.readouterr().err
+    assert summary.read_bytes() == written
     empty, earlier = tmp_path / "empty.csv", tmp_path / "earlier.csv"
     empty.touch()
     earlier.write_text("point,ttl_fraction,baseline_point,pairs,hit_rate\n0,0.1,1,2,0.5\n")
@@ -270,14 +278,22 @@ def test_without_a_baseline_compare_takes_the_one_run_names(tmp_path, small_yaml
 
 
 def test_without_a_baseline_a_swept_never_is_the_baseline(tmp_path):
-    """Inlining everything is the baseline of caching, wherever the study lists it."""
-    document = {**SMALL_STUDY, "sweep": {"grid": {"host_policy.name": ["never", "always"]}}}
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump(document))
-    nnrpsim.run(tmp_path / "s.yaml", out=tmp_path / "out", jobs=1, progress=False)
-    differences = nnrpsim.compare(tmp_path / "out")
-    assert differences.attrs["baseline"] == ["host_policy.name=never"]
-    assert differences[["point", "baseline_point"]].values.tolist() == [[1, 0]]
-    assert (differences["hit_rate"] > 0).all()  # (always caches; never hits nothing)
+    """Inlining everything is the baseline of caching, wherever the study lists it; a study
+    that sweeps policies but not never is compared with its last point's, as for any key."""
+    for names, baseline, pairs in (
+        (["never", "always"], "never", [[1, 0]]),
+        (["always", "never"], "never", [[0, 1]]),
+        (["always", "best_practice"], "best_practice", [[0, 1]]),
+    ):
+        document = {**SMALL_STUDY, "sweep": {"grid": {"host_policy.name": names}}}
+        path = tmp_path / f"{'-'.join(names)}.yaml"
+        path.write_text(yaml.safe_dump(document))
+        nnrpsim.run(path, out=tmp_path / path.stem, jobs=1, progress=False)
+        differences = nnrpsim.compare(tmp_path / path.stem)
+        assert differences.attrs["baseline"] == [f"host_policy.name={baseline}"]
+        assert differences[["point", "baseline_point"]].values.tolist() == pairs
+        if baseline == "never":
+            assert (differences["hit_rate"] > 0).all()  # (always caches; never hits nothing)
 
 
 def test_a_study_without_a_sweep_has_nothing_to_compare(tmp_path, capsys):
