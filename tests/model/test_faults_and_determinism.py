@@ -24,7 +24,8 @@ from nnrpsim.model import (
     simulate,
     stream_plan,
 )
-from nnrpsim.model.simulation import PROGRESS_STEPS, progress_ends
+from nnrpsim.model.simulation import PROGRESS_STEPS, Simulation, progress_ends
+from nnrpsim.protocol import OwnerScope
 
 WORKLOAD = WorkloadConfig(
     session_rate_per_s=1.0,
@@ -77,6 +78,18 @@ def test_server_restart_drops_the_cache(announce):
     else:  # hosts find out from cache misses and fall back to inlining
         assert result.audit["fallbacks"] > 0
         assert (result.references["outcome"] == RefOutcome.CACHE_MISS).sum() > 0
+
+
+def test_a_restarted_server_still_knows_each_open_session_s_connection():
+    """The sessions open on a server survive its restart: a lease one of them is granted
+    after it ends when the session's connection closes, as one granted before would."""
+    server = Simulation(_config(), 4).servers[0]
+    server.open_session(7, 3, 0)
+    server.restart(announce=False)
+    server.put(0, [0], [1], 60_000, [100], OwnerScope.SESSION, 7, {})
+    assert server.table.holds(0, 0)
+    server.close_connection(3, 0)
+    assert not server.table.holds(0, 0)
 
 
 def test_memory_pressure_evicts_and_completes():

@@ -3,6 +3,8 @@ sized by kind, and inlined on both engines where the server does not negotiate t
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -18,8 +20,9 @@ from nnrpsim.model import (
     WorkloadConfig,
     simulate,
 )
+from nnrpsim.model.simulation import Simulation
 from nnrpsim.model.workload import spread_kinds, synthetic_plan
-from nnrpsim.protocol import CacheObjectKind, cache_object_bitmap
+from nnrpsim.protocol import CACHE_OBJECT_BITMAP_MASK, CacheObjectKind, cache_object_bitmap
 from nnrpsim.scenario import parse_scenario
 
 PROMPT, TOOL, TABLE = (
@@ -91,6 +94,16 @@ def test_the_des_inlines_exactly_the_references_to_a_kind_the_server_does_not_ne
     tool = plan.catalog.kind[refs["object"]] == TOOL
     assert 0.2 < tool.mean() < 0.8
     assert ((refs["outcome"] == RefOutcome.INLINED_BY_POLICY) == tool).all()
+
+
+def test_the_server_negotiates_the_kinds_both_sides_cache():
+    """SERVER_HELLO_ACK's kinds are the server's ceiling's within the client's bitmap (the
+    simulated hosts offer every kind; a client that offers fewer gets no more)."""
+    limits = CacheLimits(object_kind_bitmap=cache_object_bitmap(PROMPT, TOOL))
+    (server,) = Simulation(ModelConfig(server=ServerConfig(limits=limits)), 0).servers
+    offered = cache_object_bitmap(TOOL, TABLE)
+    assert server.hello(offered) == replace(limits, object_kind_bitmap=cache_object_bitmap(TOOL))
+    assert server.hello(CACHE_OBJECT_BITMAP_MASK) == limits
 
 
 @pytest.mark.parametrize(

@@ -92,3 +92,14 @@ def test_a_host_that_sends_no_ttl_hint_gets_the_servers_default(hint_ms, granted
     result = simulate(config, 3)
     assert len(result.accepted_ttl_ms) > 10
     assert set(result.accepted_ttl_ms.tolist()) == {granted_ms}
+
+
+def test_every_cache_ack_s_ttl_is_recorded_one_of_0_ms_too():
+    """A server whose TTL ceiling is 0 grants leases that end as they begin: each CACHE_ACK
+    is recorded all the same, one an install, a renewal or a refusal."""
+    config = ModelConfig(duration_ms=60_000.0, policy=PolicyConfig(name="always"))
+    limits = replace(config.server.limits, ttl_ceiling_ms=0)
+    result = simulate(replace(config, server=replace(config.server, limits=limits)), 3)
+    acks = sum(result.counters[name] for name in ("installs", "renewals", "refused_puts"))
+    assert len(result.accepted_ttl_ms) == acks > 10
+    assert set(result.accepted_ttl_ms.tolist()) == {0}
