@@ -16,7 +16,7 @@ def t95(df: int) -> float:
 @functools.lru_cache(maxsize=256)
 def t_quantile(p: float, df: int) -> float:
     """Student's t quantile ``p`` (from 0.5, below 1) for ``df`` degrees of freedom, to about
-    1e-9 relative, by the regularised incomplete beta function: the upper tail 1 - p is
+    1e-13 relative, by the regularised incomplete beta function: the upper tail 1 - p is
     I_x(df/2, 1/2) / 2 at x = df / (df + t^2), and (precise near the middle, where the tail is
     nearly 1/2) p - 1/2 is I_y(1/2, df/2) / 2 at y = 1 - x."""
     if not 0.5 <= p < 1 or df < 1:
