@@ -13,6 +13,7 @@ import nnrpsim
 from nnrpsim import ScenarioError
 from nnrpsim.cli import main
 from nnrpsim.paths import NO_SUCH_FILE, check_folder_can_be_made, file_problem, make_folders
+from nnrpsim.run_files import unreadable
 from tests.conftest import write_yaml
 
 TOO_LONG = "x" * 300  # (past NAME_MAX, 255 on Linux)
@@ -25,6 +26,14 @@ def test_file_problem_says_why_a_path_is_no_file(tmp_path):
     assert file_problem(tmp_path) == "a folder, not a file"
     assert file_problem(tmp_path / TOO_LONG) == "File name too long"
     assert file_problem(Path("/dev/zero")) == "not a regular file"
+
+
+def test_a_results_file_that_cannot_be_read_is_named_in_one_line():
+    """The reader's first line, or the kind of error where it says nothing."""
+    path = Path("/results/runs/p0000-r000.arrow")
+    said = f"{path}: not a readable results table"
+    assert str(unreadable(path, ValueError("footer\n  at offset 8"))) == f"{said} (footer)"
+    assert str(unreadable(path, OSError())) == f"{said} (OSError)"
 
 
 def _one_line(capsys) -> str:

@@ -191,17 +191,30 @@ def test_a_damaged_run_file_moves_as_it_is_and_its_run_is_done_again(small_study
     nnrpsim.run(study, resume=True, overrides=_ttls(0.5, 0.1), jobs=1, progress=False)
     after = _records(study)
     assert after[0.5, 0, 1]["wall_s"] != before[0.5, 0, 1]["wall_s"]  # (done again)
+    assert not list(study.glob("*/q*"))  # (the damaged file moved, then written over)
     for run, record in before.items():
         if run != (0.5, 0, 1):
             assert after[run] == {**record, "point": (record["point"] + 2) % 4}
     _same_tables(study, small_study, lambda point: (point + 2) % 4, wall_times=False)
 
 
-def test_a_journal_nnrpsim_did_not_write_is_named(study, capsys):
+@pytest.mark.parametrize(
+    "journal",
+    [
+        {"phase": 3},
+        {"phase": 3, "moves": [[0, 2]]},
+        {"phase": 1, "moves": [[0, "2"]]},
+        {"phase": 1, "moves": [[0, 2.0]]},
+        {"phase": 1, "moves": [[True, 2]]},
+        {"phase": 2, "moves": [[0, 2, 1]]},
+        {"phase": 1, "moves": {"0": 2}},
+    ],
+)
+def test_a_journal_nnrpsim_did_not_write_is_named(study, capsys, journal):
     """A manifest whose move is not one nnrpsim journalled (edited by hand): one line, and
     nothing moved."""
     manifest = json.loads((study / "manifest.json").read_text())
-    (study / "manifest.json").write_text(json.dumps({**manifest, MOVING: {"phase": 3}}))
+    (study / "manifest.json").write_text(json.dumps({**manifest, MOVING: journal}))
     files = {path: path.read_bytes() for path in study.rglob("*") if path.is_file()}
     assert main(["run", str(study), "--resume", "--quiet"]) == 2
     assert capsys.readouterr().err == (

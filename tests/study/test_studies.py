@@ -581,12 +581,17 @@ def test_results_are_never_overwritten_without_resume(tmp_path, small_yaml, caps
         "holds a different scenario (study.duration: 40 s there, 60 s here; topology.gpu_memory: "
         "8 GiB there, 2 GiB here; sweep.grid.engine: absent there, [vector] here; and 1 more; "
     ) in err
+    assert main(["run", str(small_yaml), "--out", str(out), "--resume", *sets[:3]]) == 2
+    assert "sweep.grid.engine: absent there, [vector] here; the file, --set" in (
+        capsys.readouterr().err
+    )  # (three named: none more)
     # a manifest that recorded no scenario: its digest, all there is to go by
     manifest = json.loads((out / "manifest.json").read_text())
     del manifest["scenario"]
     (out / "manifest.json").write_text(json.dumps(manifest))
     assert main(["run", str(small_yaml), "--out", str(out), "--resume", sets[0]]) == 2
     assert f"different scenario ({manifest['scenario_hash']} != " in capsys.readouterr().err
+    assert main(["run", str(small_yaml), "--out", str(out), "--resume", "--quiet"]) == 0  # (same)
 
 
 def test_resume_with_more_replications_adds_them_as_a_study_of_that_many_makes_them(
@@ -673,6 +678,9 @@ def test_resume_refuses_runs_of_a_trace_that_has_changed_since(tmp_path, capsys)
     err = capsys.readouterr().err
     assert err.startswith(f"error: --resume: {trace} changed since the runs in {out} read it")
     assert err.count("\n") == 1 and not (out / "runs/p0000-r001.arrow").exists()
+    # a version that recorded other files' content but not this one's: taken at its word too
+    (out / "manifest.json").write_text(json.dumps({**manifest, "inputs": {}}))
+    assert main([*command, "--resume"]) == 0
     del manifest["inputs"]
     (out / "manifest.json").write_text(json.dumps(manifest))
     assert main([*command, "--resume"]) == 0
@@ -755,6 +763,23 @@ def test_a_failing_point_is_recorded_while_the_others_complete(
     flaky_last_point()  # resume retries exactly the failed runs
     again = nnrpsim.run(small_yaml, out=tmp_path / "flaky", resume=True, jobs=1, progress=False)
     assert (again.summary["failures"] == 0).all() and len(again.runs) == 8
+
+
+def test_a_study_whose_every_run_failed_writes_no_table_by_kind(tmp_path, small_yaml, monkeypatch):
+    """Nothing finished, so there is nothing by kind: no ``kinds.csv``, where an empty file
+    would read as a table of no kinds; the summary counts each point's failures."""
+    from nnrpsim import tasks
+
+    def failing(config, seed, plan=None, progress=None):
+        raise RuntimeError("injected failure")
+
+    monkeypatch.setattr(tasks, "simulate", failing)
+    out = tmp_path / "failed"
+    assert main(["run", str(small_yaml), "--out", str(out), "--jobs", "1", "--quiet"]) == 1
+    summary = pd.read_csv(out / "summary.csv")
+    assert summary["failures"].tolist() == [2] * 4 and summary["replications"].tolist() == [0] * 4
+    assert summary["hit_rate"].isna().all()
+    assert not (out / "kinds.csv").exists() and pd.read_parquet(out / "kinds.parquet").empty
 
 
 def test_the_command_says_which_runs_failed_and_exits_1(
@@ -916,14 +941,24 @@ def test_plots_with_intervals_say_over_how_many_replications(tmp_path, small_yam
     assert set(notes().values()) == {one, one + labelled, one_bar}
 
 
-@pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds"])
+@pytest.mark.parametrize("damaged", ["runs", "timeseries", "kinds", "no error column"])
 def test_resume_redoes_a_run_whose_file_was_damaged(tmp_path, small_yaml, damaged):
+    """A record without its ``error`` column is readable, but says of no run that it
+    finished."""
+    from nnrpsim.run_files import read_run_file, write_run_file
+
     out = tmp_path / "d"
     first = nnrpsim.run(small_yaml, out=out, jobs=1, progress=False)
-    (out / damaged / "p0002-r001.arrow").write_bytes(b"damaged")
+    record = out / "runs/p0002-r001.arrow"
+    if damaged == "no error column":
+        write_run_file(record, read_run_file(record).drop_columns(["error"]))
+    else:
+        (out / damaged / record.name).write_bytes(b"damaged")
     untouched = (out / "runs/p0001-r000.arrow").stat().st_mtime_ns
+    redone = record.stat().st_mtime_ns
     again = nnrpsim.run(small_yaml, out=out, resume=True, jobs=1, progress=False)
     assert (out / "runs/p0001-r000.arrow").stat().st_mtime_ns == untouched
+    assert record.stat().st_mtime_ns != redone and "error" in read_run_file(record).column_names
     pd.testing.assert_frame_equal(_metric_frame(again.summary), _metric_frame(first.summary))
     assert len(again.timeseries) == len(first.timeseries)
     pd.testing.assert_frame_equal(again.kinds, first.kinds)
