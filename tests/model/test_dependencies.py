@@ -3,11 +3,14 @@ depends on it at the version it was made from, and changes with it."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 from nnrpsim.engine import CacheLimits, LeaseTable, ObjectCatalog
 from nnrpsim.model import (
+    InstallCause,
     LinkConfig,
     ModelConfig,
     PolicyConfig,
@@ -95,6 +98,32 @@ def test_a_change_of_the_source_changes_what_was_made_from_it(
     assert outcomes == [RefOutcome.INSTALLED, RefOutcome.HIT, *after_change]
     assert result.invalidations["content_changed"] == 1
     assert result.invalidations["dependency_invalidated"] == dependency_invalidated
+    assert result.violations == 0
+
+
+def test_a_source_a_reference_was_refused_for_is_put_again_at_its_next_use():
+    """The frame of 1,490 ms references the segment alone and reaches the server (links of
+    20 ms) after its source changed at 1,500, on a server that keeps what was made from an
+    old source: dependency_invalid. The host learns from it that its source lease is no
+    good; an operation that uses the source itself puts it again at once (the fallback's
+    inline bodies were the turn the error brings), and the next hits it."""
+    operations = [(10.0, [MADE]), (1_490.0, [MADE]), (2_000.0, [SOURCE]), (2_500.0, [SOURCE])]
+    plan = _plan(change_at=1_500.0)
+    plan = replace(plan, sessions=[replace(plan.sessions[0], operations=operations)])
+    link = LinkConfig(latency_ms=20.0)
+    config = replace(_config(cascade=False), uplink=link, downlink=link)
+    result = simulate(config, 1, plan)
+    refs = result.references
+    assert refs["object"].tolist() == [MADE, MADE, SOURCE, SOURCE]
+    assert refs["outcome"].tolist() == [
+        RefOutcome.INSTALLED,
+        RefOutcome.DEPENDENCY_INVALID,
+        RefOutcome.INSTALLED,
+        RefOutcome.HIT,
+    ]
+    assert refs["cause"][2] == InstallCause.MISS
+    assert result.counters["reinstalls_after_expiry"] == 0  # (after a miss, not an expiry)
+    assert result.audit["fallbacks"] == result.audit["fallbacks_completed"] == 1
     assert result.violations == 0
 
 

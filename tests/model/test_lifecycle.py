@@ -22,6 +22,7 @@ from nnrpsim.model import (
     Simulation,
     WorkloadPlan,
 )
+from nnrpsim.model.host import Host
 from nnrpsim.protocol import (
     CacheObjectKind,
     MessageType,
@@ -57,12 +58,15 @@ def _plan() -> WorkloadPlan:
     )
 
 
-def test_section_12_lifecycle():
-    link = LinkConfig(latency_ms=1.0, bandwidth_bytes_per_ms=1e6)
-    config = ModelConfig(
+LIFECYCLE_LINK = LinkConfig(latency_ms=1.0, bandwidth_bytes_per_ms=1e6)
+
+
+def _lifecycle_config() -> ModelConfig:
+    """Room for two of the three objects, 1 s leases renewed in their last fifth."""
+    return ModelConfig(
         duration_ms=1_200.0,
-        uplink=link,
-        downlink=link,
+        uplink=LIFECYCLE_LINK,
+        downlink=LIFECYCLE_LINK,
         server=ServerConfig(limits=CacheLimits(capacity_bytes=2 * SIZE, eviction="lru")),
         policy=PolicyConfig(
             name="threshold",
@@ -73,6 +77,10 @@ def test_section_12_lifecycle():
         ),
         sample_interval_ms=100.0,
     )
+
+
+def test_section_12_lifecycle():
+    link, config = LIFECYCLE_LINK, _lifecycle_config()
     sim = Simulation(config, 1, _plan())
     result = sim.run()
     refs = result.references
@@ -119,6 +127,37 @@ def test_section_12_lifecycle():
     assert latency[0] == pytest.approx(
         hit + 2 * link.latency_ms + (put + ack) / per_ms + put_processing
     )
+
+
+@pytest.mark.interpreted
+def test_the_auditor_counts_a_reference_the_host_knew_was_invalid(monkeypatch):
+    """A careless host references A at 1 s though it was told A was evicted (its inline turn
+    made a reference, and no last look before the frame leaves): one violation, and the
+    server's miss brings the fallback."""
+    decide = Host._decide
+
+    def careless(self, *args):
+        decided = decide(self, *args)
+        references, _, _, inline, outcome, _, _ = decided
+        for obj in [o for o in inline if outcome[o] == RefOutcome.INLINED_AFTER_INVALIDATE]:
+            inline.remove(obj)
+            references.append(obj)
+            del outcome[obj]
+        return decided
+
+    def no_last_look(self, server, references, renewals, inline, *rest):
+        return self._frame_bytes(references, inline, renewals)
+
+    monkeypatch.setattr(Host, "_decide", careless)
+    monkeypatch.setattr(Host, "_drop_late_references", no_last_look)
+    result = Simulation(_lifecycle_config(), 1, _plan()).run()
+    refs = result.references
+    assert refs["outcome"][refs["object"] == A].tolist()[-2:] == [
+        RefOutcome.CACHE_MISS,
+        RefOutcome.INSTALLED,
+    ]
+    assert result.audit["reference_after_invalidate"] == 1 and result.violations == 1
+    assert result.fallback_success_rate == 1.0
 
 
 def _caching_all(link: LinkConfig, ttl_hint_ms: int, duration_ms: float) -> ModelConfig:
@@ -345,3 +384,23 @@ def test_an_owner_close_is_told_to_the_other_hosts_that_hold_its_leases():
     ]
     assert private not in sim.hosts[0].leases[0]  # its session's leases ended with it
     assert result.violations == 0
+
+
+def test_a_session_closes_once_its_last_reply_is_in_though_its_plan_ended_before():
+    """The session's last operation, at 25 ms of a plan that ends at 30 ms, over links of 5 ms:
+    its PUT reaches the server at 30, the frame at 40, the reply the host at 45; only then
+    does SESSION_CLOSE leave, ending at 50 the lease the session owns (held until then)."""
+    link = LinkConfig(latency_ms=5.0, bandwidth_bytes_per_ms=1e12)
+    config = ModelConfig(
+        duration_ms=100.0,
+        uplink=link,
+        downlink=link,
+        sample_interval_ms=1.0,
+        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=0.0),
+        policy=PolicyConfig(name="always", ttl_hint_ms=10_000),
+    )
+    result = Simulation(config, 1, one_session([(25.0, [A])], [SIZE], [10.0], 30.0)).run()
+    assert result.operations["latency_ms"].tolist() == pytest.approx([20.0])
+    memory = result.memory
+    held = set(memory["time_ms"][memory["held_bytes"] == SIZE].tolist())
+    assert set(range(31, 50)) <= held and max(held) <= 50

@@ -75,6 +75,36 @@ def test_a_reference_outlived_by_its_own_frames_inline_bodies_goes_inline():
     assert result.wire["reference"] == 24  # the first operation's reference only
 
 
+@pytest.mark.parametrize(
+    ("second_ms", "outcome", "cause"),
+    [
+        (10_203.0, RefOutcome.HIT, InstallCause.NONE),
+        (10_204.0, RefOutcome.INLINED_AFTER_INVALIDATE, InstallCause.EXPIRED),
+    ],
+)
+def test_a_frame_whose_last_byte_leaves_as_the_lease_ends_inlines_it_as_expired(
+    second_ms, outcome, cause
+):
+    """An uplink of one byte a millisecond and no latency: A's PUT (80 + 100 bytes) leaves at
+    192 ms and arrives at 372, so the host counts on its 10 s lease until 10,372 ms; a
+    referencing frame (168 bytes) started at 10,204 ms has its last byte out at that very
+    millisecond, when the lease no longer holds: A goes inline, as run out."""
+    config = ModelConfig(
+        duration_ms=60_000.0,
+        uplink=LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=1.0),
+        downlink=LinkConfig(latency_ms=0.0, bandwidth_bytes_per_ms=float("inf")),
+        server=ServerConfig(per_operation_ms=0.0, per_inline_byte_ms=0.0, per_put_byte_ms=0.0),
+        policy=PolicyConfig(name="always", ttl_hint_ms=10_000, renew_margin=0.0),
+    )
+    plan = one_session([(0.0, [A]), (second_ms, [A])], [100], [10.0], 60_000.0)
+    result = simulate(config, 1, plan)
+    refs = result.references
+    assert refs["time_ms"].tolist() == [192.0, second_ms]
+    assert refs["outcome"].tolist() == [RefOutcome.INSTALLED, outcome]
+    assert refs["cause"].tolist() == [InstallCause.COLD, cause]
+    assert result.violations == 0 and result.audit["fallbacks"] == 0
+
+
 def _saturated_run() -> ModelResult:
     """One host whose uplink is offered more installs than it carries in the run (it catches up
     after): short leases, big objects, four operations in flight per session, nothing evicted,
