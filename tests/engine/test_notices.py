@@ -119,6 +119,21 @@ def test_every_path_announces_a_lease_swept_not_one_its_host_puts_again(capacity
         assert result.notices.tolist() == [notices], (end_ms, sweep_ms, cut)
 
 
+@pytest.mark.parametrize(("capacity", "policy"), PATHS)
+def test_a_sweep_a_fraction_of_a_millisecond_in_frees_on_the_millisecond_after(capacity, policy):
+    """Swept every 2.5 ms, 0's lease (put at 0 for 51 ms) is freed by the sweep at 52.5, on
+    millisecond 53 (the protocol's clock, rounded up), and announced; so is the second
+    lease's, put at 100, by the sweep at 152.5. Held 53 ms each: 5.3 bytes on average."""
+    stream = _stream([(0, [0]), (100, [0])], 200)
+    times = np.array([52, 53, 152, 153])
+    result = replay(
+        stream, [51], "non_reset", capacity, policy, True, sample_times=times, sweep_ms=2.5
+    )
+    assert result.notices.tolist() == [2]
+    assert result.held_samples[0].tolist() == [10, 0, 10, 0]
+    assert result.mean_held_bytes[0] == pytest.approx(5.3)
+
+
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize(("capacity", "policy"), PATHS)
 def test_a_lease_its_host_put_again_stays_untold_when_the_object_changes_later(
@@ -157,6 +172,18 @@ def test_a_burst_announces_the_run_out_leases_it_reclaims_but_those_it_puts(poli
         )
         result = replay(stream, [50], "non_reset", 20, policy, True, sweep_ms=1_000)
         assert (result.evictions.tolist(), result.notices.tolist()) == ([0], [notices])
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo", "ttl", "size"])
+def test_a_run_out_lease_the_burst_puts_again_is_unannounced_though_the_put_is_refused(policy):
+    """As above, with 0 grown to 30 bytes, more than the 20 there are: 2's PUT reclaims 0
+    and 1, and 0's PUT is refused. The burst put 0 itself all the same, so only 1 is
+    announced (announcing 0 too, as an evicted lease no later PUT holds again, made 2)."""
+    stream = ReferenceStream(
+        [0, 1, 100, 100], [0, 1, 2, 0], [10, 10, 10, 30], end_ms=200, operation=[0, 1, 2, 2]
+    )
+    result = replay(stream, [50], "non_reset", 20, policy, True, sweep_ms=1_000)
+    assert (result.rejected.tolist(), result.notices.tolist()) == ([1], [1])
 
 
 @pytest.mark.parametrize("owned", [[True], [1, 0], [[True, False]]])

@@ -70,6 +70,20 @@ def test_capacity_replay_equals_the_lease_table(mode, policy, capacity):
     np.testing.assert_allclose(result.object_live_bytes.sum(axis=1), result.mean_live_bytes)
 
 
+@pytest.mark.parametrize("policy", ["lru", "fifo", "ttl", "size"])
+def test_an_object_the_capacitys_size_evicts_everything_and_fits(policy):
+    """Only an object larger than the capacity is refused: B, 100 bytes in 100, evicts A and
+    is installed (hit at 2); C, 101 bytes, is refused (inline at 3, and again at 4)."""
+    stream = ReferenceStream([0, 1, 2, 3, 4], [0, 1, 1, 2, 2], [50, 100, 100, 101, 101], end_ms=10)
+    result = replay(stream, [1_000], "reset", 100, policy, per_object=True)
+    assert (result.installs[0], result.evictions[0], result.rejected[0]) == (2, 1, 2)
+    assert result.object_hits.tolist() == [[0, 1, 0]]
+    table = replay_on_table(
+        stream, 1_000, "reset", CacheLimits(capacity_bytes=100, eviction=policy)
+    )
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 def test_live_bytes_of_the_vectorised_sweep_equal_the_event_by_event_path(mode):
     stream = _stream(3, invalidations=True)
@@ -246,8 +260,26 @@ def test_bad_arguments():
         ReferenceStream([1], [0], [1], [2], [0], invalidation_kept=[True, False])
     with pytest.raises(ValueError, match="invalidation_through must be one object id"):
         ReferenceStream([1], [0], [1], [2], [0], invalidation_through=[-2])
+    for times in ([1.5], [[1, 2]], [np.nan], ["1"]):
+        with pytest.raises(ValueError, match=r"^sample_times must be a list of whole millis"):
+            replay(stream, [1], per_object=True, sample_times=times)
+    with pytest.raises(ValueError, match=r"^sample_times must be non-decreasing"):
+        replay(stream, [1], per_object=True, sample_times=[5, 4])
     with pytest.raises(ValueError, match="object_kind must give every object id a kind"):
         ReferenceStream([1, 2], [0, 1], [1, 1], object_kind=[1])
+
+
+@pytest.mark.parametrize("capacity", [None, 300])
+def test_sample_times_in_whole_milliseconds_of_floats_sample_as_integers_do(capacity):
+    """(Floats, as a notebook's ``np.linspace`` makes them, once failed deep in the replay
+    with numpy's casting error.)"""
+    stream, times = _stream(3, True), [100, 900, 900, 2_000]
+    kwargs = {"capacity_bytes": capacity, "per_object": True, "sweep_ms": 7}
+    ints = replay(stream, [50], sample_times=np.array(times), **kwargs)
+    floats = replay(stream, [50], sample_times=np.array(times, dtype=float), **kwargs)
+    for name in ("live_samples", "held_samples", "live_means", "held_means"):
+        np.testing.assert_array_equal(getattr(floats, name), getattr(ints, name), name)
+    assert ints.live_samples.any()
 
 
 def test_which_invalidations_come_within_their_millisecond_follow_them():
@@ -617,6 +649,40 @@ def test_a_source_refused_for_one_frame_is_put_once(policy):
     assert result.object_inlined.tolist() == [[0, 2, 1]]
 
 
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+@pytest.mark.parametrize(("size", "put"), [(100, True), (101, False)])
+def test_what_a_refused_source_makes_is_put_all_the_same_where_it_just_fits(policy, size, put):
+    """1 is made from 0, which never fits in 100 bytes: 0 is put along and refused, and 1
+    goes inline. Its host puts 1 all the same where it fits, at 100 bytes exactly too (a PUT
+    no reference follows); at 101, 1's own PUT is refused."""
+    stream = ReferenceStream([0, 0], [0, 1], [500, size], end_ms=10, along=np.array([1, 0], bool))
+    result = replay(stream, [100], "reset", 100, policy, per_object=True)
+    assert (result.along_puts[0], result.rejected[0]) == ((2, 0) if put else (1, 1))
+    assert result.object_inlined.tolist() == [[0, int(put)]]
+    table = replay_on_table(stream, 100, "reset", CacheLimits(capacity_bytes=100, eviction=policy))
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+@pytest.mark.parametrize("operation", [[0, 0, 0], None])
+def test_a_chain_made_from_a_refused_source_goes_inline_charged_as_invalidated(policy, operation):
+    """One frame: 1 is made from 0, 2 from 1. 0 never fits in 100 bytes: refused (a cold
+    miss), and 1 goes inline, put all the same; 2 goes inline with it. Both inline misses are
+    charged to invalidation, as the lease table's replay charges them. Without operations
+    (a millisecond's references one frame), these misses were once left to the count made at
+    the end for a replay with nothing to end a lease but evictions: 3 cold and -2 evicted."""
+    stream = ReferenceStream(
+        [0, 0, 0], [0, 1, 2], [500, 10, 10], end_ms=10, operation=operation, frame_source=[-1, 0, 1]
+    )
+    result = replay(stream, [100], "reset", 100, policy, per_object=True)
+    misses = (result.cold_misses[0], result.invalidated_misses[0], result.evicted_misses[0])
+    assert misses == (1, 2, 0)
+    assert (result.rejected[0], result.along_puts[0]) == (1, 1)
+    assert result.object_inlined.tolist() == [[0, 1, 1]]
+    table = replay_on_table(stream, 100, "reset", CacheLimits(capacity_bytes=100, eviction=policy))
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none"])
 def test_no_source_is_put_along_for_an_object_its_host_backs_off_from(policy):
     """Object 1 (500 bytes, never fits in 100) is made from 0. At 0 the source is put along
@@ -968,6 +1034,23 @@ def test_a_frame_is_decided_before_its_puts_end_anything(policy):
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
 
 
+@pytest.mark.parametrize(("mode", "last_hits"), [("non_reset", 0), ("reset", 1)])
+def test_a_frames_leases_are_touched_as_the_server_resolves_them(mode, last_hits):
+    """A (0) is put at 0; the frame at 1 puts B (1) and references A, filling the 200 bytes.
+    The server resolves the frame's hits, then what it installed, then renews: without
+    renewals A is the least recent after the frame, though its reference came after B's PUT,
+    and C's PUT at 2 evicts it (A misses at 3); renewed last (``reset``: every use), A is the
+    most recent and C evicts B (A hits at 3). The DES's server does the same
+    (tests/model/test_against_replay.py)."""
+    stream = ReferenceStream(
+        [0, 1, 1, 2, 3], [0, 1, 0, 2, 0], [100] * 5, end_ms=10, operation=[0, 1, 1, 2, 3]
+    )
+    result = replay(stream, [1_000], mode, 200, "lru", per_object=True)
+    assert result.object_hits.tolist() == [[1 + last_hits, 0, 0]]
+    table = replay_on_table(stream, 1_000, mode, CacheLimits(capacity_bytes=200, eviction="lru"))
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
 def _positioned() -> ReferenceStream:
     """Objects 0 and 1 (100 bytes each) put at 0; at 10, 0 is referenced, then its lease ends
     (its session closes), then 2 is put: the invalidation is placed among the references of
@@ -1049,6 +1132,29 @@ def test_a_lease_put_again_later_in_the_burst_that_evicted_it_is_not_told_of(pol
     assert (result.installs[0], result.inlined_after_invalidate[0]) == (5, 0)
     limits = CacheLimits(capacity_bytes=200, eviction=policy)
     table = replay_on_table(stream, 100, "reset", limits, inline_after_invalidate=True)
+    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+
+
+@pytest.mark.parametrize("policy", ["lru", "fifo"])
+def test_a_hit_whose_source_put_along_is_gone_when_its_frame_resolves_goes_inline(policy):
+    """1 is put at 0 (20 bytes of room). The frame at 1 puts its source 0 along, for a TTL
+    that rounds to 0 ms, references 1 (live) and puts 2, whose PUT reclaims 0, run out: 1's
+    source is gone when the server resolves the frame, so its body goes inline, charged to
+    invalidation, as on the lease table."""
+    stream = ReferenceStream(
+        [0, 1, 1, 1],
+        [1, 0, 1, 2],
+        [10] * 4,
+        end_ms=10,
+        operation=[0, 1, 1, 1],
+        along=np.array([0, 1, 0, 0], bool),
+        ttl_scale=[1, 0.001, 1, 1],
+    )
+    result = replay(stream, [100], "non_reset", 20, policy, per_object=True)
+    assert (result.hits[0], result.invalidated_misses[0]) == (0, 1)
+    assert result.object_inlined.tolist() == [[0, 1, 0]]
+    limits = CacheLimits(capacity_bytes=20, eviction=policy, max_cache_entries=100)
+    table = replay_on_table(stream, 100, "non_reset", limits)
     assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
 
 

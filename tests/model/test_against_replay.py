@@ -645,3 +645,25 @@ def test_a_warm_up_ends_at_a_whole_millisecond_on_both_engines():
         assert des[name] == vector[name], name
     with pytest.raises(ValueError, match="whole millisecond before duration_ms"):
         replace(config, duration_ms=1_000.5, warmup_ms=1_000.2)
+
+
+@pytest.mark.parametrize(
+    ("mode", "last"), [("non_reset", RefOutcome.INSTALLED), ("reset", RefOutcome.HIT)]
+)
+def test_a_frames_hits_then_installs_then_renewals_touch_their_leases(mode, last):
+    """A (0) is put at 0; the frame at 1 puts B (1) and references A, filling 200 bytes of an
+    LRU cache; C's PUT at 2 evicts the least recent. The server resolves the frame's hits,
+    then its installs, then renews: unrenewed, A is the least recent and is put again at 3;
+    renewed (``reset``: every use), A hits there. The vector run takes each frame so too."""
+    stream = ReferenceStream(
+        [0, 1, 1, 2, 3], [0, 1, 0, 2, 0], [100] * 5, end_ms=10, operation=[0, 1, 1, 2, 3]
+    )
+    limits = CacheLimits(capacity_bytes=200, eviction="lru")
+    config = replace(_config(mode, limits), duration_ms=10.0)
+    result = simulate(config, 0, stream_plan(stream))
+    installed, hit = RefOutcome.INSTALLED, RefOutcome.HIT
+    assert result.references["outcome"].tolist() == [installed, installed, hit, installed, last]
+    assert (
+        des_metrics(result, 0.0)["hit_rate"]
+        == vector_run(config, stream_plan(stream)).metrics["hit_rate"]
+    )

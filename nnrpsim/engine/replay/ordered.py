@@ -96,13 +96,21 @@ def ordered_capacity(
     # (without references made along: constants, not lists of a million items)
     made_for = repeat(-1) if stream.along is None else column_items(stream.along_for())
     # Without expiry or invalidation a miss is cold (first reference) or follows an eviction:
-    # counted once at the end instead of per reference (unless a lease was installed along, or
-    # an eviction may send the next reference inline).
+    # counted once at the end instead of per reference (unless a lease was installed along, an
+    # eviction may send the next reference inline, or a refused source what is made from it).
     along = stream.along_mask
     # With operations (frames of several references) a frame's hits wait for its PUTs, which
-    # may evict them (see ``frame_done``): their misses must be counted one by one.
+    # may evict them (see :meth:`.frame.Frame.done`): their misses must be counted one by one.
     frames = stream.operation is not None
-    track = can_expire or n_inv > 0 or bool(along.any()) or inline_once or backoff > 0 or frames
+    track = (
+        can_expire
+        or n_inv > 0
+        or bool(along.any())
+        or inline_once
+        or backoff > 0
+        or frames
+        or stream.frame_source is not None
+    )
     evicted = EVICTED  # (a local: the hot path)
     # when a lease renews without a margin: later than any u64 millisecond, and an int (each
     # hit compares it with the time, an int; against math.inf that takes half as long again)
@@ -325,9 +333,10 @@ def ordered_capacity(
                     victim, (expires, start, victim_size, _) = evict_oldest(False)
                     evictions += 1
                     used -= victim_size
-                    end = expires if expires < t else t  # (min() is a call: the hot path)
-                    if end > cut_ms:  # (inline, as in drop: this loop is the replay's hot path)
-                        counted_bytes = (end - (start if start > cut_ms else cut_ms)) * victim_size
+                    # live until now: the shortfall reclaimed every lease run out (inline, as
+                    # in drop: this loop is the replay's hot path)
+                    if t > cut_ms:
+                        counted_bytes = (t - (start if start > cut_ms else cut_ms)) * victim_size
                         live_ms_bytes += counted_bytes
                         if per_object:
                             live_of[victim] += counted_bytes

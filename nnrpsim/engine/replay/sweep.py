@@ -31,6 +31,21 @@ def _check_grid(ttl_grid) -> np.ndarray:
     return grid
 
 
+def _check_sample_times(sample_times) -> np.ndarray:
+    """``sample_times`` on the replay's clock: whole milliseconds, in order."""
+    times = np.asarray(sample_times)
+    whole = np.issubdtype(times.dtype, np.integer) or (
+        np.issubdtype(times.dtype, np.floating)
+        and bool(np.isfinite(times).all())
+        and bool((times == np.floor(times)).all())
+    )
+    if times.ndim != 1 or not whole:
+        raise ValueError("sample_times must be a list of whole milliseconds")
+    if (np.diff(times) < 0).any():
+        raise ValueError("sample_times must be non-decreasing")
+    return times.astype(np.int64)
+
+
 def replay(
     stream: ReferenceStream,
     ttl_grid,
@@ -75,6 +90,8 @@ def replay(
     (``mean_held_bytes``, per object too), at their peak and at ``sample_times``; and the
     CACHE_INVALIDATE notices the leases' ends send their host (``notices``).
     """
+    if sample_times is not None:
+        sample_times = _check_sample_times(sample_times)
     if sweep_ms is not None and not sweep_ms >= 1:
         raise ValueError(f"sweep_ms must be at least 1, got {sweep_ms}")
     if from_ms is not None and from_ms >= stream.end_ms:
