@@ -53,6 +53,18 @@ def test_what_a_frame_makes_from_a_source_sent_inline_goes_inline_too():
     assert rules.take_blocked(MADE, live=True) == (INVALIDATED, False)
 
 
+def test_what_is_made_from_a_source_backing_off_later_in_the_frame_backs_off_too():
+    """The source comes later in the frame and its host backs off from it (refused at 100,
+    for 50 ms): what is made from it goes inline with it, counted as backing off and charged
+    the source's lapse; once the back-off is over, it is put."""
+    rules = HostRules(3, inline_once=False, backoff_ms=50)
+    rules.refused(SOURCE, 100)
+    rules.follow_source(MADE, SOURCE, 120, live=True, source_lapse=EXPIRED)
+    assert rules.take_blocked(MADE, live=True) == (EXPIRED, True)
+    rules.follow_source(MADE, SOURCE, 150, live=True, source_lapse=EXPIRED)
+    assert rules.take_blocked(MADE, live=True) is None
+
+
 def test_an_object_backing_off_itself_goes_inline_for_its_own_lapse_not_its_sources():
     """The DES host decides an object by its own lease before its source: one that holds no
     live lease and is backing off from its own refused PUT goes inline charged its own lapse,
