@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from nnrpsim.engine import CacheLimits, columns
-from nnrpsim.engine.replay import COUNTS, replay, replay_after, replay_on_table
+from nnrpsim.engine.replay import COUNTS, ReplayResult, replay, replay_after, replay_on_table
 from nnrpsim.engine.stream import ReferenceStream
 from tests.conftest import traced_peak
 
@@ -33,6 +33,15 @@ def _stream(seed: int, invalidations: bool, along: float = 0.0) -> ReferenceStre
     return ReferenceStream(times, objs, sizes, inv_t, inv_o, along=made_along if along else None)
 
 
+def _counts_of(result: ReplayResult, run: int = 0) -> dict[str, int]:
+    """The counts of one run of a replay, as the lease table's replay gives them."""
+    return {k: int(getattr(result, k)[run]) for k in COUNTS}
+
+
+def _table_counts(table: dict) -> dict[str, int]:
+    return {k: table[k] for k in COUNTS}
+
+
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
 @pytest.mark.parametrize("invalidations", [False, True])
 def test_vectorised_ttl_grid_equals_the_lease_table(mode, invalidations):
@@ -40,7 +49,7 @@ def test_vectorised_ttl_grid_equals_the_lease_table(mode, invalidations):
     result = replay(stream, GRID, mode, per_object=True)
     for i, ttl in enumerate(GRID):
         table = replay_on_table(stream, ttl, mode, CacheLimits())
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
     assert (result.hits[1:] >= result.hits[:-1]).all()  # a longer TTL never hits less
@@ -59,7 +68,7 @@ def test_capacity_replay_equals_the_lease_table(mode, policy, capacity):
         table = replay_on_table(
             stream, ttl, mode, CacheLimits(capacity_bytes=capacity, eviction=policy)
         )
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
         assert result.object_rejected[i].tolist() == table["object_rejected"].tolist()
         # live bytes too (for LRU and FIFO the ordered path integrates them on its own)
@@ -81,7 +90,7 @@ def test_an_object_the_capacitys_size_evicts_everything_and_fits(policy):
     table = replay_on_table(
         stream, 1_000, "reset", CacheLimits(capacity_bytes=100, eviction=policy)
     )
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
@@ -320,7 +329,7 @@ def test_capacity_replay_without_expiry_or_invalidation_counts_causes_like_the_t
     )
     assert result.evicted_misses[0] > 0 and result.rejected[0] > 1
     assert np.flatnonzero(result.object_rejected[0]).tolist() == [3]  # every use of it
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize("mode", ["reset", "non_reset"])
@@ -473,7 +482,7 @@ def test_backing_off_replays_alike_on_every_path(mode, policy):
     for i, ttl in enumerate(grid):
         limits = CacheLimits(capacity_bytes=700, eviction=policy)
         table = replay_on_table(stream, ttl, mode, limits, refused_backoff_ms=200)
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
         assert result.object_inlined[i].tolist() == table["object_inlined"].tolist()
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
@@ -529,7 +538,7 @@ def test_any_back_off_replays_alike_on_every_path(seed, backoff, inline_once, mo
     )
     limits = CacheLimits(capacity_bytes=700, eviction=policy)
     table = replay_on_table(stream, 100, mode, limits, 1.0, inline_once, backoff)
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
     assert result.object_inlined[0].tolist() == table["object_inlined"].tolist()
     assert result.object_hits[0].tolist() == table["object_hits"].tolist()
 
@@ -584,7 +593,7 @@ def test_a_source_another_frame_of_the_same_millisecond_sent_inline_holds_back_n
     assert result.object_inlined.tolist() == [[1, 0]]
     limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
     table = replay_on_table(stream, 100, "reset", limits, inline_after_invalidate=True)
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize(
@@ -660,7 +669,7 @@ def test_what_a_refused_source_makes_is_put_all_the_same_where_it_just_fits(poli
     assert (result.along_puts[0], result.rejected[0]) == ((2, 0) if put else (1, 1))
     assert result.object_inlined.tolist() == [[0, int(put)]]
     table = replay_on_table(stream, 100, "reset", CacheLimits(capacity_bytes=100, eviction=policy))
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo"])
@@ -680,7 +689,7 @@ def test_a_chain_made_from_a_refused_source_goes_inline_charged_as_invalidated(p
     assert (result.rejected[0], result.along_puts[0]) == (1, 1)
     assert result.object_inlined.tolist() == [[0, 1, 1]]
     table = replay_on_table(stream, 100, "reset", CacheLimits(capacity_bytes=100, eviction=policy))
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo", "none"])
@@ -748,7 +757,7 @@ def test_references_made_along_replay_alike_on_every_path(mode, capacity, policy
     for i, ttl in enumerate(grid):
         limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
         table = replay_on_table(stream, ttl, mode, limits)
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         assert result.object_hits[i].tolist() == table["object_hits"].tolist()
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
         misses = sum(
@@ -798,7 +807,7 @@ def test_a_renewal_margin_replays_alike_on_every_path(capacity, policy):
     for i, ttl in enumerate(grid):
         limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
         table = replay_on_table(stream, ttl, "reset", limits, renew_margin=0.3)
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
 
 
@@ -842,7 +851,7 @@ def test_ttls_of_their_own_replay_alike_on_every_path(mode, capacity, policy):
     for i, ttl in enumerate(grid):
         limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
         table = replay_on_table(scaled, ttl, mode, limits, renew_margin=0.5)
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
     # a factor of 1 for every reference is the replay's own TTL, on the vectorised path too
     ones = replay(replace(stream, along=None, ttl_scale=np.ones(len(stream))), grid, mode)
@@ -893,7 +902,7 @@ def test_inlining_after_invalidations_replays_alike_on_every_path(mode, capacity
     for i, ttl in enumerate(grid):
         limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
         table = replay_on_table(stream, ttl, mode, limits, inline_after_invalidate=True)
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         assert result.object_inlined[i].tolist() == table["object_inlined"].tolist()
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
 
@@ -980,7 +989,7 @@ def test_kept_and_cascaded_changes_replay_alike_on_every_path(mode, capacity, po
     for i, ttl in enumerate(grid):
         limits = CacheLimits(capacity_bytes=capacity, eviction=policy)
         table = replay_on_table(stream, ttl, mode, limits, 0.5, inline_once)
-        assert {k: int(getattr(result, k)[i]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+        assert _counts_of(result, i) == _table_counts(table)
         np.testing.assert_allclose(result.object_live_bytes[i], table["object_live_bytes"])
 
 
@@ -1001,7 +1010,7 @@ def test_a_frames_puts_may_evict_what_the_frame_was_to_reference(policy, one_by_
     table = replay_on_table(
         stream, 100, "non_reset", CacheLimits(capacity_bytes=250, eviction=policy)
     )
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
     one_by_one = replay(replace(stream, operation=None), [100], "non_reset", 250, policy, True)
     assert one_by_one.object_hits.tolist() == [one_by_one_hits]
 
@@ -1031,7 +1040,7 @@ def test_a_frame_is_decided_before_its_puts_end_anything(policy):
     assert result.object_inlined.tolist() == [[1, 0, 1]]
     limits = CacheLimits(capacity_bytes=250, eviction=policy)
     table = replay_on_table(stream, 100, "non_reset", limits, inline_after_invalidate=True)
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize(("mode", "last_hits"), [("non_reset", 0), ("reset", 1)])
@@ -1048,7 +1057,7 @@ def test_a_frames_leases_are_touched_as_the_server_resolves_them(mode, last_hits
     result = replay(stream, [1_000], mode, 200, "lru", per_object=True)
     assert result.object_hits.tolist() == [[1 + last_hits, 0, 0]]
     table = replay_on_table(stream, 1_000, mode, CacheLimits(capacity_bytes=200, eviction="lru"))
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 def _positioned() -> ReferenceStream:
@@ -1076,7 +1085,7 @@ def test_an_invalidation_comes_where_it_is_placed_within_its_millisecond(policy)
     result = replay(stream, [1_000], "reset", 200, policy, per_object=True)
     table = replay_on_table(stream, 1_000, "reset", limits)
     assert (result.hits[0], result.installs[0]) == (2, 3)
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
     assert result.object_hits.tolist() == [[1, 1, 0]]
     early = replay(replace(stream, invalidation_position=None), [1_000], "reset", 200, policy)
     assert (early.hits[0], early.installs[0]) == (0, 5)
@@ -1088,7 +1097,7 @@ def test_the_closed_sweeps_place_an_invalidation_as_the_sequential_rules_do(mode
     closed = replay(_positioned(), grid, mode, per_object=True)
     for k, ttl in enumerate(grid):
         table = replay_on_table(_positioned(), ttl, mode, CacheLimits(capacity_bytes=None))
-        assert {c: int(getattr(closed, c)[k]) for c in COUNTS} == {c: table[c] for c in COUNTS}
+        assert _counts_of(closed, k) == _table_counts(table)
         assert closed.mean_live_bytes[k] == pytest.approx(table["mean_live_bytes"])
     assert closed.hits.tolist() == [0, 1, 2]
 
@@ -1132,7 +1141,7 @@ def test_a_lease_put_again_later_in_the_burst_that_evicted_it_is_not_told_of(pol
     assert (result.installs[0], result.inlined_after_invalidate[0]) == (5, 0)
     limits = CacheLimits(capacity_bytes=200, eviction=policy)
     table = replay_on_table(stream, 100, "reset", limits, inline_after_invalidate=True)
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 @pytest.mark.parametrize("policy", ["lru", "fifo"])
@@ -1155,7 +1164,7 @@ def test_a_hit_whose_source_put_along_is_gone_when_its_frame_resolves_goes_inlin
     assert result.object_inlined.tolist() == [[0, 1, 0]]
     limits = CacheLimits(capacity_bytes=20, eviction=policy, max_cache_entries=100)
     table = replay_on_table(stream, 100, "non_reset", limits)
-    assert {k: int(getattr(result, k)[0]) for k in COUNTS} == {k: table[k] for k in COUNTS}
+    assert _counts_of(result) == _table_counts(table)
 
 
 def test_a_refused_put_of_a_source_made_along_leaves_its_inline_turn_to_come():
